@@ -1,0 +1,48 @@
+# treelab: `make demo` runs the main job, `make test` runs the suite. Both set up everything first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test test-fast lint bench clean dot
+
+setup: $(STAMP) dot
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e . --group dev
+	@touch $(STAMP)
+
+# Graphviz's `dot` program: install it with the system package manager when missing.
+dot:
+	@command -v dot >/dev/null 2>&1 || { \
+	  echo "installing Graphviz (dot)..."; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq graphviz >/dev/null; \
+	  elif command -v brew >/dev/null 2>&1; then brew install graphviz; \
+	  elif command -v dnf >/dev/null 2>&1; then $$SUDO dnf install -y graphviz; \
+	  else echo "please install Graphviz (the dot program) and re-run"; exit 1; fi; }
+	@dot -V
+
+demo: setup
+	$(BIN)/treelab train connect4 --db data/demo.db --games 60 --iterations 400 --opponent heuristic --seed 1
+	$(BIN)/treelab analyse connect4 --db data/demo.db --iterations 2000 --seed 1
+	$(BIN)/treelab info data/demo.db
+
+test: setup
+	$(BIN)/python -m pytest -n 2 -q
+
+test-fast: setup
+	$(BIN)/python -m pytest -n 2 -q -m "not slow"
+
+lint: setup
+	$(BIN)/ruff check treelab tests benchmarks
+	$(BIN)/mypy treelab
+
+bench: setup
+	$(BIN)/python benchmarks/search.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,92 @@
+"""Every error treelab raises, in one hierarchy.
+
+Each class subclasses the builtin that fits, so callers can catch either the
+treelab class or the builtin. Messages are lowercase, show the bad value with
+``!r`` and say what to do, like graphviz's hint to put ``dot`` on PATH.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TreelabError",
+    "UnknownGameError",
+    "NotationError",
+    "IllegalMoveError",
+    "GameOverError",
+    "PathNotFoundError",
+    "BudgetError",
+    "StoreError",
+    "NotATreelabDatabaseError",
+    "GameMismatchError",
+    "SchemaVersionError",
+    "RenderError",
+    "TooLargeError",
+    "ExecutableNotFoundError",
+    "SpecError",
+]
+
+
+class TreelabError(Exception):
+    """Base class of every error treelab raises on purpose."""
+
+
+class UnknownGameError(TreelabError, KeyError):
+    """A game name that is not in the registry."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class NotationError(TreelabError, ValueError):
+    """A move label or move sequence that cannot be parsed."""
+
+
+class IllegalMoveError(TreelabError, ValueError):
+    """A well-formed move that the rules forbid in this position."""
+
+
+class GameOverError(IllegalMoveError):
+    """A move played after the game has ended."""
+
+
+class PathNotFoundError(TreelabError, KeyError):
+    """A move path that is not stored in the tree."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class BudgetError(TreelabError, ValueError):
+    """A search budget or tuning constant that is out of range."""
+
+
+class StoreError(TreelabError, OSError):
+    """A database that cannot be opened, read or written."""
+
+
+class NotATreelabDatabaseError(StoreError):
+    """A file that is not a treelab database."""
+
+
+class GameMismatchError(StoreError):
+    """A database that holds a tree of another game."""
+
+
+class SchemaVersionError(StoreError):
+    """A database written by a newer treelab."""
+
+
+class RenderError(TreelabError, RuntimeError):
+    """A diagram that cannot be drawn."""
+
+
+class TooLargeError(RenderError, ValueError):
+    """A diagram asked for more nodes than the size guard allows."""
+
+
+class ExecutableNotFoundError(RenderError, FileNotFoundError):
+    """The Graphviz ``dot`` program is not on PATH."""
+
+
+class SpecError(TreelabError, ValueError):
+    """A player specification (``uct:iterations=200``) that cannot be parsed."""

@@ -1,0 +1,170 @@
+"""The small interface every game implements.
+
+A :class:`Game` is a stateless rule book; a :class:`State` is one immutable
+position. Moves are small positive integers whose text label is the move's
+notation (Connect Four columns ``1``-``7``, tic-tac-toe cells ``1``-``9``), so a
+position is written as the string of its moves from the start (``"4453"``).
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Hashable
+
+from ..errors import GameOverError, IllegalMoveError, NotationError
+
+__all__ = ["Game", "State", "other_player", "mover_at_depth"]
+
+
+def other_player(player: int) -> int:
+    """The opponent of ``player`` (1 <-> 2)."""
+    return 3 - player
+
+
+def mover_at_depth(depth: int) -> int:
+    """The player who made the move into a node at ``depth``.
+
+    Player 1 makes the first move (depth 1). The root, at depth 0, counts as
+    "moved into" by player 2, the player who is not to move there.
+    """
+    return 1 if depth % 2 else 2
+
+
+class State(ABC):
+    """One position of a game. States are immutable: :meth:`play` returns a new one."""
+
+    __slots__ = ()
+
+    game: Game
+    ply: int
+
+    @property
+    @abstractmethod
+    def to_move(self) -> int:
+        """The player to move, 1 or 2 (also defined once the game is over)."""
+
+    @property
+    @abstractmethod
+    def winner(self) -> int | None:
+        """1 or 2 once a player has won, else None (ongoing or drawn)."""
+
+    @property
+    @abstractmethod
+    def is_terminal(self) -> bool:
+        """Whether the game is over (a win or a full board)."""
+
+    @abstractmethod
+    def legal_moves(self) -> list[int]:
+        """The moves that may be played here, in increasing order; empty once over."""
+
+    @abstractmethod
+    def play(self, move: int) -> State:
+        """The position after ``move``. Raises :class:`IllegalMoveError` if it is not legal."""
+
+    @abstractmethod
+    def key(self) -> Hashable:
+        """A value that identifies the position (equal positions, equal keys)."""
+
+    @abstractmethod
+    def board(self) -> str:
+        """A plain-text drawing of the board."""
+
+    @abstractmethod
+    def winning_moves(self) -> list[int]:
+        """The moves that win at once for the player to move."""
+
+    def __str__(self) -> str:
+        return self.board()
+
+
+class Game(ABC):
+    """The rules of one two-player, zero-sum, perfect-information game."""
+
+    name: str = ""
+    """Registry name (``"connect4"``)."""
+    num_moves: int = 0
+    """Move labels are ``1``..``num_moves``."""
+    move_word: str = "move"
+    """What a move is called in messages (``"column"``, ``"cell"``)."""
+
+    @abstractmethod
+    def initial(self) -> State:
+        """The starting position."""
+
+    @abstractmethod
+    def playout(self, state: State, rng: random.Random) -> int | None:
+        """Play uniformly random moves from ``state`` to the end; return the winner (None: draw)."""
+
+    def label(self, move: int) -> str:
+        """The notation of ``move`` (its node name in a tree)."""
+        return str(move)
+
+    def parse_move(self, label: str | int) -> int:
+        """The move written ``label``; raises :class:`NotationError` if it is not one."""
+        text = str(label).strip()
+        if text.isdigit() and 1 <= int(text) <= self.num_moves:
+            return int(text)
+        raise NotationError(
+            f"{text!r} is not a {self.name} {self.move_word}: "
+            f"use {self.move_word}s 1-{self.num_moves}"
+        )
+
+    def parse(self, moves: str | Iterable[str | int] | None) -> tuple[int, ...]:
+        """Parse a move sequence: ``"4453"``, ``"4,4,5,3"``, ``"4 4 5 3"`` or a list.
+
+        Only the notation is checked here; :meth:`replay` also checks the rules.
+        """
+        if moves is None:
+            return ()
+        if isinstance(moves, str):
+            text = moves.strip()
+            if text.lower() in ("", "root", "/", "/root"):
+                return ()
+            if text.startswith("/"):
+                text = text.strip("/")
+                if text.startswith("root"):
+                    text = text[4:].strip("/")
+                parts: Sequence[str] = [p for p in text.split("/")]
+            elif "," in text or " " in text:
+                parts = [p for p in text.replace(",", " ").split()]
+            else:
+                parts = list(text)
+            try:
+                return tuple(self.parse_move(p) for p in parts)
+            except NotationError as exc:
+                raise NotationError(
+                    f"{moves!r} is not a {self.name} move sequence ({exc}), "
+                    f"e.g. {self.example!r} or {','.join(self.example)!r}"
+                ) from None
+        return tuple(self.parse_move(m) for m in moves)
+
+    def replay(self, moves: str | Iterable[str | int] | None) -> State:
+        """The position reached by ``moves`` from the start, checking every move."""
+        state = self.initial()
+        for i, move in enumerate(self.parse(moves)):
+            if state.is_terminal:
+                raise GameOverError(
+                    f"move {i + 1} ({self.label(move)!r}) of {self.notation(self.parse(moves))!r} "
+                    "comes after the game has ended: drop the moves after the end"
+                )
+            if move not in state.legal_moves():
+                raise IllegalMoveError(
+                    f"move {i + 1} ({self.label(move)!r}) of {self.notation(self.parse(moves))!r} "
+                    f"is illegal: {self.move_word} {self.label(move)} is {self.full_word}"
+                )
+            state = state.play(move)
+        return state
+
+    full_word: str = "full"
+    """How an unplayable move is described in messages."""
+    example: str = ""
+    """An example sequence for messages and help texts."""
+
+    def notation(self, moves: Iterable[int]) -> str:
+        """The compact notation of a move sequence (``"4453"``)."""
+        return "".join(self.label(m) for m in moves)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

@@ -1,0 +1,195 @@
+"""Connect Four on bitboards.
+
+The board is two integers, as in Pascal Pons' solver (gamesolver.org): column
+``c`` (0-based) uses bits ``7c .. 7c+5`` bottom to top, bit ``7c+6`` is a
+sentinel. ``mask`` holds every disc, ``cur`` the discs of the player to move.
+Moves are columns ``1``-``7`` from the left.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..errors import IllegalMoveError
+from .base import Game, State
+
+__all__ = ["ConnectFour", "ConnectFourState", "WIDTH", "HEIGHT"]
+
+WIDTH = 7
+HEIGHT = 6
+_H1 = HEIGHT + 1
+_BOTTOM = [1 << (_H1 * c) for c in range(WIDTH)]
+_TOP = [1 << (_H1 * c + HEIGHT - 1) for c in range(WIDTH)]
+_COLUMN_END = [_H1 * c + HEIGHT for c in range(WIDTH)]  # first bit above the column
+_ALL_MOVES = list(range(1, WIDTH + 1))
+
+
+def has_four(pos: int) -> bool:
+    """Whether the disc set ``pos`` holds four in a row (any direction)."""
+    m = pos & (pos >> 1)  # vertical
+    if m & (m >> 2):
+        return True
+    m = pos & (pos >> _H1)  # horizontal
+    if m & (m >> 2 * _H1):
+        return True
+    m = pos & (pos >> HEIGHT)  # diagonal /
+    if m & (m >> 2 * HEIGHT):
+        return True
+    m = pos & (pos >> (_H1 + 1))  # diagonal \
+    return bool(m & (m >> 2 * (_H1 + 1)))
+
+
+class ConnectFourState(State):
+    """A Connect Four position: ``cur`` (discs of the player to move), ``mask`` (all discs)."""
+
+    __slots__ = ("cur", "mask", "ply", "_winner")
+    game: ConnectFour
+
+    def __init__(self, cur: int = 0, mask: int = 0, ply: int = 0, winner: int | None = None):
+        self.cur = cur
+        self.mask = mask
+        self.ply = ply
+        self._winner = winner
+
+    @property
+    def to_move(self) -> int:
+        return 1 + (self.ply & 1)
+
+    @property
+    def winner(self) -> int | None:
+        return self._winner
+
+    @property
+    def is_terminal(self) -> bool:
+        return self._winner is not None or self.ply == WIDTH * HEIGHT
+
+    def legal_moves(self) -> list[int]:
+        if self._winner is not None:
+            return []
+        mask = self.mask
+        return [c + 1 for c in range(WIDTH) if not mask & _TOP[c]]
+
+    def play(self, move: int) -> ConnectFourState:
+        c = move - 1
+        if self._winner is not None or not 0 <= c < WIDTH or self.mask & _TOP[c]:
+            raise IllegalMoveError(
+                f"column {move!r} cannot be played in {self.board()!r}: pick one of {self.legal_moves()}"
+            )
+        mask = self.mask
+        new_mask = mask | (mask + _BOTTOM[c])
+        mine = (self.cur ^ mask) ^ new_mask  # the mover's discs after the move
+        winner = (1 + (self.ply & 1)) if has_four(mine) else None
+        return ConnectFourState(self.cur ^ mask, new_mask, self.ply + 1, winner)
+
+    def winning_moves(self) -> list[int]:
+        if self.is_terminal:
+            return []
+        mask, cur = self.mask, self.cur
+        return [
+            c + 1
+            for c in range(WIDTH)
+            if not mask & _TOP[c] and has_four(cur | ((mask + _BOTTOM[c]) & ~mask & _column_mask(c)))
+        ]
+
+    def key(self) -> int:
+        return self.cur + self.mask + (self.ply << 49)
+
+    def cell(self, column: int, row: int) -> int:
+        """Who holds ``column`` (0-6 from the left), ``row`` (0-5 from the bottom): 0, 1 or 2."""
+        bit = 1 << (_H1 * column + row)
+        if not self.mask & bit:
+            return 0
+        mine = bool(self.cur & bit)
+        return self.to_move if mine else 3 - self.to_move
+
+    def board(self) -> str:
+        symbols = ".XO"
+        rows = []
+        for row in range(HEIGHT - 1, -1, -1):
+            rows.append(" ".join(symbols[self.cell(c, row)] for c in range(WIDTH)))
+        rows.append(" ".join(str(c + 1) for c in range(WIDTH)))
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return f"ConnectFourState(ply={self.ply}, key={self.key()})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ConnectFourState) and (self.cur, self.mask) == (other.cur, other.mask)
+
+    def __hash__(self) -> int:
+        return hash((self.cur, self.mask))
+
+
+def _column_mask(c: int) -> int:
+    return ((1 << HEIGHT) - 1) << (_H1 * c)
+
+
+ConnectFourState.game = None  # type: ignore[assignment]  # set below
+
+
+class ConnectFour(Game):
+    """Connect Four: 7 columns, 6 rows, four in a row wins; X (player 1) starts."""
+
+    name = "connect4"
+    num_moves = WIDTH
+    move_word = "column"
+    full_word = "full"
+    example = "4453"
+
+    def initial(self) -> ConnectFourState:
+        return ConnectFourState()
+
+    def playout(self, state: State, rng: random.Random) -> int | None:
+        """A uniformly random game from ``state``; the winner, or None for a draw."""
+        assert isinstance(state, ConnectFourState)
+        if state._winner is not None:
+            return state._winner
+        ply = state.ply
+        if ply == WIDTH * HEIGHT:
+            return None
+        mask = state.mask
+        me = state.cur
+        other = me ^ mask
+        player = 1 + (ply & 1)
+        # next free bit of every column, and the columns still open
+        heights = [(mask + _BOTTOM[c]) & _column_mask_sentinel(c) for c in range(WIDTH)]
+        heights = [h.bit_length() - 1 for h in heights]
+        cols = [c for c in range(WIDTH) if heights[c] < _COLUMN_END[c]]
+        rand = rng.random
+        ends = _COLUMN_END
+        while True:
+            n = len(cols)
+            i = int(rand() * n)
+            c = cols[i]
+            h = heights[c]
+            me |= 1 << h
+            h += 1
+            heights[c] = h
+            if h == ends[c]:
+                cols[i] = cols[n - 1]
+                cols.pop()
+            # inline four-in-a-row test of the mover's discs
+            m = me & (me >> 1)
+            if m & (m >> 2):
+                return player
+            m = me & (me >> 7)
+            if m & (m >> 14):
+                return player
+            m = me & (me >> 6)
+            if m & (m >> 12):
+                return player
+            m = me & (me >> 8)
+            if m & (m >> 16):
+                return player
+            ply += 1
+            if ply == 42:
+                return None
+            me, other = other, me
+            player = 3 - player
+
+
+def _column_mask_sentinel(c: int) -> int:
+    return ((1 << _H1) - 1) << (_H1 * c)
+
+
+ConnectFourState.game = ConnectFour()  # type: ignore[assignment]

@@ -1,0 +1,134 @@
+"""Tic-tac-toe on two 9-bit masks. Cells ``1``-``9`` row by row from the top left; X starts."""
+
+from __future__ import annotations
+
+import random
+
+from ..errors import IllegalMoveError
+from .base import Game, State
+
+__all__ = ["TicTacToe", "TicTacToeState"]
+
+_LINES = [
+    0b000000111, 0b000111000, 0b111000000,  # rows
+    0b001001001, 0b010010010, 0b100100100,  # columns
+    0b100010001, 0b001010100,  # diagonals
+]
+_FULL = 0b111111111
+
+
+def _won(bits: int) -> bool:
+    for line in _LINES:
+        if bits & line == line:
+            return True
+    return False
+
+
+class TicTacToeState(State):
+    """A tic-tac-toe position: ``x`` and ``o`` are the cells each side holds (bit ``cell-1``)."""
+
+    __slots__ = ("x", "o", "ply", "_winner")
+    game: TicTacToe
+
+    def __init__(self, x: int = 0, o: int = 0, ply: int = 0, winner: int | None = None):
+        self.x = x
+        self.o = o
+        self.ply = ply
+        self._winner = winner
+
+    @property
+    def to_move(self) -> int:
+        return 1 + (self.ply & 1)
+
+    @property
+    def winner(self) -> int | None:
+        return self._winner
+
+    @property
+    def is_terminal(self) -> bool:
+        return self._winner is not None or self.ply == 9
+
+    def legal_moves(self) -> list[int]:
+        if self._winner is not None:
+            return []
+        taken = self.x | self.o
+        return [i + 1 for i in range(9) if not taken >> i & 1]
+
+    def play(self, move: int) -> TicTacToeState:
+        bit = 1 << (move - 1) if 1 <= move <= 9 else 0
+        if self._winner is not None or not bit or (self.x | self.o) & bit:
+            raise IllegalMoveError(
+                f"cell {move!r} cannot be played here: pick one of {self.legal_moves()}"
+            )
+        if self.ply & 1:
+            o = self.o | bit
+            return TicTacToeState(self.x, o, self.ply + 1, 2 if _won(o) else None)
+        x = self.x | bit
+        return TicTacToeState(x, self.o, self.ply + 1, 1 if _won(x) else None)
+
+    def winning_moves(self) -> list[int]:
+        mine = self.o if self.ply & 1 else self.x
+        return [m for m in self.legal_moves() if _won(mine | 1 << (m - 1))]
+
+    def key(self) -> tuple[int, int]:
+        return (self.x, self.o)
+
+    def cell(self, index: int) -> int:
+        """Who holds cell ``index`` (1-9): 0, 1 or 2."""
+        bit = 1 << (index - 1)
+        return 1 if self.x & bit else 2 if self.o & bit else 0
+
+    def board(self) -> str:
+        marks = ".XO"
+        rows = []
+        for r in range(3):
+            rows.append(" ".join(marks[self.cell(3 * r + c + 1)] for c in range(3)))
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return f"TicTacToeState(x={self.x:#05x}, o={self.o:#05x})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TicTacToeState) and (self.x, self.o) == (other.x, other.o)
+
+    def __hash__(self) -> int:
+        return hash((self.x, self.o))
+
+
+class TicTacToe(Game):
+    """Tic-tac-toe: three in a row on a 3x3 board."""
+
+    name = "tictactoe"
+    num_moves = 9
+    move_word = "cell"
+    full_word = "taken"
+    example = "519"
+
+    def initial(self) -> TicTacToeState:
+        return TicTacToeState()
+
+    def playout(self, state: State, rng: random.Random) -> int | None:
+        assert isinstance(state, TicTacToeState)
+        if state._winner is not None:
+            return state._winner
+        x, o, ply = state.x, state.o, state.ply
+        free = [i for i in range(9) if not (x | o) >> i & 1]
+        rand = rng.random
+        while free:
+            i = int(rand() * len(free))
+            bit = 1 << free[i]
+            free[i] = free[-1]
+            free.pop()
+            if ply & 1:
+                o |= bit
+                if _won(o):
+                    return 2
+            else:
+                x |= bit
+                if _won(x):
+                    return 1
+            ply += 1
+        return None
+
+
+TicTacToeState.game = TicTacToe()  # type: ignore[assignment]

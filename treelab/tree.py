@@ -1,0 +1,347 @@
+"""The persistent tree: anytree nodes named by move, carrying visit and win counts.
+
+Every stored path starts at the root (the initial position), so a node's path
+from the root *is* its move sequence (``/root/4/4/5``) and the root's
+``nb_visit`` is the number of simulations ever recorded. A node's ``nb_win``
+counts wins of the player who made the move into it (the root counts as moved
+into by player 2); ``nb_draw`` counts draws.
+
+Nodes extend :class:`anytree.LightNodeMixin` with ``__slots__`` all the way
+down, so a node has no ``__dict__`` (about 100 bytes instead of anytree's
+``Node`` at 276). Child lookup scans only the node's own few children; the
+tree is never searched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from anytree import LightNodeMixin
+
+from .errors import IllegalMoveError, NotationError, PathNotFoundError
+from .games import Game, State, find_game, mover_at_depth
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+__all__ = ["TreeNode", "Tree", "Moves", "SQRT2"]
+
+SQRT2 = math.sqrt(2.0)
+"""The UCB1 exploration constant of Auer et al. (2002) for rewards in [0, 1]."""
+
+Moves = str | Iterable[str | int] | None
+"""A move sequence: ``"4453"``, ``"4,4,5,3"``, ``"/root/4/4/5/3"``, ``[4, 4, 5, 3]`` or None (root)."""
+
+_KIDS = "_LightNodeMixin__children"
+_PARENT = "_LightNodeMixin__parent"
+_NO_KIDS: tuple[TreeNode, ...] = ()
+
+
+class TreeNode(LightNodeMixin):
+    """One stored position, named by the move that leads to it (``'root'`` for the root)."""
+
+    __slots__ = ("name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "node_id", "created_game")
+    separator = "/"
+
+    name: str
+    """The move label that leads here (``"4"``), or ``"root"``."""
+    depth: int  # type: ignore[misc]  # a stored slot instead of anytree's walk to the root
+    """Number of moves from the initial position."""
+    nb_visit: int
+    """Simulations whose stored path passed through this node."""
+    nb_win: int
+    """Of those, wins of the player who made the move into this node."""
+    nb_draw: int
+    """Of those, draws."""
+    proven: int | None
+    """Game-theoretic result for the player who moved here: 1 win, 0 draw, -1 loss, None unknown."""
+    node_id: int
+    """Row id in the database (assigned at creation, kept across saves)."""
+    created_game: int | None
+    """The ``games.id`` of the training game that created the node, if any."""
+
+    def __init__(
+        self,
+        name: str,
+        parent: TreeNode | None = None,
+        *,
+        node_id: int = 0,
+        nb_visit: int = 0,
+        nb_win: int = 0,
+        nb_draw: int = 0,
+        proven: int | None = None,
+        created_game: int | None = None,
+    ) -> None:
+        self.name = name
+        self.nb_visit = nb_visit
+        self.nb_win = nb_win
+        self.nb_draw = nb_draw
+        self.proven = proven
+        self.node_id = node_id
+        self.created_game = created_game
+        if parent is None:
+            self.depth = 0
+        else:
+            self.depth = parent.depth + 1
+            _link(self, parent)
+
+    # -- derived numbers ---------------------------------------------------
+    @property
+    def mover(self) -> int:
+        """The player (1 or 2) who made the move into this node."""
+        return mover_at_depth(self.depth)
+
+    @property
+    def nb_loss(self) -> int:
+        """Simulations lost by the player who moved here."""
+        return self.nb_visit - self.nb_win - self.nb_draw
+
+    @property
+    def mean(self) -> float:
+        """Mean reward of the mover, ``(nb_win + nb_draw / 2) / nb_visit`` (0.5 if unvisited)."""
+        n = self.nb_visit
+        return (self.nb_win + 0.5 * self.nb_draw) / n if n else 0.5
+
+    def ucb1(self, c: float = SQRT2) -> float:
+        """UCB1 of this node as a child of its parent: ``mean + c*sqrt(ln N_parent / n)``.
+
+        +inf when unvisited (Auer et al. 2002; Kocsis & Szepesvari 2006).
+        """
+        n = self.nb_visit
+        if n == 0:
+            return math.inf
+        parent = self.parent
+        big_n = parent.nb_visit if parent is not None else n
+        return self.mean + c * math.sqrt(math.log(big_n) / n) if big_n > 0 else self.mean
+
+    def exploration(self, c: float = SQRT2) -> float:
+        """The exploration term ``c*sqrt(ln N_parent / n)`` of :meth:`ucb1` (+inf if unvisited)."""
+        return self.ucb1(c) - self.mean if self.nb_visit else math.inf
+
+    @property
+    def kids(self) -> list[TreeNode] | tuple[TreeNode, ...]:
+        """The children, without anytree's copy into a new tuple (read only!)."""
+        return getattr(self, _KIDS, _NO_KIDS)
+
+    @property
+    def moves(self) -> tuple[str, ...]:
+        """The move labels from the root to this node."""
+        labels = []
+        node: TreeNode | None = self
+        while node is not None and node.depth > 0:
+            labels.append(node.name)
+            node = node.parent
+        return tuple(reversed(labels))
+
+    @property
+    def sequence(self) -> str:
+        """The move path joined by ``/`` (``"4/4/5"``; ``"root"`` for the root): the DOT id."""
+        moves = self.moves
+        return "/".join(moves) if moves else "root"
+
+    def child(self, label: str) -> TreeNode | None:
+        """The child reached by move ``label``, or None (scans only this node's children)."""
+        for kid in getattr(self, _KIDS, _NO_KIDS):
+            if kid.name == label:
+                return kid
+        return None
+
+    def most_visited(self) -> TreeNode | None:
+        """The child with the most visits (ties: the first created), or None for a leaf."""
+        best = None
+        for kid in getattr(self, _KIDS, _NO_KIDS):
+            if best is None or kid.nb_visit > best.nb_visit:
+                best = kid
+        return best
+
+    def __repr__(self) -> str:
+        proof = "" if self.proven is None else f", proven={self.proven}"
+        return (
+            f"TreeNode({self.sequence!r}, nb_visit={self.nb_visit}, nb_win={self.nb_win}, "
+            f"nb_draw={self.nb_draw}{proof})"
+        )
+
+
+def _link(child: TreeNode, parent: TreeNode) -> None:
+    """Attach a brand-new ``child`` under ``parent`` in O(1).
+
+    anytree's ``parent`` setter walks to the root to rule out loops; a new
+    node cannot form a loop, so this sets the same two slots directly.
+    """
+    setattr(child, _PARENT, parent)
+    kids = getattr(parent, _KIDS, None)
+    if kids is None:
+        setattr(parent, _KIDS, [child])
+    else:
+        kids.append(child)
+
+
+class Tree:
+    """A persistent MCTS tree for one game, grown across games and searches.
+
+    Args:
+        game: a game name (``"connect4"``) or a :class:`Game`.
+        c: the exploration constant stored with the tree (UCB1's ``c``).
+    """
+
+    def __init__(self, game: str | Game, *, c: float = SQRT2) -> None:
+        self.game: Game = find_game(game)
+        self.c = c
+        self.root = TreeNode("root", node_id=1)
+        self.size = 1
+        """Number of nodes held in memory."""
+        self.current_game: int | None = None
+        """The ``games.id`` stamped on nodes created now (set by training)."""
+        self._next_id = 2
+        self._dirty: set[TreeNode] = {self.root}
+        self._new: list[TreeNode] = [self.root]
+        self._db: Any = None  # the store.Binding this tree was loaded from or saved to
+
+    # -- lookup ----------------------------------------------------------
+    def labels(self, moves: Moves) -> tuple[str, ...]:
+        """The move labels of ``moves`` (notation checked, rules not)."""
+        game = self.game
+        return tuple(game.label(m) for m in game.parse(moves))
+
+    def get(self, moves: Moves) -> TreeNode | None:
+        """The node at ``moves``, or None if it is not stored."""
+        node: TreeNode | None = self.root
+        for label in self.labels(moves):
+            assert node is not None
+            node = node.child(label)
+            if node is None:
+                return None
+        return node
+
+    def find(self, moves: Moves) -> TreeNode:
+        """The node at ``moves``.
+
+        Raises:
+            PathNotFoundError: the path is not stored (search or record it first).
+            NotationError: ``moves`` is not a move sequence of this game.
+        """
+        node = self.get(moves)
+        if node is None:
+            raise PathNotFoundError(
+                f"path {self.game.notation(self.game.parse(moves))!r} is not in the tree: "
+                "record or search it first, or check the moves"
+            )
+        return node
+
+    def __contains__(self, moves: object) -> bool:
+        try:
+            return self.get(moves) is not None  # type: ignore[arg-type]
+        except NotationError:
+            return False
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Iterator[TreeNode]:
+        """Every node, depth first from the root (iterative: deep trees are fine)."""
+        stack: list[TreeNode] = [self.root]
+        while stack:
+            node = stack.pop()
+            yield node
+            kids = getattr(node, _KIDS, None)
+            if kids:
+                stack.extend(reversed(kids))
+
+    # -- growth ----------------------------------------------------------
+    def add_child(self, parent: TreeNode, label: str) -> TreeNode:
+        """Create the child of ``parent`` reached by ``label`` (the caller checks legality)."""
+        node = TreeNode(label, parent, node_id=self._next_id, created_game=self.current_game)
+        self._next_id += 1
+        self.size += 1
+        self._new.append(node)
+        return node
+
+    def path(self, moves: Moves, *, create: bool = True) -> tuple[list[TreeNode], State]:
+        """The nodes from the root along ``moves`` and the position they reach.
+
+        Every move is checked against the rules; missing nodes are created
+        (with zero counts) when ``create`` is true.
+
+        Raises:
+            IllegalMoveError: a move is illegal or comes after the end of the game.
+        """
+        game = self.game
+        state = game.replay(moves)  # validates everything before anything changes
+        node = self.root
+        nodes = [node]
+        for move in game.parse(moves):
+            label = game.label(move)
+            kid = node.child(label)
+            if kid is None:
+                if not create:
+                    raise PathNotFoundError(f"path {game.notation(game.parse(moves))!r} is not in the tree")
+                kid = self.add_child(node, label)
+            node = kid
+            nodes.append(node)
+        return nodes, state
+
+    def backup(self, nodes: Iterable[TreeNode], winner: int | None) -> None:
+        """Add one simulation with result ``winner`` (1, 2, None = draw) to every node in ``nodes``."""
+        dirty = self._dirty
+        for node in nodes:
+            node.nb_visit += 1
+            if winner is None:
+                node.nb_draw += 1
+            elif winner == (1 if node.depth & 1 else 2):
+                node.nb_win += 1
+            dirty.add(node)
+
+    def record(self, moves: Moves, winner: int | None) -> TreeNode:
+        """Store the path ``moves`` (creating nodes) and back up one result.
+
+        Args:
+            moves: the move sequence from the initial position.
+            winner: 1 or 2, or None for a draw. The path may stop before the
+                game's end (the result then comes from a playout); if it reaches
+                the end, ``winner`` must be the game's real result.
+
+        Returns:
+            The node at the end of the path.
+        """
+        if winner not in (1, 2, None):
+            raise ValueError(f"winner {winner!r} is not 1, 2 or None (a draw)")
+        state = self.game.replay(moves)
+        if state.is_terminal and state.winner != winner:
+            raise IllegalMoveError(
+                f"winner {winner!r} contradicts {self.game.notation(self.game.parse(moves))!r}, "
+                f"which ends in {'a draw' if state.winner is None else f'a win for player {state.winner}'}"
+            )
+        nodes, _ = self.path(moves)
+        self.backup(nodes, winner)
+        return nodes[-1]
+
+    def mark_dirty(self, node: TreeNode) -> None:
+        """Note that ``node`` changed, so the next incremental save writes it."""
+        self._dirty.add(node)
+
+    # -- persistence -----------------------------------------------------
+    def save(self, db: str | PathLike[str]) -> int:
+        """Save to the SQLite file ``db`` in one transaction; returns the rows written.
+
+        The first save writes every node; later saves to the same file write
+        only new and changed nodes.
+        """
+        from .store import save
+
+        return save(self, db)
+
+    @property
+    def unsaved(self) -> int:
+        """Nodes changed or created since the last save."""
+        return len(self._dirty)
+
+    # -- display ---------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"Tree({self.game.name!r}, nodes={self.size}, simulations={self.root.nb_visit})"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from .render import to_svg
+
+        return {"image/svg+xml": to_svg(self), "text/plain": repr(self)}
