@@ -194,6 +194,12 @@ class Tree:
         """Number of nodes held in memory."""
         self.current_game: int | None = None
         """The ``games.id`` stamped on nodes created now (set by training)."""
+        self.last_game_id = 0
+        """The id of the last game logged in this tree's database (0: none)."""
+        self.depth_counts: list[int] = [1]
+        """Nodes held per depth (``depth_counts[d]``), kept up to date as nodes are added."""
+        self.truncated: set[TreeNode] = set()
+        """Nodes whose children were not loaded (a ``load(..., depth=D)`` cut); never grown."""
         self._next_id = 2
         self._dirty: set[TreeNode] = {self.root}
         self._new: list[TreeNode] = [self.root]
@@ -256,7 +262,18 @@ class Tree:
         self._next_id += 1
         self.size += 1
         self._new.append(node)
+        depth = node.depth
+        counts = self.depth_counts
+        if depth == len(counts):
+            counts.append(1)
+        else:
+            counts[depth] += 1
         return node
+
+    @property
+    def max_depth(self) -> int:
+        """The depth of the deepest node held."""
+        return len(self.depth_counts) - 1
 
     def path(self, moves: Moves, *, create: bool = True) -> tuple[list[TreeNode], State]:
         """The nodes from the root along ``moves`` and the position they reach.
