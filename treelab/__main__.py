@@ -1,0 +1,5 @@
+"""``python -m treelab``: the command line."""
+
+from .cli import main
+
+main()
