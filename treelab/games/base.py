@@ -75,6 +75,10 @@ class State(ABC):
     def winning_moves(self) -> list[int]:
         """The moves that win at once for the player to move."""
 
+    @abstractmethod
+    def threats(self) -> list[int]:
+        """The moves with which the opponent would win at once, were it their turn (to block)."""
+
     def __str__(self) -> str:
         return self.board()
 

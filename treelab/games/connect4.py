@@ -84,11 +84,20 @@ class ConnectFourState(State):
     def winning_moves(self) -> list[int]:
         if self.is_terminal:
             return []
-        mask, cur = self.mask, self.cur
+        return self._completing(self.cur)
+
+    def threats(self) -> list[int]:
+        if self.is_terminal:
+            return []
+        return self._completing(self.cur ^ self.mask)
+
+    def _completing(self, discs: int) -> list[int]:
+        """The playable columns where one more disc of ``discs`` makes four in a row."""
+        mask = self.mask
         return [
             c + 1
             for c in range(WIDTH)
-            if not mask & _TOP[c] and has_four(cur | ((mask + _BOTTOM[c]) & ~mask & _column_mask(c)))
+            if not mask & _TOP[c] and has_four(discs | ((mask + _BOTTOM[c]) & _column_mask(c) & ~mask))
         ]
 
     def key(self) -> int:

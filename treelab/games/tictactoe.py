@@ -70,6 +70,10 @@ class TicTacToeState(State):
         mine = self.o if self.ply & 1 else self.x
         return [m for m in self.legal_moves() if _won(mine | 1 << (m - 1))]
 
+    def threats(self) -> list[int]:
+        theirs = self.x if self.ply & 1 else self.o
+        return [m for m in self.legal_moves() if _won(theirs | 1 << (m - 1))]
+
     def key(self) -> tuple[int, int]:
         return (self.x, self.o)
 
