@@ -1,0 +1,374 @@
+"""The MCTS loop on the persistent tree: select, expand, simulate, back up.
+
+UCT as in Browne et al. (2012), "A Survey of Monte Carlo Tree Search Methods":
+the tree policy descends by UCB1 and expands one untried move, the default
+policy plays the game out (not stored), and the result is backed up along the
+whole stored path from the root, so the root's ``nb_visit`` counts every
+simulation. With ``solver=True`` terminal results are propagated as proofs
+(MCTS-Solver, Winands, Bjornsson & Saito 2008): a position with a winning move
+is won for the player to move, one whose moves all lose is lost.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import BudgetError
+from .games import Game, find_game
+from .policies import PlayoutFn, find_playout, make_rng
+from .tree import SQRT2, Moves, Tree, TreeNode
+
+__all__ = ["Limit", "ChildStats", "SearchSummary", "search", "analyse", "choose_move", "summarize", "PROOF_WORDS"]
+
+PROOF_WORDS = {1: "win", 0: "draw", -1: "loss", None: None}
+"""How a proven value reads in JSON (from the view of the player it belongs to)."""
+
+_KIDS = "_LightNodeMixin__children"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A search budget: stop after ``iterations`` simulations or ``seconds``, whichever first."""
+
+    iterations: int | None = None
+    """Simulations to run (None: no count limit)."""
+    seconds: float | None = None
+    """Wall-clock seconds to search (None: no time limit)."""
+
+    def __post_init__(self) -> None:
+        if self.iterations is None and self.seconds is None:
+            raise BudgetError("a search needs a budget: give iterations or seconds")
+        if self.iterations is not None and (not isinstance(self.iterations, int) or self.iterations < 1):
+            raise BudgetError(f"iterations {self.iterations!r} must be a whole number of at least 1")
+        if self.seconds is not None and not (self.seconds > 0 and math.isfinite(self.seconds)):
+            raise BudgetError(f"seconds {self.seconds!r} must be a positive number")
+
+
+@dataclass(frozen=True)
+class ChildStats:
+    """One move's statistics, from the view of the player who makes it."""
+
+    move: str
+    """The move label."""
+    nb_visit: int
+    """Simulations through the move."""
+    nb_win: int
+    """Of those, wins for the mover."""
+    nb_draw: int
+    """Of those, draws."""
+    mean: float
+    """``(nb_win + nb_draw / 2) / nb_visit``."""
+    ucb1: float | None
+    """UCB1 score with the search's ``c`` (None when unvisited: +inf)."""
+    proven: str | None
+    """``"win"``, ``"draw"``, ``"loss"`` for the mover, or None if unknown."""
+
+
+@dataclass(frozen=True)
+class SearchSummary:
+    """What a search found at one position: the ``analyse --json`` object."""
+
+    game: str
+    """Game name."""
+    moves: str
+    """The position, as moves from the start (compact notation)."""
+    to_move: int
+    """The player to move, 1 or 2."""
+    iterations: int
+    """Simulations actually run (a solver may stop early once the position is proven)."""
+    best_move: str | None
+    """The move chosen (None when the game is over)."""
+    value: float
+    """Mean reward for the player to move over all simulations below the position."""
+    proven: str | None
+    """``"win"``, ``"draw"`` or ``"loss"`` for the player to move, or None."""
+    children: tuple[ChildStats, ...]
+    """Per-move statistics, most visited first."""
+    seconds: float = 0.0
+    """Wall-clock time of the search."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Exactly the ``treelab analyse --json`` object of DESIGN.md."""
+        return {
+            "game": self.game,
+            "moves": self.moves,
+            "to_move": self.to_move,
+            "iterations": self.iterations,
+            "best_move": self.best_move,
+            "value": self.value,
+            "proven": self.proven,
+            "children": [
+                {
+                    "move": ch.move,
+                    "nb_visit": ch.nb_visit,
+                    "nb_win": ch.nb_win,
+                    "nb_draw": ch.nb_draw,
+                    "mean": ch.mean,
+                    "ucb1": ch.ucb1,
+                    "proven": ch.proven,
+                }
+                for ch in self.children
+            ],
+        }
+
+
+def search(
+    tree: Tree,
+    moves: Moves = None,
+    *,
+    limit: Limit,
+    c: float = SQRT2,
+    solver: bool = False,
+    playout: str | PlayoutFn = "random",
+    rng: random.Random | int | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> int:
+    """Run UCT simulations from the position ``moves`` of ``tree``; returns how many ran.
+
+    Args:
+        tree: the persistent tree (grown in place).
+        moves: the position to search, as moves from the start.
+        limit: the budget.
+        c: UCB1 exploration constant (rewards in [0, 1]).
+        solver: propagate proven wins/losses/draws (MCTS-Solver) and stop once
+            the position is proven.
+        playout: ``"random"``, ``"decisive"`` or a :data:`PlayoutFn`.
+        rng: a seed or generator; the same seed grows the same tree.
+        should_stop: polled every simulation; True ends the search early (Ctrl-C).
+    """
+    if c < 0 or not math.isfinite(c):
+        raise BudgetError(f"c {c!r} must be a finite number >= 0")
+    rng = make_rng(rng)
+    play_out = find_playout(playout)
+    prefix, start_state = tree.path(moves)
+    start = prefix[-1]
+    if start_state.is_terminal:
+        return 0
+    game = tree.game
+    labels = [game.label(m) for m in range(game.num_moves + 1)]
+    move_of = {label: m for m, label in enumerate(labels)}
+    rand = rng.random
+    log = math.log
+    sqrt = math.sqrt
+    inf = math.inf
+    dirty = tree._dirty
+    add_child = tree.add_child
+    max_iter = limit.iterations if limit.iterations is not None else 1 << 62
+    deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
+    done = 0
+    while done < max_iter:
+        if solver and start.proven is not None:
+            break
+        node = start
+        state = start_state
+        path = list(prefix)
+        # -- selection and expansion (tree policy) --
+        while True:
+            if state.is_terminal:
+                break
+            kids = getattr(node, _KIDS, ())
+            legal = state.legal_moves()
+            if len(kids) < len(legal):
+                tried = {kid.name for kid in kids}
+                untried = [m for m in legal if labels[m] not in tried]
+                move = untried[int(rand() * len(untried))]
+                node = add_child(node, labels[move])
+                state = state.play(move)
+                path.append(node)
+                break
+            log_n = log(node.nb_visit) if node.nb_visit > 1 else 0.0
+            best = None
+            best_score = -inf
+            for kid in kids:
+                n = kid.nb_visit
+                if solver and kid.proven is not None:
+                    continue  # never waste simulations below a proven move
+                if n == 0:
+                    best = kid
+                    break
+                score = (kid.nb_win + 0.5 * kid.nb_draw) / n + c * sqrt(log_n / n)
+                if score > best_score:
+                    best_score = score
+                    best = kid
+            if best is None:  # every move proven but the node not (only without full proofs)
+                best = max(kids, key=lambda k: k.nb_visit)
+            node = best
+            state = state.play(move_of[node.name])
+            path.append(node)
+        # -- simulation (default policy) --
+        if state.is_terminal:
+            winner = state.winner
+            if solver and node.proven is None:
+                node.proven = 0 if winner is None else (1 if winner == node.mover else -1)
+                _propagate(tree, path)
+        else:
+            winner = play_out(state, rng)
+        # -- backup along the whole stored path --
+        for pnode in path:
+            pnode.nb_visit += 1
+            if winner is None:
+                pnode.nb_draw += 1
+            elif winner == (1 if pnode.depth & 1 else 2):
+                pnode.nb_win += 1
+            dirty.add(pnode)
+        done += 1
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        if should_stop is not None and should_stop():
+            break
+    return done
+
+
+def _propagate(tree: Tree, path: list[TreeNode]) -> None:
+    """Push a new proof at ``path[-1]`` up the path while parents become proven.
+
+    A parent is proven when one of its moves is a proven win for the player to
+    move there (the parent is then a loss for the player who moved into it), or
+    when every legal move is expanded and proven (its value is then minus the
+    best of them). Proofs only ever use game facts, so they are never wrong.
+    """
+    game = tree.game
+    for i in range(len(path) - 2, -1, -1):
+        parent = path[i]
+        if parent.proven is not None:
+            return
+        kids = parent.kids
+        if any(k.proven == 1 for k in kids):
+            parent.proven = -1
+        else:
+            n_legal = len(game.replay(parent.moves).legal_moves())
+            if len(kids) < n_legal or any(k.proven is None for k in kids):
+                return
+            parent.proven = -max(k.proven for k in kids)  # type: ignore[type-var]
+        tree.mark_dirty(parent)
+    return
+
+
+def choose_move(
+    node: TreeNode,
+    *,
+    how: str = "visits",
+    c: float = SQRT2,
+    temperature: float = 0.0,
+    rng: random.Random | None = None,
+) -> TreeNode | None:
+    """Pick the move to play from ``node``'s children.
+
+    A proven win is always played and proven losses are avoided while other
+    moves remain. Otherwise ``how="visits"`` takes the most visited child
+    (Browne et al.'s "robust child"; with ``temperature > 0`` it samples
+    proportionally to ``visits ** (1 / temperature)`` as in AlphaZero), and
+    ``how="ucb1"`` takes the best UCB1 score, the original persistent-tree rule.
+    """
+    kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
+    if not kids:
+        return None
+    wins = [k for k in kids if k.proven == 1]
+    if wins:
+        return max(wins, key=lambda k: k.nb_visit)
+    safe = [k for k in kids if k.proven != -1] or kids
+    if how == "ucb1":
+        return max(safe, key=lambda k: k.ucb1(c))
+    if how != "visits":
+        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
+    if temperature > 0:
+        rng = rng or random.Random()
+        top = max(k.nb_visit for k in safe)
+        weights = [(k.nb_visit / top) ** (1.0 / temperature) for k in safe]
+        return rng.choices(safe, weights=weights)[0]
+    return max(safe, key=lambda k: k.nb_visit)
+
+
+def summarize(
+    tree: Tree,
+    moves: Moves,
+    *,
+    iterations: int,
+    c: float = SQRT2,
+    best: TreeNode | None = None,
+    seconds: float = 0.0,
+) -> SearchSummary:
+    """The :class:`SearchSummary` of the position ``moves`` in ``tree``."""
+    game = tree.game
+    parsed = game.parse(moves)
+    node = tree.find(parsed)
+    state = game.replay(parsed)
+    kids = sorted(node.kids, key=lambda k: (-k.nb_visit, int(k.name)))
+    visits = sum(k.nb_visit for k in kids)
+    reward = sum(k.nb_win + 0.5 * k.nb_draw for k in kids)
+    if best is None and not state.is_terminal:
+        best = choose_move(node, c=c)
+    proof = None if node.proven is None else -node.proven  # for the player to move
+    children = tuple(
+        ChildStats(
+            move=k.name,
+            nb_visit=k.nb_visit,
+            nb_win=k.nb_win,
+            nb_draw=k.nb_draw,
+            mean=k.mean,
+            ucb1=k.ucb1(c) if k.nb_visit else None,
+            proven=PROOF_WORDS[k.proven],
+        )
+        for k in kids
+    )
+    return SearchSummary(
+        game=game.name,
+        moves=game.notation(parsed),
+        to_move=state.to_move,
+        iterations=iterations,
+        best_move=best.name if best is not None else None,
+        value=reward / visits if visits else 0.5,
+        proven=PROOF_WORDS[proof],
+        children=children,
+        seconds=seconds,
+    )
+
+
+def analyse(
+    game: str | Game,
+    moves: Moves = None,
+    *,
+    iterations: int | None = None,
+    seconds: float | None = None,
+    solver: bool = False,
+    c: float = SQRT2,
+    seed: int | random.Random | None = None,
+    playout: str | PlayoutFn = "random",
+    how: str = "visits",
+    db: str | None = None,
+) -> SearchSummary:
+    """Search the position ``moves`` and report every move's statistics.
+
+    With ``db`` the search grows (and saves) the stored tree in that file,
+    created if missing; otherwise it uses a fresh in-memory tree. Without
+    ``iterations`` or ``seconds`` it runs 1,000 simulations.
+
+    Example:
+        >>> treelab.analyse("tictactoe", "15", iterations=500, seed=1).best_move
+        '9'
+    """
+    the_game = find_game(game)
+    if iterations is None and seconds is None:
+        iterations = 1000
+    limit = Limit(iterations=iterations, seconds=seconds)
+    parsed = the_game.parse(moves)
+    the_game.replay(parsed)  # bad input fails before any file is touched
+    if db is not None:
+        from .store import open_tree, save
+
+        tree = open_tree(db, the_game, c=c)
+    else:
+        tree = Tree(the_game, c=c)
+    started = time.perf_counter()
+    done = search(tree, parsed, limit=limit, c=c, solver=solver, playout=playout, rng=seed)
+    elapsed = time.perf_counter() - started
+    if db is not None:
+        save(tree, db)
+    node = tree.find(parsed)
+    best = choose_move(node, how=how, c=c) if node.kids else None
+    return summarize(tree, parsed, iterations=done, c=c, best=best, seconds=elapsed)
