@@ -1,0 +1,158 @@
+"""Commands that grow or use a tree: ``train``, ``analyse``, ``play``, ``info``."""
+
+from __future__ import annotations
+
+import json
+import click
+
+from ..games import Game
+from ..policies import PLAYOUTS
+from .options import c_option, db_argument, game_argument, json_option, library_errors, seed_option
+
+
+def _iterations(default: int | None) -> click.Option:
+    return click.option(
+        "--iterations", type=click.IntRange(min=1), default=default, show_default=default is not None,
+        help="Simulations per search.",
+    )
+
+
+def _playout_option(f):  # type: ignore[no-untyped-def]
+    return click.option("--playout", type=click.Choice(sorted(PLAYOUTS)), default="random", show_default=True,
+                        help="Playout policy: uniform random, or take wins / block losses first.")(f)
+
+
+def _solver_option(f):  # type: ignore[no-untyped-def]
+    return click.option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
+
+
+@click.command()
+@game_argument
+@click.option("--db", required=True, type=click.Path(dir_okay=False), help="Tree database (created if missing).")
+@click.option("--games", type=click.IntRange(min=0), default=100, show_default=True, help="Games to play.")
+@_iterations(400)
+@click.option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
+              show_default=True, help="Who the tree plays (colours alternate).")
+@c_option
+@_solver_option
+@_playout_option
+@seed_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@library_errors
+def train(game: Game, db: str, games: int, iterations: int, opponent: str, c: float, solver: bool,
+          playout: str, seed: int | None, quiet: bool) -> None:
+    """Grow the tree in DB by playing whole games; re-running resumes.
+
+    The tree is saved after every game in one transaction; Ctrl-C saves and
+    stops cleanly.
+
+    \b
+    Example:
+      treelab train connect4 --db c4.db --games 50 --iterations 400 --opponent heuristic --seed 1
+    """
+    from ..training import train as run
+
+    summary = run(game, db, games=games, iterations=iterations, opponent=opponent, c=c, seed=seed,
+                  solver=solver, playout=playout, progress=not quiet)
+    click.echo(summary.describe())
+    if summary.interrupted:
+        click.echo("stopped early: run the same command again to resume")
+
+
+@click.command()
+@game_argument
+@click.option("--moves", default="", metavar="SEQ", help="The position, e.g. 4453 or 4,4,5,3 (default: start).")
+@click.option("--db", type=click.Path(dir_okay=False), default=None,
+              help="Search in (and save to) this stored tree; default: a fresh in-memory tree.")
+@_iterations(None)
+@click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True), default=None,
+              help="Time budget instead of (or as well as) --iterations.")
+@_solver_option
+@_playout_option
+@c_option
+@seed_option
+@json_option
+@library_errors
+def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None,
+            solver: bool, playout: str, c: float, seed: int | None, as_json: bool) -> None:
+    """Search a position and report every move's statistics.
+
+    Without --iterations or --seconds, 1,000 simulations are run.
+
+    \b
+    Example:
+      treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
+    """
+    from ..search import analyse as run
+
+    result = run(game, moves, iterations=iterations, seconds=seconds, solver=solver, c=c, seed=seed,
+                 playout=playout, db=db)
+    if as_json:
+        click.echo(json.dumps(result.to_dict()))
+        return
+    state = game.replay(moves)
+    click.echo(state.board())
+    click.echo(
+        f"\n{game.name} after {result.moves or '(start)'}: player {result.to_move} to move, "
+        f"{result.iterations:,} simulations in {result.seconds:.2f}s"
+    )
+    verdict = f", proven {result.proven}" if result.proven else ""
+    click.echo(f"best move {result.best_move}, value {result.value:.3f} for player {result.to_move}{verdict}\n")
+    click.echo(f"{'move':>4} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven")
+    for ch in result.children:
+        ucb = "inf" if ch.ucb1 is None else f"{ch.ucb1:.3f}"
+        click.echo(f"{ch.move:>4} {ch.nb_visit:>9,} {ch.nb_win:>8,} {ch.nb_draw:>7,} {ch.mean:>6.3f} "
+                   f"{ucb:>7}  {ch.proven or ''}")
+
+
+@click.command()
+@game_argument
+@click.option("--db", type=click.Path(dir_okay=False), default=None, help="Play with (and grow) this stored tree.")
+@_iterations(2000)
+@click.option("--human", type=click.Choice(["1", "2"]), default="1", show_default=True,
+              help="Which side you play (1 moves first).")
+@_solver_option
+@c_option
+@seed_option
+@library_errors
+def play(game: Game, db: str | None, iterations: int, human: str, solver: bool, c: float,
+         seed: int | None) -> None:
+    """Play against the AI in the terminal.
+
+    Type a move label (a column 1-7, or a cell 1-9) and press Enter; q quits.
+
+    \b
+    Example:
+      treelab play tictactoe --iterations 3000 --human 2
+    """
+    from ..play import play_in_terminal
+
+    play_in_terminal(game, db=db, iterations=iterations, human=int(human), solver=solver, c=c, seed=seed)
+
+
+@click.command()
+@db_argument
+@json_option
+@library_errors
+def info(db: str, as_json: bool) -> None:
+    """Describe a tree database: game, nodes, games, size, schema version.
+
+    \b
+    Example:
+      treelab info data/demo.db
+    """
+    from ..store import info as read
+
+    facts = read(db)
+    if as_json:
+        click.echo(json.dumps(facts))
+        return
+    width = max(len(k) for k in facts)
+    for key, value in facts.items():
+        shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else value
+        if key == "size_bytes" and isinstance(value, int):
+            shown = f"{value:,} ({value / 1e6:.1f} MB)"
+        click.echo(f"{key:<{width}}  {shown}")
+
+
+COMMANDS = [train, analyse, play, info]

@@ -1,0 +1,207 @@
+"""Training: whole games played with the persistent tree, saved after every game.
+
+The tree plays itself (``opponent="self"``) or a ``random`` / ``heuristic``
+opponent, changing colours every game. Each game is logged in the database's
+``games`` table and the tree is saved incrementally, in one transaction, after
+every game. Ctrl-C (SIGINT) or SIGTERM ends the current search at once; the
+unfinished game is dropped, the tree saved, and training returns normally.
+Running it again resumes from the saved tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from .agents import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
+from .errors import BudgetError
+from .games import Game, find_game
+from .policies import PlayoutFn, make_rng
+from .tree import SQRT2
+
+__all__ = ["TrainSummary", "train", "OPPONENTS"]
+
+OPPONENTS = ("self", "random", "heuristic")
+"""Who the tree plays against in :func:`train`."""
+
+
+@dataclass(frozen=True)
+class TrainSummary:
+    """What a training run did."""
+
+    db: str
+    """The database file."""
+    game: str
+    """Game name."""
+    opponent: str
+    """``"self"``, ``"random"`` or ``"heuristic"``."""
+    games: int
+    """Games finished and logged in this run."""
+    wins: int
+    """Games the tree won (self-play: wins of player 1)."""
+    draws: int
+    """Drawn games."""
+    losses: int
+    """Games the tree lost (self-play: wins of player 2)."""
+    nodes: int
+    """Nodes in the tree after the run."""
+    new_nodes: int
+    """Nodes the run added."""
+    simulations: int
+    """Simulations the run added."""
+    total_games: int
+    """Games logged in the database in all (this run and earlier ones)."""
+    seconds: float
+    """Wall-clock time."""
+    interrupted: bool
+    """True if Ctrl-C or SIGTERM ended the run early (the tree is saved all the same)."""
+
+    def describe(self) -> str:
+        """A few readable lines for the terminal."""
+        if self.opponent == "self":
+            score = f"player 1 won {self.wins}, player 2 won {self.losses}, {self.draws} drawn"
+        else:
+            score = f"tree won {self.wins}, drew {self.draws}, lost {self.losses} against {self.opponent}"
+        head = "interrupted after" if self.interrupted else "trained"
+        return (
+            f"{head} {self.games} games of {self.game} in {self.seconds:.1f}s: {score}\n"
+            f"tree: {self.nodes:,} nodes (+{self.new_nodes:,}), {self.simulations:,} new simulations, "
+            f"{self.total_games} games logged in {self.db}"
+        )
+
+
+def train(
+    game: str | Game,
+    db: str | os.PathLike[str],
+    *,
+    games: int = 100,
+    iterations: int = 400,
+    opponent: str = "self",
+    c: float = SQRT2,
+    seed: int | random.Random | None = None,
+    solver: bool = False,
+    playout: str | PlayoutFn = "random",
+    progress: bool = True,
+    on_game: Callable[[int, str, int | None], None] | None = None,
+) -> TrainSummary:
+    """Grow the tree stored in ``db`` by playing ``games`` whole games.
+
+    Args:
+        game: game name or :class:`Game`.
+        db: SQLite file, created if missing, resumed if present.
+        games: games to play in this run.
+        iterations: simulations per move of the tree.
+        opponent: ``"self"`` (the tree plays both sides), ``"random"`` or ``"heuristic"``.
+        c: UCB1 exploration constant.
+        seed: replay the run exactly.
+        solver: use MCTS-Solver proofs while searching.
+        playout: ``"random"`` or ``"decisive"`` playouts.
+        progress: show a progress bar (games, win/draw/loss, nodes, rate).
+        on_game: called after every logged game with (game id, moves, winner).
+    """
+    from .store import open_tree, save
+
+    the_game = find_game(game)
+    if not isinstance(games, int) or games < 0:
+        raise BudgetError(f"games {games!r} must be a whole number >= 0")
+    if not isinstance(iterations, int) or iterations < 1:
+        raise BudgetError(f"iterations {iterations!r} must be a whole number of at least 1")
+    if opponent not in OPPONENTS:
+        raise BudgetError(f"unknown opponent {opponent!r}: use one of {', '.join(OPPONENTS)}")
+    rng = make_rng(seed)
+    tree = open_tree(db, the_game, c=c)
+    start_nodes, start_sims = tree.size, tree.root.nb_visit
+    me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
+                    rng=random.Random(rng.getrandbits(64)))
+    other: Player | None = None
+    if opponent == "random":
+        other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))
+    elif opponent == "heuristic":
+        other = HeuristicPlayer(rng=random.Random(rng.getrandbits(64)))
+    tally = {"wins": 0, "draws": 0, "losses": 0}
+    played = 0
+    started = time.perf_counter()
+    bar = _progress_bar(games, progress, the_game.name)
+    with _stop_on_signals() as stopped:
+        me.should_stop = stopped
+        for _ in range(games):
+            game_id = tree.last_game_id + 1
+            tree.current_game = game_id
+            tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
+            first = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            state, moves = the_game.initial(), []
+            while not state.is_terminal and not stopped():
+                mover = me if other is None or state.to_move == tree_player else other
+                move = mover.choose(state, moves)
+                state = state.play(move)
+                moves.append(move)
+            if not state.is_terminal:
+                break  # interrupted mid-game: drop the game, keep what the tree learned
+            winner = state.winner
+            row = {
+                "id": game_id, "moves": the_game.notation(moves), "winner": winner,
+                "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
+                "iterations": iterations, "started_at": first,
+                "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
+            save(tree, db, games=[row])
+            played += 1
+            key = "draws" if winner is None else "wins" if winner == tree_player else "losses"
+            tally[key] += 1
+            if on_game is not None:
+                on_game(game_id, row["moves"], winner)
+            if bar is not None:
+                bar.set_postfix_str(
+                    f"W/D/L {tally['wins']}/{tally['draws']}/{tally['losses']}, {tree.size:,} nodes",
+                    refresh=False,
+                )
+                bar.update(1)
+        tree.current_game = None
+        interrupted = stopped()
+        if interrupted:
+            save(tree, db)  # what the unfinished game's searches learned
+    if bar is not None:
+        bar.close()
+    return TrainSummary(
+        db=os.fspath(db), game=the_game.name, opponent=opponent, games=played, nodes=tree.size,
+        new_nodes=tree.size - start_nodes, simulations=tree.root.nb_visit - start_sims,
+        total_games=tree.last_game_id, seconds=time.perf_counter() - started,
+        interrupted=interrupted, **tally,
+    )
+
+
+def _progress_bar(total: int, enabled: bool, name: str) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=f"training {name}", unit="game", dynamic_ncols=True)
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[Callable[[], bool]]:
+    """Turn SIGINT/SIGTERM into a flag the search polls, so work ends between simulations."""
+    flag = {"stop": False}
+
+    def handler(signum: int, frame: Any) -> None:
+        flag["stop"] = True
+
+    previous = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: no signal handling, run to the end
+        previous = {}
+    try:
+        yield lambda: flag["stop"]
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
