@@ -42,7 +42,7 @@ _NO_KIDS: tuple[TreeNode, ...] = ()
 class TreeNode(LightNodeMixin):
     """One stored position, named by the move that leads to it (``'root'`` for the root)."""
 
-    __slots__ = ("name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "node_id", "created_game")
+    __slots__ = ("created_game", "depth", "name", "nb_draw", "nb_visit", "nb_win", "node_id", "prior", "proven")
     separator = "/"
 
     name: str
@@ -57,6 +57,8 @@ class TreeNode(LightNodeMixin):
     """Of those, draws."""
     proven: int | None
     """Game-theoretic result for the player who moved here: 1 win, 0 draw, -1 loss, None unknown."""
+    prior: float
+    """Prior probability of the move into this node (PUCT's ``P``; 0.0 when unused, not stored)."""
     node_id: int
     """Row id in the database (assigned at creation, kept across saves)."""
     created_game: int | None
@@ -79,6 +81,7 @@ class TreeNode(LightNodeMixin):
         self.nb_win = nb_win
         self.nb_draw = nb_draw
         self.proven = proven
+        self.prior = 0.0
         self.node_id = node_id
         self.created_game = created_game
         if parent is None:
