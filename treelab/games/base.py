@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
-from typing import Hashable
+from collections.abc import Hashable, Iterable, Sequence
 
 from ..errors import GameOverError, IllegalMoveError, NotationError
 
@@ -108,7 +107,8 @@ class Game(ABC):
     def parse_move(self, label: str | int) -> int:
         """The move written ``label``; raises :class:`NotationError` if it is not one."""
         text = str(label).strip()
-        if text.isdigit() and 1 <= int(text) <= self.num_moves:
+        # isascii: str.isdigit() also accepts '²' (int() fails) and other scripts' digits
+        if text.isascii() and text.isdigit() and 1 <= int(text) <= self.num_moves:
             return int(text)
         raise NotationError(
             f"{text!r} is not a {self.name} {self.move_word}: "
@@ -130,8 +130,8 @@ class Game(ABC):
                 text = text.strip("/")
                 if text.startswith("root"):
                     text = text[4:].strip("/")
-                parts: Sequence[str] = [p for p in text.split("/")]
-            elif "," in text or " " in text:
+                parts: Sequence[str] = [p for p in text.split("/") if p]  # "/root/" is the root
+            elif "," in text or any(ch.isspace() for ch in text):
                 parts = [p for p in text.replace(",", " ").split()]
             else:
                 parts = list(text)
@@ -142,20 +142,26 @@ class Game(ABC):
                     f"{moves!r} is not a {self.name} move sequence ({exc}), "
                     f"e.g. {self.example!r} or {','.join(self.example)!r}"
                 ) from None
+        if not isinstance(moves, Iterable):
+            raise NotationError(
+                f"{moves!r} is not a {self.name} move sequence: "
+                f"write it as a string ({self.example!r}) or a list of {self.move_word}s"
+            )
         return tuple(self.parse_move(m) for m in moves)
 
     def replay(self, moves: str | Iterable[str | int] | None) -> State:
         """The position reached by ``moves`` from the start, checking every move."""
         state = self.initial()
-        for i, move in enumerate(self.parse(moves)):
+        parsed = self.parse(moves)  # once: ``moves`` may be an iterator
+        for i, move in enumerate(parsed):
             if state.is_terminal:
                 raise GameOverError(
-                    f"move {i + 1} ({self.label(move)!r}) of {self.notation(self.parse(moves))!r} "
+                    f"move {i + 1} ({self.label(move)!r}) of {self.notation(parsed)!r} "
                     "comes after the game has ended: drop the moves after the end"
                 )
             if move not in state.legal_moves():
                 raise IllegalMoveError(
-                    f"move {i + 1} ({self.label(move)!r}) of {self.notation(self.parse(moves))!r} "
+                    f"move {i + 1} ({self.label(move)!r}) of {self.notation(parsed)!r} "
                     f"is illegal: {self.move_word} {self.label(move)} is {self.full_word}"
                 )
             state = state.play(move)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from ..errors import IllegalMoveError
+from ..errors import GameOverError, IllegalMoveError
 from .base import Game, State
 
 __all__ = ["ConnectFour", "ConnectFourState", "WIDTH", "HEIGHT"]
@@ -42,7 +42,7 @@ def has_four(pos: int) -> bool:
 class ConnectFourState(State):
     """A Connect Four position: ``cur`` (discs of the player to move), ``mask`` (all discs)."""
 
-    __slots__ = ("cur", "mask", "ply", "_winner")
+    __slots__ = ("_winner", "cur", "mask", "ply")
     game: ConnectFour
 
     def __init__(self, cur: int = 0, mask: int = 0, ply: int = 0, winner: int | None = None):
@@ -71,9 +71,11 @@ class ConnectFourState(State):
 
     def play(self, move: int) -> ConnectFourState:
         c = move - 1
+        if self.is_terminal:
+            raise GameOverError(f"column {move!r} cannot be played: the game is over")
         if self._winner is not None or not 0 <= c < WIDTH or self.mask & _TOP[c]:
             raise IllegalMoveError(
-                f"column {move!r} cannot be played in {self.board()!r}: pick one of {self.legal_moves()}"
+                f"column {move!r} cannot be played here: pick one of {self.legal_moves()}"
             )
         mask = self.mask
         new_mask = mask | (mask + _BOTTOM[c])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from ..errors import IllegalMoveError
+from ..errors import GameOverError, IllegalMoveError
 from .base import Game, State
 
 __all__ = ["TicTacToe", "TicTacToeState"]
@@ -18,7 +18,7 @@ _FULL = 0b111111111
 
 
 def _won(bits: int) -> bool:
-    for line in _LINES:
+    for line in _LINES:  # noqa: SIM110  (a plain loop: any() with a generator is slower in playouts)
         if bits & line == line:
             return True
     return False
@@ -27,7 +27,7 @@ def _won(bits: int) -> bool:
 class TicTacToeState(State):
     """A tic-tac-toe position: ``x`` and ``o`` are the cells each side holds (bit ``cell-1``)."""
 
-    __slots__ = ("x", "o", "ply", "_winner")
+    __slots__ = ("_winner", "o", "ply", "x")
     game: TicTacToe
 
     def __init__(self, x: int = 0, o: int = 0, ply: int = 0, winner: int | None = None):
@@ -56,6 +56,8 @@ class TicTacToeState(State):
 
     def play(self, move: int) -> TicTacToeState:
         bit = 1 << (move - 1) if 1 <= move <= 9 else 0
+        if self.is_terminal:
+            raise GameOverError(f"cell {move!r} cannot be played: the game is over")
         if self._winner is not None or not bit or (self.x | self.o) & bit:
             raise IllegalMoveError(
                 f"cell {move!r} cannot be played here: pick one of {self.legal_moves()}"
