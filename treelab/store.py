@@ -1,0 +1,384 @@
+"""Keep trees in SQLite files: save (incremental, one transaction), load (whole or a subtree).
+
+The format is in :mod:`treelab.schema`. A tree remembers which database state
+it mirrors (a :class:`Binding` in ``tree._db``: the file's ``tree_id`` and its
+save counter ``generation``), so a later save writes only the nodes created
+(INSERT) or changed (UPDATE) since, and refuses a database that holds another
+tree or was changed by someone else meanwhile. Every save is one transaction:
+a crash or ``kill -9`` at any moment leaves the last committed state.
+
+Example:
+    >>> tree = open_tree("c4.db", "connect4")   # doctest: +SKIP
+    >>> tree.record("4453", winner=1)            # doctest: +SKIP
+    >>> save(tree, "c4.db", games=[{"moves": "4453", "winner": 1}])  # doctest: +SKIP
+    >>> part = load("c4.db", path="44", depth=3)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from operator import attrgetter
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from .errors import PathNotFoundError, StoreError
+from .games import Game, find_game
+from .schema import DbPath, check_meta, display, index_v1, is_empty, migrate, reading, writing
+from .tree import SQRT2, Tree, TreeNode
+
+__all__ = ["Binding", "GAME_FIELDS", "save", "load", "open_tree", "info", "read_games", "read_history"]
+
+GAME_FIELDS = ("id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at")
+"""The keys a game row passed to :func:`save` may have (``moves`` is required)."""
+
+_PARENT = "_LightNodeMixin__parent"
+_INSERT = (
+    "INSERT INTO nodes (id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_UPDATE = "UPDATE nodes SET nb_visit = ?, nb_win = ?, nb_draw = ?, proven = ? WHERE id = ?"
+_COLUMNS = "n.id, n.parent_id, n.move, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game"
+_SUBTREE = f"""
+WITH RECURSIVE sub(id, lvl) AS (
+    SELECT ?, 0
+    UNION ALL
+    SELECT c.id, sub.lvl + 1 FROM nodes AS c JOIN sub ON c.parent_id = sub.id WHERE sub.lvl < ?
+)
+SELECT {_COLUMNS}, sub.lvl = ? AND EXISTS (SELECT 1 FROM nodes AS k WHERE k.parent_id = n.id)
+FROM sub JOIN nodes AS n ON n.id = sub.id ORDER BY n.id
+"""
+
+
+@dataclass
+class Binding:
+    """The database state a tree mirrors (stored in ``tree._db``)."""
+
+    path: Path
+    """The resolved file path (where it was loaded from or last saved to)."""
+    tree_id: str | None
+    """The file's ``meta.tree_id`` (None: the file is yet to be created)."""
+    generation: int = 0
+    """The file's ``meta.generation`` (its save counter) when the tree last matched it."""
+    depth: int | None = None
+    """The ``depth`` of a partial load (None: no depth cut)."""
+    subtree: str = ""
+    """The ``path`` of a partial load (``""``: from the root)."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _version() -> str:
+    from . import __version__  # late: treelab/__init__ imports this module
+
+    return __version__
+
+
+def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(row) - set(GAME_FIELDS))
+    if unknown or "moves" not in row:
+        raise ValueError(
+            f"bad game row {dict(row)!r}: give 'moves' and only the keys {', '.join(GAME_FIELDS)}"
+        )
+    if row.get("winner") not in (1, 2, None):
+        raise ValueError(f"game winner {row['winner']!r} is not 1, 2 or None (a draw)")
+    out = {key: row.get(key) for key in GAME_FIELDS}
+    out["moves"] = game.notation(game.parse(row["moves"]))
+    return out
+
+
+def _rows(nodes: Iterable[TreeNode]) -> list[tuple[Any, ...]]:
+    return [
+        (n.node_id, getattr(getattr(n, _PARENT, None), "node_id", None), n.name, n.depth,
+         n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game)
+        for n in nodes
+    ]
+
+
+def _add_counts(counts: list[int], nodes: Iterable[TreeNode]) -> list[int]:
+    for node in nodes:
+        while len(counts) <= node.depth:
+            counts.append(0)
+        counts[node.depth] += 1
+    return counts
+
+
+def _log_games(conn: sqlite3.Connection, tree: Tree, games: list[dict[str, Any]], counts: list[int]) -> int:
+    """Insert the game rows and one ``history`` row each; return the last game id (0: none)."""
+    if not games:
+        return 0
+    next_id = (conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0) + 1
+    root = tree.root.node_id
+    visits = conn.execute("SELECT nb_visit FROM nodes WHERE id = ?", (root,)).fetchone()[0]
+    children = {
+        move: [v, w, d] for move, v, w, d in conn.execute(
+            "SELECT move, nb_visit, nb_win, nb_draw FROM nodes WHERE parent_id = ? ORDER BY id", (root,)
+        )
+    }
+    snapshot = {"nodes": sum(counts), "max_depth": len(counts) - 1, "root_visits": visits,
+                "depth_counts": json.dumps(counts), "root_children": json.dumps(children), "saved_at": _now()}
+    db = sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False)
+    for row in games:
+        if row["id"] is None:
+            row["id"] = next_id
+        next_id = max(next_id, row["id"] + 1)
+    db.table("games").insert_all(games)
+    db.table("history").insert_all([{"game_id": row["id"], **snapshot} for row in games])
+    return int(games[-1]["id"])
+
+
+def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> int:
+    """Save ``tree`` to the SQLite file ``db`` in one transaction.
+
+    A new (or empty) file gets the schema and every node. The database the
+    tree was loaded from or last saved to gets only the nodes created or
+    changed since. Any other treelab database is refused. On any error the
+    file and the tree's record of unsaved changes stay as they were.
+
+    Args:
+        tree: the tree to save.
+        db: the database file.
+        games: training games to log, dicts with the keys of :data:`GAME_FIELDS`
+            (``moves`` required; ``id`` defaults to the next free one). Each also
+            gets a ``history`` row with the tree's size after this save.
+
+    Returns:
+        The number of node rows written.
+
+    Raises:
+        StoreError: another tree's database, one changed since this tree last
+            matched it, or growth under a node whose children were not loaded.
+        NotATreelabDatabaseError, GameMismatchError, SchemaVersionError: see :mod:`treelab.schema`.
+    """
+    rows = [_game_row(tree.game, row) for row in games]
+    name = display(db)
+    with writing(db) as (conn, meta):
+        binding = tree._db if isinstance(tree._db, Binding) else None
+        if meta is None:  # a new file: everything
+            migrate(conn, 0)
+            tree_id: str | None = secrets.token_hex(8)
+            generation, counts = 0, []
+            new = tree._new if len(tree._new) == tree.size else sorted(tree, key=attrgetter("node_id"))
+            old: list[TreeNode] = []
+        else:
+            version = check_meta(meta, name, tree.game.name)
+            tree_id, generation = meta.get("tree_id"), int(meta.get("generation", 0))
+            if binding is None or binding.tree_id is None or binding.tree_id != tree_id:
+                raise StoreError(
+                    f"{name!r} already holds another {meta['game']} tree: save to a new path, "
+                    f"or load {name!r} first and grow that tree"
+                )
+            if binding.generation != generation:
+                raise StoreError(
+                    f"{name!r} was saved by someone else since this tree was loaded (save "
+                    f"{generation}, not {binding.generation}): load it again"
+                )
+            migrate(conn, version)
+            new = tree._new
+            first = new[0].node_id if new else tree._next_id
+            top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+            if top >= first:
+                raise StoreError(f"{name!r} has nodes this tree does not know (id {top}): load it again")
+            _check_cuts(tree, new, binding, name)
+            old = sorted((n for n in tree._dirty if n.node_id < first), key=attrgetter("node_id"))
+            counts = json.loads(meta.get("depth_counts", "[]"))
+        conn.executemany(_INSERT, _rows(new))
+        conn.executemany(_UPDATE, [(n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.node_id) for n in old])
+        if meta is None:
+            index_v1(sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False))
+        _add_counts(counts, new)
+        last_game = _log_games(conn, tree, rows, counts)
+        info = {"tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,
+                "c": repr(float(tree.c)), "treelab_version": _version(), "depth_counts": json.dumps(counts),
+                "saved_at": _now()}
+        if meta is None:
+            info["created_at"] = info["saved_at"]
+        conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
+        conn.execute("COMMIT")
+    written = len(new) + len(old)
+    if meta is None:
+        tree.truncated.clear()  # the new file holds exactly this tree
+        tree._db = Binding(Path(db).resolve(), tree_id, generation + 1)
+    else:
+        assert binding is not None
+        binding.generation = generation + 1
+        binding.path = Path(db).resolve()
+    tree._new = []
+    tree._dirty = set()
+    tree.last_game_id = max(tree.last_game_id, last_game)
+    return written
+
+
+def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) -> None:
+    cut = tree.truncated
+    if not cut:
+        return
+    for node in new:
+        parent = getattr(node, _PARENT, None)
+        if parent in cut:
+            how = f"path={binding.subtree!r}"
+            if binding.depth is not None:
+                how += f", depth={binding.depth}"
+            raise StoreError(
+                f"cannot save new node {node.sequence!r} to {name!r}: the tree was loaded with {how}, "
+                f"so the children of {parent.sequence!r} were not loaded: load without depth to grow it"
+            )
+
+
+def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any]) -> int:
+    """Create the nodes of ``rows`` (ordered by id, parents first) under ``nodes``; return how many."""
+    counts = tree.depth_counts
+    cut = tree.truncated
+    count = 0
+    for nid, pid, move, visits, wins, draws, proven, created, truncated in rows:
+        node = TreeNode(move, nodes[pid] if pid is not None else None, node_id=nid, nb_visit=visits,
+                        nb_win=wins, nb_draw=draws, proven=proven, created_game=created)
+        nodes[nid] = node
+        depth = node.depth
+        if depth < len(counts):
+            counts[depth] += 1
+        else:
+            counts.append(1)
+        if truncated:
+            cut.add(node)
+        count += 1
+    return count
+
+
+def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> Tree:
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        raise ValueError(f"depth {depth!r} is not a whole number >= 0: give levels below the path, or None")
+    name = display(db)
+    wanted = None if game is None else find_game(game).name
+    with reading(db, wanted) as (conn, meta):
+        tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
+        tree.depth_counts = []
+        labels = tree.labels(path)
+        chain = [conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]]
+        for i, label in enumerate(labels):
+            row = conn.execute("SELECT id FROM nodes WHERE parent_id = ? AND move = ?", (chain[-1], label))
+            found = row.fetchone()
+            if found is None:
+                raise PathNotFoundError(
+                    f"path {''.join(labels[: i + 1])!r} is not in {name!r}: check the moves, or train deeper"
+                )
+            chain.append(found[0])
+        top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0]
+        nodes: dict[int, TreeNode] | list[Any]
+        if not labels and depth is None:
+            nodes = [None] * (top + 1)
+            rows = conn.execute(f"SELECT {_COLUMNS}, 0 FROM nodes AS n ORDER BY n.id")
+            tree.size = _build(tree, rows, nodes)
+        else:
+            nodes = {}
+            marks = ",".join("?" * (len(chain) - 1))
+            above = conn.execute(
+                f"SELECT {_COLUMNS}, 0 FROM nodes AS n WHERE n.id IN ({marks}) ORDER BY n.id", chain[:-1]
+            )
+            size = _build(tree, above, nodes)
+            limit = depth if depth is not None else 1 << 62
+            size += _build(tree, conn.execute(_SUBTREE, (chain[-1], limit, limit)), nodes)
+            tree.size = size
+            wide = conn.execute(f"SELECT parent_id FROM nodes WHERE parent_id IN ({marks}) "
+                                "GROUP BY parent_id HAVING count(*) > 1", chain[:-1])
+            tree.truncated.update(nodes[pid] for (pid,) in wide)
+        tree.root = nodes[chain[0]]
+        tree._next_id = top + 1
+        tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
+        tree._db = Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
+                           tree.game.notation(tree.game.parse(labels)))
+    tree._new = []
+    tree._dirty = set()
+    return tree
+
+
+def load(db: DbPath, path: Any = None, depth: int | None = None) -> Tree:
+    """Load the tree in ``db``: all of it, or the subtree at ``path`` down to ``depth`` levels.
+
+    A partial load also holds the nodes from the root down to ``path`` (so
+    ``tree.find(path)`` works and the root is the real root). Nodes whose
+    children were not loaded are in ``tree.truncated``; a later save refuses
+    new nodes under them.
+
+    Args:
+        db: the database file (never changed by loading).
+        path: a move sequence (``"44"``, ``"4,4"``, ``"/root/4/4"``); None for the root.
+        depth: levels below ``path`` to load; None for all.
+
+    Raises:
+        StoreError: no such file. NotATreelabDatabaseError, SchemaVersionError:
+            see :mod:`treelab.schema`. PathNotFoundError: ``path`` is not stored.
+    """
+    return _load(db, path, depth, None)
+
+
+def open_tree(db: DbPath, game: str | Game, *, c: float | None = None) -> Tree:
+    """The tree of ``game`` in ``db`` if the file exists, else a new tree that will create it.
+
+    Args:
+        db: the database file.
+        game: the game the tree must be of.
+        c: the exploration constant to use (None: the stored one, or sqrt(2) for a new tree).
+
+    Raises:
+        GameMismatchError: ``db`` holds a tree of another game.
+    """
+    if Path(db).exists() and not is_empty(db):
+        tree = _load(db, None, None, game)
+        if c is not None:
+            tree.c = c
+        return tree
+    tree = Tree(game, c=SQRT2 if c is None else c)
+    tree._db = Binding(Path(db).resolve(), None)
+    return tree
+
+
+def info(db: DbPath) -> dict[str, Any]:
+    """Facts about the tree in ``db`` from SQL aggregates, without loading it.
+
+    Returns:
+        ``game``, ``nodes``, ``games``, ``simulations`` (the root's visits),
+        ``max_depth``, ``size_bytes`` (file and log), ``schema_version``,
+        ``treelab_version`` and ``c``.
+    """
+    with reading(db) as (conn, meta):
+        nodes, max_depth = conn.execute("SELECT count(*), max(depth) FROM nodes").fetchone()
+        simulations = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()
+        played = conn.execute("SELECT count(*) FROM games").fetchone()[0]
+    wal = Path(f"{db}-wal")
+    return {
+        "game": meta["game"], "nodes": nodes, "games": played,
+        "simulations": simulations[0] if simulations else 0, "max_depth": max_depth or 0,
+        "size_bytes": Path(db).stat().st_size + (wal.stat().st_size if wal.exists() else 0),
+        "schema_version": int(meta["schema_version"]), "treelab_version": meta.get("treelab_version"),
+        "c": float(meta.get("c", SQRT2)),
+    }
+
+
+def read_games(db: DbPath) -> list[dict[str, Any]]:
+    """The ``games`` rows of ``db``, in id order."""
+    with reading(db) as (conn, _):
+        cur = conn.execute("SELECT * FROM games ORDER BY id")
+        keys = [d[0] for d in cur.description]
+        return [dict(zip(keys, row, strict=True)) for row in cur]
+
+
+def read_history(db: DbPath) -> list[dict[str, Any]]:
+    """The ``history`` rows of ``db`` (growth per logged game), JSON columns decoded."""
+    with reading(db) as (conn, _):
+        cur = conn.execute("SELECT * FROM history ORDER BY game_id")
+        keys = [d[0] for d in cur.description]
+        rows = [dict(zip(keys, row, strict=True)) for row in cur]
+    for row in rows:
+        row["depth_counts"] = json.loads(row["depth_counts"])
+        row["root_children"] = json.loads(row["root_children"])
+    return rows
+
