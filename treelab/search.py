@@ -265,6 +265,8 @@ def choose_move(
     proportionally to ``visits ** (1 / temperature)`` as in AlphaZero), and
     ``how="ucb1"`` takes the best UCB1 score, the original persistent-tree rule.
     """
+    if how not in ("visits", "ucb1"):
+        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
     kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
     if not kids:
         return None
@@ -274,8 +276,6 @@ def choose_move(
     safe = [k for k in kids if k.proven != -1] or kids
     if how == "ucb1":
         return max(safe, key=lambda k: k.ucb1(c))
-    if how != "visits":
-        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
     if temperature > 0:
         rng = rng or random.Random()
         top = max(k.nb_visit for k in safe)
