@@ -30,7 +30,7 @@ from .errors import (
 from .games import Game, State, find_game
 from .policies import decisive_playout, random_playout, ucb1
 from .search import ChildStats, Limit, SearchSummary, analyse, choose_move, search
-# store exports added when store lands
+from .store import info, load, open_tree, save
 from .training import TrainSummary, train
 from .tree import SQRT2, Tree, TreeNode
 
@@ -65,9 +65,11 @@ __all__ = [
     "choose_move",
     "decisive_playout",
     "find_game",
-
-
+    "info",
+    "load",
+    "open_tree",
     "random_playout",
+    "save",
     "search",
     "train",
     "ucb1",
