@@ -1,0 +1,128 @@
+"""The command line for train, analyse, play and info (click's CliRunner, real files)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from treelab.cli import cli
+
+
+def run(*args: str, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def assert_clean_error(result, *needles: str) -> None:
+    assert result.exit_code != 0
+    lines = [line for line in result.output.strip().splitlines() if line]
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("Error: ")
+    assert "Traceback" not in result.output
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("command", ["train", "analyse", "play", "info"])
+def test_every_help_ends_with_an_example(command: str) -> None:
+    result = run(command, "--help")
+    assert result.exit_code == 0
+    assert "Example:" in result.output and "treelab " + command in result.output.split("Example:")[1]
+
+
+def test_train_info_analyse_session(tmp_path: Path) -> None:
+    db = str(tmp_path / "c4.db")
+    result = run("train", "connect4", "--db", db, "--games", "3", "--iterations", "50", "--seed", "1", "-q")
+    assert result.exit_code == 0, result.output
+    assert "trained 3 games" in result.output and "nodes" in result.output
+    info = json.loads(run("info", db, "--json").output)
+    assert info["game"] == "connect4" and info["games"] == 3 and info["schema_version"] == 1
+    nodes = sqlite3.connect(db).execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+    assert info["nodes"] == nodes
+    text = run("info", db).output
+    assert "connect4" in text and f"{nodes:,}" in text
+    result = run("analyse", "connect4", "--db", db, "--moves", "4,4", "--iterations", "300", "--seed", "2", "--json")
+    data = json.loads(result.output)
+    assert data["moves"] == "44" and data["iterations"] == 300
+    after = json.loads(run("info", db, "--json").output)
+    assert after["simulations"] == info["simulations"] + 300  # the search was saved into the database
+    table = run("analyse", "connect4", "--moves", "4453", "--iterations", "200", "--seed", "1").output
+    assert "best move" in table and "ucb1" in table
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    out = subprocess.run([sys.executable, "-m", "treelab", "analyse", "tictactoe", "--moves", "1425",
+                          "--iterations", "200", "--seed", "1", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["best_move"] in ("3", "7")
+
+
+@pytest.mark.parametrize(
+    "args,needles",
+    [
+        (["analyse", "chess"], ["'chess'", "connect4"]),
+        (["analyse", "connect4", "--moves", "4444444"], ["'4444444'", "full"]),
+        (["analyse", "connect4", "--moves", "48"], ["'8'"]),
+        (["analyse", "connect4", "--moves", "4x"], ["'x'"]),
+        (["analyse", "tictactoe", "--moves", "11"], ["taken"]),
+        (["analyse", "tictactoe", "--moves", "142536"], ["ended"]),
+        (["analyse", "connect4", "--iterations", "-3"], ["-3"]),
+        (["analyse", "connect4", "--seconds", "0"], ["0"]),
+        (["train", "connect4", "--db", "{tmp}/new.db", "--games", "-1"], ["-1"]),
+        (["train", "connect4", "--db", "{tmp}/new.db", "--opponent", "god"], ["god"]),
+        (["info", "{tmp}/missing.db"], ["missing.db"]),
+    ],
+)
+def test_bad_input_is_one_line_and_creates_nothing(tmp_path: Path, args: list[str], needles: list[str]) -> None:
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    result = run(*args)
+    assert_clean_error(result, *needles)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_files_that_are_not_treelab_databases_are_left_alone(tmp_path: Path) -> None:
+    text = tmp_path / "notes.db"
+    text.write_text("hello")
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    before = {p.name: p.read_bytes() for p in (text, other)}
+    for path in (text, other):
+        assert_clean_error(run("info", str(path)), path.name)
+        assert_clean_error(run("train", "connect4", "--db", str(path), "--games", "1"), path.name)
+        assert_clean_error(run("analyse", "connect4", "--db", str(path)), path.name)
+    assert {p.name: p.read_bytes() for p in (text, other)} == before
+    ttt = tmp_path / "ttt.db"
+    assert run("train", "tictactoe", "--db", str(ttt), "--games", "1", "--iterations", "10", "-q").exit_code == 0
+    snapshot = ttt.read_bytes()
+    assert_clean_error(run("train", "connect4", "--db", str(ttt), "--games", "1"), "tictactoe")
+    assert_clean_error(run("analyse", "connect4", "--db", str(ttt)), "tictactoe")
+    assert ttt.read_bytes() == snapshot
+
+
+def test_play_a_whole_game_with_bad_input_asked_again(tmp_path: Path) -> None:
+    db = str(tmp_path / "ttt.db")
+    # the human tries rubbish, a taken cell, then enough legal moves to finish the game
+    answers = "\n".join(["x", "10", "5", "5", "1", "2", "3", "4", "6", "7", "8", "9"]) + "\n"
+    result = run("play", "tictactoe", "--db", db, "--iterations", "300", "--seed", "1", input=answers)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "not a tictactoe cell" in out  # 'x' and '10' explained
+    assert "cannot be played" in out or "taken" in out
+    assert "AI plays" in out
+    assert out.rstrip().splitlines()[-2] in ("draw", "the AI wins", "you win!") or "saved the tree" in out
+    games = sqlite3.connect(db).execute("SELECT moves, winner, opponent FROM games").fetchall()
+    assert len(games) == 1 and games[0][2] == "human"
+
+
+def test_play_quit(tmp_path: Path) -> None:
+    result = run("play", "connect4", "--iterations", "50", "--human", "2", input="q\n")
+    assert result.exit_code == 0
+    assert "AI plays" in result.output and "bye" in result.output
