@@ -231,10 +231,11 @@ class Tree:
             PathNotFoundError: the path is not stored (search or record it first).
             NotationError: ``moves`` is not a move sequence of this game.
         """
-        node = self.get(moves)
+        parsed = self.game.parse(moves)
+        node = self.get(parsed)
         if node is None:
             raise PathNotFoundError(
-                f"path {self.game.notation(self.game.parse(moves))!r} is not in the tree: "
+                f"path {self.game.notation(parsed)!r} is not in the tree: "
                 "record or search it first, or check the moves"
             )
         return node
@@ -288,15 +289,16 @@ class Tree:
             IllegalMoveError: a move is illegal or comes after the end of the game.
         """
         game = self.game
-        state = game.replay(moves)  # validates everything before anything changes
+        parsed = game.parse(moves)
+        state = game.replay(parsed)  # validates everything before anything changes
         node = self.root
         nodes = [node]
-        for move in game.parse(moves):
+        for move in parsed:
             label = game.label(move)
             kid = node.child(label)
             if kid is None:
                 if not create:
-                    raise PathNotFoundError(f"path {game.notation(game.parse(moves))!r} is not in the tree")
+                    raise PathNotFoundError(f"path {game.notation(parsed)!r} is not in the tree")
                 kid = self.add_child(node, label)
             node = kid
             nodes.append(node)
@@ -327,13 +329,14 @@ class Tree:
         """
         if winner not in (1, 2, None):
             raise ValueError(f"winner {winner!r} is not 1, 2 or None (a draw)")
-        state = self.game.replay(moves)
+        parsed = self.game.parse(moves)
+        state = self.game.replay(parsed)
         if state.is_terminal and state.winner != winner:
             raise IllegalMoveError(
-                f"winner {winner!r} contradicts {self.game.notation(self.game.parse(moves))!r}, "
+                f"winner {winner!r} contradicts {self.game.notation(parsed)!r}, "
                 f"which ends in {'a draw' if state.winner is None else f'a win for player {state.winner}'}"
             )
-        nodes, _ = self.path(moves)
+        nodes, _ = self.path(parsed)
         self.backup(nodes, winner)
         return nodes[-1]
 
