@@ -143,7 +143,7 @@ def play_game(game: Game, first, second) -> int | None:
     return state.winner
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def minimax_value(x: int, o: int) -> int:
     """Tic-tac-toe value for the player to move: 1 win, 0 draw, -1 loss."""
     state = find_game("tictactoe").initial().__class__(x, o, bin(x | o).count("1"))

@@ -8,7 +8,7 @@ Every player takes an injected ``rng`` so whole matches replay exactly.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from .errors import BudgetError
@@ -137,7 +137,7 @@ class MCTSPlayer:
         self.temperature = temperature
         self.rng = make_rng(rng)
         self.name = name or ("solver" if solver else "uct") + f":iterations={iterations}"
-        self.should_stop = None
+        self.should_stop: Callable[[], bool] | None = None
 
     def new_game(self, game: Game) -> None:
         if self.fresh or self.tree is None:

@@ -43,7 +43,7 @@ def play_in_terminal(
         tree = Tree(game, c=c)
     ai = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, rng=seed)
     marks = {1: "X", 2: "O"}
-    state, moves = game.initial(), []
+    state, moves = game.initial(), list[int]()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     say(f"You are {marks[human]} (player {human}). Moves: {game.move_word}s 1-{game.num_moves}; q quits.")
     while not state.is_terminal:

@@ -244,7 +244,7 @@ def _propagate(tree: Tree, path: list[TreeNode]) -> None:
             n_legal = len(game.replay(parent.moves).legal_moves())
             if len(kids) < n_legal or any(k.proven is None for k in kids):
                 return
-            parent.proven = -max(k.proven for k in kids)  # type: ignore[type-var]
+            parent.proven = -max(k.proven for k in kids if k.proven is not None)
         tree.mark_dirty(parent)
     return
 

@@ -136,7 +136,7 @@ def train(
             tree.current_game = game_id
             tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
             first = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            state, moves = the_game.initial(), []
+            state, moves = the_game.initial(), list[int]()
             while not state.is_terminal and not stopped():
                 mover = me if other is None or state.to_move == tree_player else other
                 move = mover.choose(state, moves)
@@ -145,7 +145,7 @@ def train(
             if not state.is_terminal:
                 break  # interrupted mid-game: drop the game, keep what the tree learned
             winner = state.winner
-            row = {
+            row: dict[str, Any] = {
                 "id": game_id, "moves": the_game.notation(moves), "winner": winner,
                 "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
                 "iterations": iterations, "started_at": first,

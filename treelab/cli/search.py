@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 import click
 
 from ..games import Game
@@ -10,7 +11,7 @@ from ..policies import PLAYOUTS
 from .options import c_option, db_argument, game_argument, json_option, library_errors, seed_option
 
 
-def _iterations(default: int | None) -> click.Option:
+def _iterations(default: int | None):  # type: ignore[no-untyped-def]
     return click.option(
         "--iterations", type=click.IntRange(min=1), default=default, show_default=default is not None,
         help="Simulations per search.",
