@@ -1,0 +1,364 @@
+"""The tree as flat numpy arrays, and the statistics computed on them.
+
+:class:`TreeArrays` holds one row per node in breadth-first order (the subtree
+root first, parents before children, siblings in creation order), so every
+statistic is a few vectorised numpy operations and scales to millions of
+nodes: node and leaf counts, nodes per depth, the leaf-depth histogram, the
+effective branching factor per depth, the principal variation and its visit
+shares, how concentrated each node's visits are on its children (normalised
+entropy, Gini) and an asymmetry index for the whole tree.
+
+Definitions:
+    - *branching factor at depth d*: children per expanded node,
+      ``nodes(d+1) / internal nodes(d)``.
+    - *principal variation*: the most visited child at each level (ties: the
+      first created), down to a leaf or an unvisited child.
+    - *entropy* of a node: the Shannon entropy of its children's visit shares
+      divided by ``ln(k)`` for ``k`` children: 1 = visits spread evenly, 0 =
+      all in one child. *Gini*: the Gini coefficient of the same visits.
+    - *asymmetry* of a tree: the Gini coefficient of children's visits at
+      every node with two or more children, averaged with weights equal to
+      the visits that went down into those children. 0: every node spreads
+      its visits evenly (a breadth-first tree); towards 1: search
+      concentrates on one line (the asymmetric growth UCT is known for).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from .tree import SQRT2, Moves, Tree, TreeNode
+
+__all__ = [
+    "PROOF_WORDS",
+    "TreeArrays",
+    "child_rows",
+    "gini",
+    "normalised_entropy",
+    "stats",
+]
+
+PROOF_WORDS = {1: "win", 0: "draw", -1: "loss", None: None}
+"""How a proven value reads in JSON (the ``analyse --json`` words)."""
+
+NO_PROOF = 2
+"""The value of :attr:`TreeArrays.proven` for an unproven node."""
+
+
+@dataclass(frozen=True, eq=False)
+class TreeArrays:
+    """A (sub)tree as flat arrays, one entry per node, breadth first; index 0 is the subtree root."""
+
+    parent: np.ndarray
+    """Index of each node's parent (-1 for the subtree root), always smaller than the node's own."""
+    depth: np.ndarray
+    """Depth below the subtree root (0 for it)."""
+    visits: np.ndarray
+    """``nb_visit``."""
+    wins: np.ndarray
+    """``nb_win`` (wins of the player who moved into the node)."""
+    draws: np.ndarray
+    """``nb_draw``."""
+    proven: np.ndarray
+    """``proven`` (1, 0, -1; :data:`NO_PROOF` when unknown)."""
+    created: np.ndarray
+    """``created_game`` (-1 when unknown)."""
+    moves: np.ndarray
+    """The move label into each node (object array of str; ``"root"`` for the tree root)."""
+    root_depth: int = 0
+    """Depth of the subtree root in the whole tree."""
+    game: str | None = None
+    """The game's name, when known."""
+
+    # -- building -------------------------------------------------------------
+    @classmethod
+    def from_tree(cls, source: Tree | TreeNode, path: Moves = None) -> TreeArrays:
+        """The arrays of the subtree at ``path`` of an in-memory tree (or below a node)."""
+        start = source.find(path) if isinstance(source, Tree) else source
+        nodes: list[TreeNode] = [start]
+        parents = [-1]
+        i = 0
+        while i < len(nodes):
+            for kid in nodes[i].kids:
+                nodes.append(kid)
+                parents.append(i)
+            i += 1
+        return cls(
+            parent=np.asarray(parents, dtype=np.int64),
+            depth=np.fromiter((n.depth - start.depth for n in nodes), np.int32, len(nodes)),
+            visits=np.fromiter((n.nb_visit for n in nodes), np.int64, len(nodes)),
+            wins=np.fromiter((n.nb_win for n in nodes), np.int64, len(nodes)),
+            draws=np.fromiter((n.nb_draw for n in nodes), np.int64, len(nodes)),
+            proven=np.fromiter((NO_PROOF if n.proven is None else n.proven for n in nodes), np.int8, len(nodes)),
+            created=np.fromiter(
+                (-1 if n.created_game is None else n.created_game for n in nodes), np.int64, len(nodes)
+            ),
+            moves=np.array([n.name for n in nodes], dtype=object),
+            root_depth=start.depth,
+            game=source.game.name if isinstance(source, Tree) else None,
+        )
+
+    @classmethod
+    def from_db(cls, db: str | os.PathLike[str], path: Moves = None, *, max_depth: int | None = None) -> TreeArrays:
+        """The arrays of the subtree at ``path`` (down to ``max_depth`` levels) straight from a database.
+
+        Reads only the needed rows (a recursive query on ``parent_id`` for a
+        subtree), without building tree nodes: a million rows take a second or two.
+        """
+        from .games import find_game
+        from .schema import reading
+        from .viewload import path_rows
+
+        name = os.fspath(db)
+        cols = "n.id, n.parent_id, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game, n.move"
+        with reading(name) as (conn, meta):
+            game = find_game(meta["game"])
+            chain = path_rows(conn, game, path, name)
+            top, root_depth = chain[-1][0], len(chain) - 1
+            limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
+            if root_depth == 0:
+                rows = conn.execute(f"SELECT {cols} FROM nodes n WHERE n.depth <= ?", (limit,)).fetchall()
+            else:
+                rows = conn.execute(
+                    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
+                    "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) "
+                    f"SELECT {cols} FROM nodes n JOIN sub USING (id)",
+                    (top, limit),
+                ).fetchall()
+        arrays = cls.from_rows(rows, top, root_depth)
+        return replace(arrays, game=game.name)
+
+    @classmethod
+    def from_rows(cls, rows: list[tuple[Any, ...]], root_id: int, root_depth: int) -> TreeArrays:
+        """Build from ``(id, parent_id, depth, nb_visit, nb_win, nb_draw, proven, created_game, move)`` rows.
+
+        Rows may come in any order; they are sorted by (depth, id), which is
+        breadth first with siblings in creation order.
+        """
+        n = len(rows)
+        cols = list(zip(*rows, strict=True)) if rows else [()] * 9
+        ids = np.fromiter(cols[0], np.int64, n)
+        depth = np.fromiter(cols[2], np.int64, n)
+        order = np.lexsort((ids, depth))
+        ids = ids[order]
+        pid = np.fromiter((-1 if p is None else p for p in cols[1]), np.int64, n)[order]
+        by_id = np.argsort(ids)
+        pos = np.searchsorted(ids, pid, sorter=by_id)
+        pos = np.clip(pos, 0, max(n - 1, 0))
+        parent = by_id[pos] if n else pos
+        parent = np.where(ids[parent] == pid, parent, -1) if n else parent
+        parent[ids == root_id] = -1
+
+        def col(k: int, none: int, dtype: Any) -> np.ndarray:
+            return np.fromiter((none if v is None else v for v in cols[k]), dtype, n)[order]
+
+        return cls(
+            parent=parent.astype(np.int64),
+            depth=(depth[order] - root_depth).astype(np.int32),
+            visits=col(3, 0, np.int64),
+            wins=col(4, 0, np.int64),
+            draws=col(5, 0, np.int64),
+            proven=col(6, NO_PROOF, np.int8),
+            created=col(7, -1, np.int64),
+            moves=np.array(cols[8], dtype=object)[order] if n else np.array([], dtype=object),
+            root_depth=root_depth,
+        )
+
+    # -- shape ----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    @property
+    def n_children(self) -> np.ndarray:
+        """Number of children of each node."""
+        return np.bincount(self.parent[1:], minlength=len(self)) if len(self) else np.zeros(0, np.int64)
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        """True for nodes without children."""
+        return self.n_children == 0
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Mean reward of the player who moved into each node (0.5 when unvisited)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = (self.wins + 0.5 * self.draws) / self.visits
+        return np.where(self.visits > 0, m, 0.5)
+
+    def depth_histogram(self) -> list[int]:
+        """Nodes per depth below the subtree root, from 0."""
+        return np.bincount(self.depth).tolist()
+
+    def leaf_depth_histogram(self) -> list[int]:
+        """Leaves per depth, from 0 (same length as :meth:`depth_histogram`)."""
+        return np.bincount(self.depth[self.is_leaf], minlength=int(self.depth.max()) + 1).tolist()
+
+    def branching_factor(self) -> list[float]:
+        """Children per expanded node at each depth ``0 .. max_depth - 1``."""
+        nodes = np.bincount(self.depth)
+        internal = np.bincount(self.depth[~self.is_leaf], minlength=len(nodes))
+        return [round(float(nodes[d + 1] / internal[d]), 4) for d in range(len(nodes) - 1)]
+
+    def children_of(self, i: int) -> np.ndarray:
+        """Indices of the children of node ``i`` (in creation order; a scan, for one-off use)."""
+        return np.flatnonzero(self.parent == i)
+
+    def principal_variation(self) -> list[int]:
+        """Indices along the principal variation (subtree root excluded)."""
+        csr_order = np.argsort(self.parent[1:], kind="stable") + 1
+        starts = np.searchsorted(self.parent[csr_order], np.arange(len(self) + 1))
+        line, i = [], 0
+        while True:
+            kids = csr_order[starts[i]:starts[i + 1]]
+            if not len(kids):
+                break
+            best = int(kids[np.argmax(self.visits[kids])])
+            if self.visits[best] == 0:
+                break
+            line.append(best)
+            i = best
+        return line
+
+    def concentration(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per node: normalised entropy and Gini of its children's visits (NaN for < 2 children or no visits)."""
+        n = len(self)
+        kids_n = self.n_children
+        par = self.parent[1:]
+        x = self.visits[1:].astype(float)
+        total = np.bincount(par, weights=x, minlength=n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = x / total[par]
+            h = np.bincount(par, weights=np.where(p > 0, -p * np.log(p), 0.0), minlength=n)
+            entropy = h / np.log(kids_n)
+        # Gini by rank within each sibling group: G = 2*sum(i*x_i)/(k*S) - (k+1)/k
+        order = np.lexsort((x, par))
+        first = np.searchsorted(par[order], par[order], side="left")
+        rank = np.arange(len(order)) - first + 1
+        t = np.bincount(par[order], weights=rank * x[order], minlength=n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            g = 2 * t / (kids_n * total) - (kids_n + 1) / kids_n
+        bad = (kids_n < 2) | (total <= 0)
+        return np.where(bad, np.nan, entropy), np.where(bad, np.nan, g)
+
+    def asymmetry(self) -> float | None:
+        """Visit-weighted mean Gini of children's visits (see the module notes); None if undefined."""
+        _, g = self.concentration()
+        weight = np.bincount(self.parent[1:], weights=self.visits[1:].astype(float), minlength=len(self))
+        ok = ~np.isnan(g)
+        if not ok.any() or weight[ok].sum() <= 0:
+            return None
+        return float(np.average(g[ok], weights=weight[ok]))
+
+
+def normalised_entropy(visits: list[int]) -> float | None:
+    """Shannon entropy of the visit shares divided by ``ln(len(visits))`` (None: < 2 moves or no visits)."""
+    total = sum(visits)
+    if len(visits) < 2 or total <= 0:
+        return None
+    h = -sum(v / total * math.log(v / total) for v in visits if v)
+    return h / math.log(len(visits))
+
+
+def gini(visits: list[int]) -> float | None:
+    """Gini coefficient of the visits (0: even, towards 1: one move takes all; None: < 2 moves)."""
+    total = sum(visits)
+    k = len(visits)
+    if k < 2 or total <= 0:
+        return None
+    xs = sorted(visits)
+    return 2 * sum((i + 1) * x for i, x in enumerate(xs)) / (k * total) - (k + 1) / k
+
+
+def child_rows(parent_visits: int, kids: list[tuple[str, int, int, int, int | None]], c: float) -> list[dict[str, Any]]:
+    """The ``children`` table of ``analyse --json`` from ``(move, visits, wins, draws, proven)`` tuples.
+
+    Most visited first (ties: by move); ``ucb1`` is null for an unvisited move (+inf).
+    """
+    rows = []
+    for move, n, w, d, proven in sorted(kids, key=lambda k: (-k[1], int(k[0]) if k[0].isdigit() else 0)):
+        mean = (w + 0.5 * d) / n if n else 0.5
+        ucb = (mean + c * math.sqrt(math.log(parent_visits) / n) if parent_visits > 0 else mean) if n else None
+        rows.append({"move": move, "nb_visit": n, "nb_win": w, "nb_draw": d, "mean": mean, "ucb1": ucb,
+                     "proven": PROOF_WORDS[proven]})
+    return rows
+
+
+def _round(x: float | None, digits: int = 6) -> float | None:
+    return None if x is None or math.isnan(x) else round(x, digits)
+
+
+def stats(source: Tree | TreeNode, path: Moves = None, *, c: float | None = None) -> dict[str, Any]:
+    """The ``stats --json`` object of the subtree at ``path`` of an in-memory tree.
+
+    For a database use :func:`treelab.dbstats.db_stats` (same keys, computed
+    with SQL aggregates).
+    """
+    start = source.find(path) if isinstance(source, Tree) else source
+    if c is None:
+        c = source.c if isinstance(source, Tree) else SQRT2
+    arrays = TreeArrays.from_tree(start)
+    game = source.game.name if isinstance(source, Tree) else None
+    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven) for k in start.kids]
+    return assemble(game, start.moves, start.proven, start.nb_visit, arrays=arrays, kids=kids, c=c)
+
+
+def assemble(
+    game: str | None,
+    moves: tuple[str, ...] | list[str],
+    proven: int | None,
+    visits: int,
+    *,
+    arrays: TreeArrays | None = None,
+    counts: dict[str, Any] | None = None,
+    kids: list[tuple[str, int, int, int, int | None]],
+    c: float,
+) -> dict[str, Any]:
+    """Put together the stats object from arrays (in memory) or precomputed ``counts`` (SQL)."""
+    if arrays is not None:
+        pv = arrays.principal_variation()
+        counts = {
+            "nodes": len(arrays),
+            "leaves": int(arrays.is_leaf.sum()),
+            "depth_histogram": arrays.depth_histogram(),
+            "leaf_depth_histogram": arrays.leaf_depth_histogram(),
+            "principal_variation": [str(arrays.moves[i]) for i in pv],
+            "pv_visits": [int(arrays.visits[i]) for i in pv],
+            "asymmetry": arrays.asymmetry(),
+        }
+    assert counts is not None
+    hist = counts["depth_histogram"]
+    leaf_hist = counts["leaf_depth_histogram"]
+    branching = [round(hist[d + 1] / (hist[d] - leaf_hist[d]), 4) for d in range(len(hist) - 1)]
+    line_visits = [visits, *counts["pv_visits"]]
+    child_visits = [k[1] for k in kids]
+    kid_total = sum(child_visits)
+    reward = sum(k[2] + 0.5 * k[3] for k in kids)
+    return {
+        "game": game,
+        "path": "".join(moves),
+        "root_depth": len(moves),
+        "to_move": 1 if len(moves) % 2 == 0 else 2,
+        "simulations": visits,
+        "nodes": counts["nodes"],
+        "leaves": counts["leaves"],
+        "max_depth": len(hist) - 1,
+        "depth_histogram": hist,
+        "leaf_depth_histogram": leaf_hist,
+        "branching_factor": branching,
+        "principal_variation": counts["principal_variation"],
+        "pv_visits": counts["pv_visits"],
+        "pv_share": [round(b / a, 6) if a else 0.0 for a, b in pairwise(line_visits)],
+        "value": reward / kid_total if kid_total else 0.5,
+        "proven": PROOF_WORDS[None if proven is None else -proven],
+        "entropy": _round(normalised_entropy(child_visits)),
+        "gini": _round(gini(child_visits)),
+        "asymmetry": _round(counts["asymmetry"]),
+        "c": c,
+        "children": child_rows(visits, kids, c),
+    }

@@ -1,0 +1,192 @@
+"""Commands that look at a stored tree: ``render``, ``stats``, ``growth``, ``shape``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .options import db_argument, json_option, library_errors, path_option
+
+__all__ = ["COMMANDS", "render", "stats", "growth", "shape"]
+
+_SUFFIXES = (".svg", ".png", ".pdf", ".dot", ".gv")
+
+
+def _c_option(f: Any) -> Any:
+    return click.option(
+        "--c", "c", type=click.FloatRange(min=0.0), default=None,
+        help="UCB1 exploration constant for the scores shown (default: the tree's stored c).",
+    )(f)
+
+
+def _out_option(suffixes: tuple[str, ...], example: str) -> Any:
+    def check(ctx: click.Context, param: click.Parameter, value: str) -> str:
+        if Path(value).suffix.lower() not in suffixes:
+            raise click.BadParameter(
+                f"{value!r} has no known suffix: use one of {', '.join(suffixes)} (e.g. {example})"
+            )
+        return value
+
+    return click.option(
+        "-o", "--out", required=True, type=click.Path(dir_okay=False), callback=check,
+        help=f"Output file ({', '.join(suffixes)}).",
+    )
+
+
+@click.command()
+@db_argument
+@path_option
+@click.option("--depth", type=click.IntRange(min=0), default=2, show_default=True, help="Levels drawn below --path.")
+@click.option("--top", type=click.IntRange(min=1), default=None, help="Draw only the K most visited moves per node.")
+@click.option("--min-visits", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Draw only moves with at least N visits.")
+@click.option("--around-pv", is_flag=True, help="Expand only the principal variation (most visited line).")
+@_c_option
+@click.option("--no-board", is_flag=True, help="Do not draw the position at the subtree root.")
+@click.option("--no-legend", is_flag=True, help="Leave out the legend.")
+@click.option("--lr", is_flag=True, help="Lay the tree out left to right instead of top down.")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=400, show_default=True,
+              help="Size guard: refuse diagrams with more nodes.")
+@click.option("--dpi", type=click.FloatRange(min=10, max=1200), default=None, help="PNG resolution (default 96).")
+@_out_option(_SUFFIXES, "-o tree.svg")
+@library_errors
+def render(db: str, path: str, depth: int, top: int | None, min_visits: int, around_pv: bool, c: float | None,
+           no_board: bool, no_legend: bool, lr: bool, max_nodes: int, dpi: float | None, out: str) -> None:
+    """Draw the subtree at --path with Graphviz (svg, png, pdf or dot).
+
+    Only the drawn part is read from DB. Nodes show the move, wins/visits and
+    mean; edges the child's UCB1 score; cut moves are summarised.
+
+    \b
+    Example:
+      treelab render data/connect4.db --path 44 --depth 2 --top 3 -o subtree.svg
+    """
+    from ..render import render as draw
+
+    written = draw(
+        db, out, path=path, depth=depth, top=top, min_visits=min_visits, around_pv=around_pv, c=c,
+        board=not no_board, legend=not no_legend, rankdir="LR" if lr else "TB", max_nodes=max_nodes, dpi=dpi,
+    )
+    click.echo(f"wrote {written}")
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    if x is None:
+        return "-"
+    return "inf" if math.isinf(x) else f"{x:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    line = "  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))
+    return [line, *("  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows)]
+
+
+def describe(facts: dict[str, Any]) -> str:
+    """The readable ``stats`` report of a stats object."""
+    where = facts["path"] or "the start"
+    out = [
+        f"{facts['game']} tree, subtree at {where} (player {facts['to_move']} to move)",
+        f"  nodes {facts['nodes']:,} · leaves {facts['leaves']:,} · max depth {facts['max_depth']}"
+        f" · simulations {facts['simulations']:,}",
+        f"  value {facts['value']:.3f} for the player to move"
+        + (f" · proven {facts['proven']}" if facts["proven"] else ""),
+        f"  visit concentration at this node: entropy {_num(facts['entropy'])}, gini {_num(facts['gini'])}"
+        f" · tree asymmetry {_num(facts['asymmetry'])}",
+        "",
+    ]
+    hist, leaves, branching = facts["depth_histogram"], facts["leaf_depth_histogram"], facts["branching_factor"]
+    rows = [
+        [str(d), f"{hist[d]:,}", f"{leaves[d]:,}", f"{branching[d]:.2f}" if d < len(branching) else "-"]
+        for d in range(len(hist))
+    ]
+    out += _table(["depth", "nodes", "leaves", "branching"], rows)
+    pv = facts["principal_variation"]
+    shares = " ".join(f"{m}({s:.0%})" for m, s in zip(pv, facts["pv_share"], strict=True))
+    out += ["", f"principal variation: {' '.join(pv) or '-'}", f"  visit share per move: {shares or '-'}", ""]
+    kids = [
+        [k["move"], f"{k['nb_visit']:,}", f"{k['nb_win']:,}", f"{k['nb_draw']:,}", _num(k["mean"]),
+         _num(k["ucb1"]) if k["ucb1"] is not None else "inf", k["proven"] or ""]
+        for k in facts["children"]
+    ]
+    out += [f"moves (UCB1 with c = {facts['c']:.3g}):"]
+    out += _table(["move", "visits", "wins", "draws", "mean", "ucb1", "proven"], kids)
+    return "\n".join(out)
+
+
+@click.command()
+@db_argument
+@path_option
+@_c_option
+@json_option
+@library_errors
+def stats(db: str, path: str, c: float | None, as_json: bool) -> None:
+    """Statistics of the tree (or the subtree at --path) in DB, from SQL aggregates.
+
+    Nodes, leaves, depth and leaf-depth histograms, branching factor per depth,
+    the principal variation and its visit shares, visit concentration, and the
+    UCB1 table of the moves (the `analyse` children table).
+
+    \b
+    Example:
+      treelab stats data/connect4.db --path 4 --json
+    """
+    from ..dbstats import db_stats
+
+    facts = db_stats(db, path or None, c=c)
+    click.echo(json.dumps(facts) if as_json else describe(facts))
+
+
+@click.command()
+@db_argument
+@_out_option((".png", ".svg", ".pdf"), "-o growth.png")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="Games per point of the rolling results curve (default: about a tenth of the games).")
+@library_errors
+def growth(db: str, out: str, window: int | None) -> None:
+    """Plot how the tree in DB grew over the training games.
+
+    Nodes and depth against games, nodes per depth (a heat map), the root's
+    visit shares per move, and the game results.
+
+    \b
+    Example:
+      treelab growth data/connect4.db -o growth.png
+    """
+    from ..growth import growth_data, plot_growth
+
+    data = growth_data(db)
+    plot_growth(data, out, window=window)
+    click.echo(f"wrote {out} ({len(data.games)} games, {data.nodes[-1] if len(data.nodes) else 0:,} nodes)")
+
+
+@click.command()
+@db_argument
+@path_option
+@_out_option((".png", ".svg", ".pdf"), "-o shape.png")
+@click.option("--kind", type=click.Choice(["icicle", "sunburst"]), default="icicle", show_default=True,
+              help="Rows of depth (icicle) or rings (sunburst).")
+@click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Draw only this many levels.")
+@library_errors
+def shape(db: str, path: str, out: str, kind: str, max_depth: int | None) -> None:
+    """Draw the shape of the whole tree: width is the share of visits, colour the mean.
+
+    Scales to millions of nodes (computed with numpy, drawn with matplotlib).
+
+    \b
+    Example:
+      treelab shape data/connect4.db --kind sunburst -o shape.png
+    """
+    from ..analysis import TreeArrays
+    from ..shape import plot_shape
+
+    arrays = TreeArrays.from_db(db, path or None, max_depth=max_depth)
+    plot_shape(arrays, out, kind=kind)
+    click.echo(f"wrote {out} ({len(arrays):,} nodes)")
+
+
+COMMANDS = [render, stats, growth, shape]

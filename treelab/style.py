@@ -1,0 +1,152 @@
+"""How diagrams look: the colour scale, edge widths, number formats and board pictures.
+
+Kept apart from :mod:`treelab.render` so the DOT text builder stays small and
+the look can be tuned in one place. Everything here is pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from itertools import pairwise
+
+from .games import Game, State
+from .games.connect4 import ConnectFourState
+from .games.tictactoe import TicTacToeState
+
+__all__ = [
+    "FONT",
+    "PV_COLOUR",
+    "PROVEN_COLOURS",
+    "SCALE",
+    "mean_colour",
+    "edge_width",
+    "fmt",
+    "board_label",
+    "legend_table",
+]
+
+FONT = "Helvetica"
+"""Font of every label (fontconfig maps it to a sans face when Helvetica is absent)."""
+
+SCALE: tuple[tuple[float, str], ...] = (
+    (0.0, "#d6604d"),
+    (0.25, "#f4a582"),
+    (0.5, "#f7f7f7"),
+    (0.75, "#92c5de"),
+    (1.0, "#4393c3"),
+)
+"""Diverging fill scale (ColorBrewer RdBu, inner stops so black text stays readable):
+red = bad for the player who moved, near-white = even, blue = good."""
+
+PV_COLOUR = "#e66101"
+"""Orange: edges and borders of the principal variation."""
+
+PROVEN_COLOURS = {1: "#1b7837", 0: "#525252", -1: "#b2182b"}
+"""Border colour of proven nodes: a proven win (green), draw (grey), loss (dark red)."""
+
+PROVEN_WORDS = {1: "proven win", 0: "proven draw", -1: "proven loss"}
+"""How proofs read in labels, from the view of the player who moved into the node."""
+
+UNVISITED_FILL = "#ffffff"
+
+C4_COLOURS = {0: "#ffffff", 1: "#e41a1c", 2: "#ffd92f"}
+C4_BOARD = "#2659a8"
+
+
+def _hex(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+def mean_colour(mean: float | None) -> str:
+    """The fill colour of a node with this mean reward (None: unvisited, white)."""
+    if mean is None or math.isnan(mean):
+        return UNVISITED_FILL
+    x = min(1.0, max(0.0, mean))
+    for (x0, c0), (x1, c1) in pairwise(SCALE):
+        if x <= x1:
+            t = (x - x0) / (x1 - x0)
+            a, b = _hex(c0), _hex(c1)
+            return "#" + "".join(f"{round(p + (q - p) * t):02x}" for p, q in zip(a, b, strict=True))
+    return SCALE[-1][1]
+
+
+def edge_width(visits: int, total: int, *, thin: float = 0.6, thick: float = 6.0) -> float:
+    """Edge pen width for ``visits`` out of ``total`` on a log scale (thin edges stay visible)."""
+    if total <= 0 or visits <= 0:
+        return thin
+    return round(thin + (thick - thin) * math.log1p(visits) / math.log1p(total), 2)
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    """A fixed-point number for labels; ``∞`` for +inf (an unvisited child's UCB1)."""
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    return f"{x:.{digits}f}"
+
+
+def board_label(game: Game, state: State, title: str) -> str:
+    """An HTML-like Graphviz table: ``title`` over a picture of ``state``.
+
+    Connect Four shows red (player 1) and yellow (player 2) discs on a blue
+    board; tic-tac-toe shows X and O marks. Other games fall back to the
+    plain-text board.
+    """
+    head = f'<TR><TD COLSPAN="{{cols}}"><B>{escape(title)}</B></TD></TR>'
+    if isinstance(state, ConnectFourState):
+        rows = []
+        for row in range(5, -1, -1):
+            cells = "".join(
+                f'<TD WIDTH="11" HEIGHT="11" FIXEDSIZE="TRUE" BGCOLOR="{C4_COLOURS[state.cell(col, row)]}"></TD>'
+                for col in range(7)
+            )
+            rows.append(f"<TR>{cells}</TR>")
+        numbers = "".join(f'<TD><FONT POINT-SIZE="7" COLOR="#ffffff">{c + 1}</FONT></TD>' for c in range(7))
+        return (
+            f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="0" BGCOLOR="{C4_BOARD}">'
+            + head.format(cols=7).replace("<B>", '<FONT COLOR="#ffffff"><B>').replace("</B>", "</B></FONT>")
+            + "".join(rows)
+            + f"<TR>{numbers}</TR></TABLE>"
+        )
+    if isinstance(state, TicTacToeState):
+        marks = {0: "&#160;", 1: "X", 2: "O"}
+        colours = {0: "#000000", 1: "#b2182b", 2: "#2166ac"}
+        rows = []
+        for r in range(3):
+            owners = [state.cell(3 * r + c + 1) for c in range(3)]
+            cells = "".join(
+                f'<TD WIDTH="16" HEIGHT="16" FIXEDSIZE="TRUE" BGCOLOR="#ffffff">'
+                f'<FONT COLOR="{colours[who]}"><B>{marks[who]}</B></FONT></TD>'
+                for who in owners
+            )
+            rows.append(f"<TR>{cells}</TR>")
+        return (
+            '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1" BGCOLOR="#404040">'
+            + head.format(cols=3).replace("<B>", '<FONT COLOR="#ffffff"><B>').replace("</B>", "</B></FONT>")
+            + "".join(rows)
+            + "</TABLE>"
+        )
+    text = "<BR/>".join(escape(line) for line in state.board().split("\n"))
+    return f'<TABLE BORDER="0">{head.format(cols=1)}<TR><TD>{text}</TD></TR></TABLE>'
+
+
+def legend_table(c: float) -> str:
+    """The legend under a diagram: the fill scale and what nodes, edges and borders mean."""
+    swatches = "".join(
+        f'<TD BGCOLOR="{colour}" WIDTH="22"><FONT POINT-SIZE="8">{x:g}</FONT></TD>' for x, colour in SCALE
+    )
+    scale = (
+        '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="1" CELLPADDING="1">'
+        '<TR><TD COLSPAN="5"><FONT POINT-SIZE="8">fill: mean reward of the player who moved</FONT></TD></TR>'
+        f"<TR>{swatches}</TR></TABLE>"
+    )
+    notes = (
+        f"node: move, wins/visits, mean<BR ALIGN=\"LEFT\"/>edge: UCB1 (c = {c:.3g}),"
+        ' width: visits (log scale)<BR ALIGN="LEFT"/>'
+        f'<FONT COLOR="{PV_COLOUR}">orange: principal variation</FONT>'
+        ' · double border: proven<BR ALIGN="LEFT"/>'
+    )
+    return (
+        '<TABLE BORDER="1" COLOR="#c8c8c8" CELLBORDER="0" CELLSPACING="4" CELLPADDING="0"><TR>'
+        f'<TD>{scale}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="8">{notes}</FONT></TD></TR></TABLE>'
+    )

@@ -1,0 +1,173 @@
+"""Load from a database only the nodes a diagram draws.
+
+A diagram of a small part of a huge tree must be quick, so :func:`load_view`
+never reads the whole ``nodes`` table. It follows the path from the root one
+indexed lookup per move, then walks down level by level: one query per level
+fetches the children of the nodes kept so far (``parent_id IN (...)``, on the
+``parent_id`` index), the same top-K / minimum-visits / principal-variation
+rules as :func:`treelab.subtree.select` decide which of them are expanded, and
+one aggregate query counts the children of the bottom row, so the diagram can
+say what lies below it. The rows read are the drawn nodes and their siblings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import PathNotFoundError
+from .games import Game, find_game
+from .schema import reading
+from .subtree import MAX_NODES, filter_children
+from .tree import Moves, Tree, TreeNode
+
+__all__ = ["COLUMNS", "load_view", "path_rows"]
+
+COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game"
+_CHUNK = 900  # stay under SQLite's bound-parameter limit
+
+
+def _node(tree: Tree, parent: TreeNode, row: tuple[Any, ...]) -> TreeNode:
+    node = TreeNode(
+        row[2], parent, node_id=row[0], nb_visit=row[3], nb_win=row[4], nb_draw=row[5],
+        proven=row[6], created_game=row[7],
+    )
+    tree.size += 1
+    counts = tree.depth_counts
+    if node.depth == len(counts):
+        counts.append(1)
+    else:
+        counts[node.depth] += 1
+    return node
+
+
+def _children(conn: sqlite3.Connection, ids: list[int]) -> dict[int, list[tuple[Any, ...]]]:
+    """Rows of the children of ``ids``, grouped by parent, each in creation (id) order."""
+    out: dict[int, list[tuple[Any, ...]]] = {i: [] for i in ids}
+    for start in range(0, len(ids), _CHUNK):
+        part = ids[start:start + _CHUNK]
+        marks = ",".join("?" * len(part))
+        for row in conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE parent_id IN ({marks}) ORDER BY id", part):
+            out[row[1]].append(row)
+    return out
+
+
+def _counts(conn: sqlite3.Connection, nodes: Iterable[TreeNode]) -> dict[TreeNode, tuple[int, int]]:
+    """``(children, visits)`` stored under each of ``nodes``."""
+    by_id = {n.node_id: n for n in nodes}
+    ids = list(by_id)
+    out = {n: (0, 0) for n in by_id.values()}
+    for start in range(0, len(ids), _CHUNK):
+        part = ids[start:start + _CHUNK]
+        marks = ",".join("?" * len(part))
+        query = (
+            f"SELECT parent_id, count(*), coalesce(sum(nb_visit), 0) FROM nodes "
+            f"WHERE parent_id IN ({marks}) GROUP BY parent_id"
+        )
+        for pid, count, visits in conn.execute(query, part):
+            out[by_id[pid]] = (count, visits)
+    return out
+
+
+def path_rows(conn: sqlite3.Connection, game: Game, path: Moves, db: str) -> list[tuple[Any, ...]]:
+    """The stored rows (:data:`COLUMNS`) from the root down to ``path``, one indexed lookup per move.
+
+    Raises:
+        PathNotFoundError: a node on the path is not stored.
+    """
+    moves = game.parse(path)
+    row = conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
+    if row is None:
+        raise PathNotFoundError(f"{db!r} holds no nodes yet: train or save a tree first")
+    rows = [row]
+    for i, move in enumerate(moves):
+        row = conn.execute(
+            f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ? AND move = ?", (rows[-1][0], game.label(move))
+        ).fetchone()
+        if row is None:
+            raise PathNotFoundError(
+                f"path {game.notation(moves[:i + 1])!r} is not in {db!r}: "
+                "check the moves, or train or analyse that position first"
+            )
+        rows.append(row)
+    return rows
+
+
+def load_view(
+    db: str | os.PathLike[str],
+    *,
+    path: Moves = None,
+    depth: int = 2,
+    top: int | None = None,
+    min_visits: int = 0,
+    around_pv: bool = False,
+    max_nodes: int = MAX_NODES,
+) -> tuple[Tree, dict[TreeNode, tuple[int, int]]]:
+    """The part of the stored tree that a diagram of the subtree at ``path`` draws.
+
+    Args:
+        db: the database file.
+        path, depth, top, min_visits, around_pv: as for :func:`treelab.render.to_dot`.
+        max_nodes: stop loading once more nodes than this would be drawn.
+
+    Returns:
+        A read-only view :class:`Tree` (its ``truncated`` set holds the nodes
+        whose children were not read) and, for the unexpanded drawn nodes, the
+        stored ``(children, visits)`` under them.
+
+    Raises:
+        PathNotFoundError: ``path`` is not stored.
+        StoreError: not a readable treelab database.
+    """
+    with reading(os.fspath(db)) as (conn, meta):
+        game = find_game(meta["game"])
+        tree = Tree(game, c=float(meta.get("c", math.sqrt(2))))
+        rows = path_rows(conn, game, path, os.fspath(db))
+        root = tree.root
+        row = rows[0]
+        root.node_id, root.nb_visit, root.nb_win, root.nb_draw, root.proven, root.created_game = (
+            row[0], row[3], row[4], row[5], row[6], row[7],
+        )
+        node = root
+        for row in rows[1:]:
+            tree.truncated.add(node)  # only the path is read on the way down
+            node = _node(tree, node, row)
+        start = node
+        frontier = [start]
+        kept = 1
+        for level in range(depth):
+            if not frontier or kept > max_nodes:
+                break
+            kid_rows = _children(conn, [n.node_id for n in frontier])
+            nxt: list[TreeNode] = []
+            for parent in frontier:
+                kids = [_node(tree, parent, r) for r in kid_rows[parent.node_id]]
+                shown = filter_children(kids, top, min_visits)
+                kept += len(shown)
+                if level + 1 == depth:
+                    continue
+                if around_pv:  # only the most visited child is expanded further
+                    best = parent.most_visited()
+                    nxt.extend(k for k in shown if k is best and k.nb_visit > 0)
+                else:
+                    nxt.extend(shown)
+            frontier = nxt
+        # every loaded node without loaded children: say what is stored below it
+        bare = [n for n in _walk(start) if not n.kids]
+        tree.truncated.update(bare)
+        below = _counts(conn, bare) if len(bare) <= 20 * max_nodes else {}
+    tree._new.clear()  # a view, not new nodes: saving it must never write anything
+    tree._dirty.clear()
+    return tree, below
+
+
+def _walk(node: TreeNode) -> list[TreeNode]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.kids)
+    return out
