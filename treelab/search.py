@@ -155,6 +155,7 @@ def search(
     rand = rng.random
     log = math.log
     sqrt = math.sqrt
+    max_moves = game.num_moves
     inf = math.inf
     dirty = tree._dirty
     add_child = tree.add_child
@@ -169,19 +170,24 @@ def search(
         path = list(prefix)
         # -- selection and expansion (tree policy) --
         while True:
-            if state.is_terminal:
-                break
-            kids = getattr(node, _KIDS, ())
-            legal = state.legal_moves()
-            if len(kids) < len(legal):
-                tried = {kid.name for kid in kids}
-                untried = [m for m in legal if labels[m] not in tried]
-                move = untried[int(rand() * len(untried))]
-                node = add_child(node, labels[move])
-                state = state.play(move)
-                path.append(node)
-                break
-            log_n = log(node.nb_visit) if node.nb_visit > 1 else 0.0
+            kids = getattr(node, _KIDS, None)
+            n_kids = len(kids) if kids is not None else 0
+            if n_kids < max_moves:  # possibly not fully expanded: look at the rules
+                if state.is_terminal:
+                    break
+                legal = state.legal_moves()
+                if n_kids < len(legal):
+                    if kids:
+                        tried = {kid.name for kid in kids}
+                        legal = [m for m in legal if labels[m] not in tried]
+                    move = legal[int(rand() * len(legal))]
+                    node = add_child(node, labels[move])
+                    state = state.play(move)
+                    path.append(node)
+                    break
+            assert kids is not None
+            big_n = node.nb_visit
+            explore = c * sqrt(log(big_n)) if big_n > 1 else 0.0
             best = None
             best_score = -inf
             for kid in kids:
@@ -191,7 +197,7 @@ def search(
                 if n == 0:
                     best = kid
                     break
-                score = (kid.nb_win + 0.5 * kid.nb_draw) / n + c * sqrt(log_n / n)
+                score = (kid.nb_win + 0.5 * kid.nb_draw) / n + explore / sqrt(n)
                 if score > best_score:
                     best_score = score
                     best = kid
@@ -208,14 +214,16 @@ def search(
                 _propagate(tree, path)
         else:
             winner = play_out(state, rng)
-        # -- backup along the whole stored path --
+        # -- backup along the whole stored path (path[i] is at depth i) --
         for pnode in path:
             pnode.nb_visit += 1
-            if winner is None:
+        if winner is None:
+            for pnode in path:
                 pnode.nb_draw += 1
-            elif winner == (1 if pnode.depth & 1 else 2):
+        else:  # the root counts as moved into by player 2, depth 1 by player 1, ...
+            for pnode in path[(winner & 1)::2]:
                 pnode.nb_win += 1
-            dirty.add(pnode)
+        dirty.update(path)
         done += 1
         if deadline is not None and time.perf_counter() >= deadline:
             break
