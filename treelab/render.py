@@ -272,9 +272,11 @@ def _table(cells: list[str]) -> str:
 def _cut_text(cut: Cut, *, below: bool) -> str:
     if cut.count < 0:
         return "▾ children not loaded"
+    moves = "move" if cut.count == 1 else "moves"
+    visits = f"{cut.visits:,} {'visit' if cut.visits == 1 else 'visits'}"
     if below:
-        return f"▾ {cut.count} {'move' if cut.count == 1 else 'moves'}, {cut.visits:,} visits"
-    return f"+{cut.count} more {'move' if cut.count == 1 else 'moves'}<BR/>{cut.visits:,} visits"
+        return f"▾ {cut.count} {moves}, {visits}"
+    return f"+{cut.count} more {moves}<BR/>{visits}"
 
 
 def _node_tooltip(node: TreeNode) -> str:
