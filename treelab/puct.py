@@ -1,0 +1,360 @@
+"""AlphaZero-style PUCT search on the persistent tree, with MCTS-Solver proofs.
+
+Selection follows Silver et al. (2017, "Mastering the game of Go without human
+knowledge"; 2018, "A general reinforcement learning algorithm that masters
+chess, shogi, and Go through self-play"): from a node with ``N`` visits pick
+the child maximising
+
+    ``U = Q + c_puct * P * sqrt(N) / (1 + n)``
+
+where ``Q`` is the child's mean reward for its mover (in [0, 1]), ``P`` its
+prior (stored in ``node.prior``) and ``n`` its visits. An unvisited child's
+``Q`` is its parent's value for the same player ("first-play urgency" from the
+parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
+:data:`~treelab.evaluators.Evaluator`, and all its legal moves are then added
+as children (with zero visits) carrying their priors, as in AlphaZero; so
+PUCT adds up to one node per legal move per simulation, where UCT adds one.
+
+Backup keeps the tree's integer semantics: every node on the stored path from
+the root gets ``nb_visit += 1`` and a win or a draw for its mover. A fractional
+evaluator value ``v`` (for the player to move at the leaf) is turned into one
+result by sampling with the search's ``rng`` between the two nearest results
+with mean ``v``: ``v >= 1/2`` is a win with probability ``2v - 1`` else a
+draw, ``v < 1/2`` a loss with probability ``1 - 2v`` else a draw. Values 0,
+1/2 and 1 (a playout's result) are backed up exactly, without drawing.
+
+With ``solver=True`` (the default) a child whose move ends the game is proven
+as soon as it is created, and proofs propagate as in MCTS-Solver (Winands,
+Bjornsson & Saito 2008): a position with a winning move is won for the player
+to move, one whose moves all lose is lost, and when every move is proven the
+position takes the best of them (so draws are proven too). Selection never
+enters a proven child, the search stops once its start position is proven,
+and :func:`choose_puct_move` always plays a proven win.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from .errors import BudgetError
+from .evaluators import Evaluator, find_evaluator
+from .games import Game, State
+from .policies import make_rng
+from .search import Limit, choose_move
+from .tree import Moves, Tree, TreeNode
+
+__all__ = [
+    "C_PUCT",
+    "DIRICHLET_FRACTION",
+    "dirichlet_alpha_for",
+    "puct_search",
+    "choose_puct_move",
+    "PUCTPlayer",
+]
+
+C_PUCT = 1.25 / 2
+"""Default ``c_puct`` for values in [0, 1]: AlphaZero's ``c_init = 1.25`` (Silver et al. 2018,
+pseudocode) is for values in [-1, 1]; halving the value range halves the constant."""
+
+DIRICHLET_FRACTION = 0.25
+"""Share of root Dirichlet noise in the root priors, ``epsilon = 0.25`` (Silver et al. 2017, 2018)."""
+
+
+def dirichlet_alpha_for(num_moves: int) -> float:
+    """AlphaZero's Dirichlet ``alpha`` "in inverse proportion to the approximate number of legal moves".
+
+    Silver et al. (2018) used 0.3 for chess, 0.15 for shogi and 0.03 for Go,
+    about ``10 / moves``; this gives 1.43 for Connect Four and 1.11 for tic-tac-toe.
+    """
+    if num_moves < 1:
+        raise BudgetError(f"num_moves {num_moves!r} must be at least 1")
+    return 10.0 / num_moves
+
+
+def _outcome(value: float, to_move: int, rng: random.Random) -> int | None:
+    """One result (the winner, None for a draw) with mean ``value`` for ``to_move`` (see the module doc)."""
+    if value >= 1.0:
+        return to_move
+    if value <= 0.0:
+        return 3 - to_move
+    if value == 0.5:
+        return None
+    if value > 0.5:
+        return to_move if rng.random() < 2.0 * value - 1.0 else None
+    return 3 - to_move if rng.random() < 1.0 - 2.0 * value else None
+
+
+def _check(c_puct: float, dirichlet_alpha: float | None, dirichlet_fraction: float) -> None:
+    if not (c_puct >= 0 and math.isfinite(c_puct)):
+        raise BudgetError(f"c_puct {c_puct!r} must be a finite number >= 0")
+    if dirichlet_alpha is not None and not (dirichlet_alpha > 0 and math.isfinite(dirichlet_alpha)):
+        raise BudgetError(f"dirichlet_alpha {dirichlet_alpha!r} must be a positive number (or None: no noise)")
+    if not 0.0 <= dirichlet_fraction <= 1.0:
+        raise BudgetError(f"dirichlet_fraction {dirichlet_fraction!r} must be between 0 and 1")
+
+
+def puct_search(
+    tree: Tree,
+    moves: Moves = None,
+    *,
+    limit: Limit,
+    c_puct: float = C_PUCT,
+    evaluator: str | Evaluator = "rollout",
+    solver: bool = True,
+    dirichlet_alpha: float | None = None,
+    dirichlet_fraction: float = DIRICHLET_FRACTION,
+    rng: random.Random | int | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> int:
+    """Run PUCT simulations from the position ``moves`` of ``tree``; returns how many ran.
+
+    Args:
+        tree: the persistent tree (grown in place; every changed node is marked for saving).
+        moves: the position to search, as moves from the start.
+        limit: the budget (iterations and/or seconds).
+        c_puct: exploration constant for values in [0, 1] (default :data:`C_PUCT`).
+        evaluator: ``"rollout"``, ``"heuristic"`` or an :data:`~treelab.evaluators.Evaluator`.
+        solver: prove wins, losses and draws and stop once the position is proven.
+        dirichlet_alpha: root noise ``Dir(alpha)`` mixed into the start position's
+            priors for this search only (None: no noise; see :func:`dirichlet_alpha_for`).
+        dirichlet_fraction: the noise's share, ``epsilon``.
+        rng: a seed or generator; the same seed grows the same tree.
+        should_stop: polled every simulation; True ends the search early (Ctrl-C).
+    """
+    _check(c_puct, dirichlet_alpha, dirichlet_fraction)
+    rng = make_rng(rng)
+    evaluate = find_evaluator(evaluator)
+    game = tree.game
+    parsed = game.parse(moves)
+    prefix, start_state = tree.path(parsed)
+    start = prefix[-1]
+    if start_state.is_terminal or (solver and start.proven is not None):
+        return 0
+    prefix_states = [game.initial()]
+    for move in parsed:
+        prefix_states.append(prefix_states[-1].play(move))
+    move_of = {game.label(m): m for m in range(1, game.num_moves + 1)}
+    dirty = tree._dirty
+    truncated = tree.truncated
+    sqrt = math.sqrt
+    noisy: dict[TreeNode, float] | None = None
+    max_iter = limit.iterations if limit.iterations is not None else 1 << 62
+    deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
+    done = 0
+    while done < max_iter:
+        if solver and start.proven is not None:
+            break
+        node, state = start, start_state
+        path = list(prefix)
+        states = list(prefix_states)
+        while True:
+            if state.is_terminal:  # reached only without the solver (proven children are skipped)
+                winner = state.winner
+                if solver and node.proven is None:
+                    node.proven = 0 if winner is None else (1 if winner == node.mover else -1)
+                    _propagate(tree, path, states)
+                break
+            kids = node.kids
+            if node.nb_visit == 0 or len(kids) < len(state.legal_moves()) or not any(k.prior for k in kids):
+                evaluation = evaluate(state, rng)
+                if node in truncated:  # children not loaded: never grow here, just evaluate
+                    winner = _leaf_result(node, state, evaluation.value, rng)
+                    break
+                _expand(tree, node, state, evaluation.priors, solver)
+                if solver and any(k.proven is not None for k in node.kids):
+                    _propagate(tree, path, states, from_node=True)
+                if node.nb_visit == 0 or (solver and node.proven is not None):
+                    # a new leaf (its evaluation is this simulation's result), or just proven (exact)
+                    winner = _leaf_result(node, state, evaluation.value, rng)
+                    break
+                kids = node.kids
+            if node is start and dirichlet_alpha is not None and noisy is None:
+                noisy = _noisy_priors(kids, dirichlet_alpha, dirichlet_fraction, rng)
+            # -- selection: the best PUCT score among unproven children --
+            big_n = node.nb_visit
+            scale = c_puct * sqrt(big_n)
+            fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
+            best = None
+            best_score = -math.inf
+            for kid in kids:
+                if solver and kid.proven is not None:
+                    continue
+                n = kid.nb_visit
+                prior = noisy[kid] if noisy is not None and node is start else kid.prior
+                q = (kid.nb_win + 0.5 * kid.nb_draw) / n if n else fpu
+                score = q + scale * prior / (1 + n)
+                if score > best_score:
+                    best_score = score
+                    best = kid
+            if best is None:  # every move proven but the node not (a tree grown without proofs)
+                best = max(kids, key=lambda k: k.nb_visit)
+            node = best
+            state = state.play(move_of[node.name])
+            path.append(node)
+            states.append(state)
+        for pnode in path:
+            pnode.nb_visit += 1
+            if winner is None:
+                pnode.nb_draw += 1
+            elif winner == (1 if pnode.depth & 1 else 2):
+                pnode.nb_win += 1
+            dirty.add(pnode)
+        done += 1
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        if should_stop is not None and should_stop():
+            break
+    return done
+
+
+def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random) -> int | None:
+    """The result backed up for a freshly evaluated leaf (exact once the leaf is proven)."""
+    if node.proven is not None:  # e.g. a winning move for the player to move: a fact, not a guess
+        if node.proven == 0:
+            return None
+        return node.mover if node.proven == 1 else 3 - node.mover
+    if not 0.0 <= value <= 1.0 or math.isnan(value):
+        raise BudgetError(f"evaluator value {value!r} is not in [0, 1] (the reward of the player to move)")
+    return _outcome(value, state.to_move, rng)
+
+
+def _expand(tree: Tree, node: TreeNode, state: State, priors: object, solver: bool) -> None:
+    """Give ``node`` a child for every legal move, with its prior; prove children that end the game."""
+    game = tree.game
+    have = {kid.name: kid for kid in node.kids}
+    table = priors if isinstance(priors, dict) else dict(priors)  # type: ignore[call-overload]
+    dirty = tree._dirty
+    for move in state.legal_moves():
+        label = game.label(move)
+        kid = have.get(label)
+        if kid is None:
+            kid = tree.add_child(node, label)
+            dirty.add(kid)
+        prior = float(table.get(move, 0.0))
+        if not prior >= 0.0:
+            raise BudgetError(f"evaluator prior {prior!r} for move {label} is negative or not a number")
+        kid.prior = prior
+        if solver and kid.proven is None:
+            after = state.play(move)
+            if after.is_terminal:
+                winner = after.winner
+                kid.proven = 0 if winner is None else (1 if winner == kid.mover else -1)
+                dirty.add(kid)
+
+
+def _propagate(tree: Tree, path: list[TreeNode], states: list[State], *, from_node: bool = False) -> None:
+    """Push proofs up ``path``: from ``path[-1]``'s parent, or from ``path[-1]`` itself with ``from_node``.
+
+    A node is proven when one of its moves is a proven win for the player to
+    move there (the node is then a loss for the player who moved into it), or
+    when every legal move has a child and all are proven (the node's value is
+    minus the best of them). Only game facts are used, so proofs are never wrong.
+    """
+    first = len(path) - 1 if from_node else len(path) - 2
+    for i in range(first, -1, -1):
+        node = path[i]
+        if node.proven is not None:
+            return
+        kids = node.kids
+        if any(k.proven == 1 for k in kids):
+            node.proven = -1
+        else:
+            if any(k.proven is None for k in kids) or len(kids) < len(states[i].legal_moves()):
+                return
+            node.proven = -max(k.proven for k in kids)  # type: ignore[type-var]
+        tree.mark_dirty(node)
+
+
+def _noisy_priors(kids: Sequence[TreeNode], alpha: float, fraction: float, rng: random.Random) -> dict[TreeNode, float]:
+    """``(1 - fraction) * P + fraction * Dir(alpha)`` over ``kids`` (Silver et al. 2017)."""
+    draws = [rng.gammavariate(alpha, 1.0) for _ in kids]
+    total = sum(draws) or 1.0
+    return {kid: (1.0 - fraction) * kid.prior + fraction * d / total for kid, d in zip(kids, draws, strict=True)}
+
+
+def choose_puct_move(
+    node: TreeNode, *, temperature: float = 0.0, rng: random.Random | None = None
+) -> TreeNode | None:
+    """The move to play from ``node``: a proven win if there is one, else by visit counts.
+
+    ``temperature -> 0`` takes the most visited move; larger values sample in
+    proportion to ``visits ** (1 / temperature)`` (Silver et al. 2017).
+    Proven losses are avoided while other moves remain. Unlike UCT, PUCT
+    proves a winning child the moment it is created, before any visit, so the
+    proven win is looked for among all children.
+    """
+    wins = [k for k in node.kids if k.proven == 1]
+    if wins:
+        return max(wins, key=lambda k: (k.nb_visit, k.prior))
+    return choose_move(node, temperature=temperature, rng=rng)
+
+
+class PUCTPlayer:
+    """A player that searches with :func:`puct_search` (see :class:`treelab.agents.Player`).
+
+    Args:
+        tree: the tree to search in and grow; None starts a fresh tree every game.
+        iterations: simulations per move.
+        seconds: or a time budget per move.
+        c_puct: exploration constant (values in [0, 1]).
+        evaluator: ``"rollout"``, ``"heuristic"`` or an evaluator function.
+        solver: MCTS-Solver proofs.
+        dirichlet_alpha: root noise (None: none).
+        dirichlet_fraction: the noise's share.
+        temperature: > 0 samples moves from visit counts.
+        rng: seed or generator.
+        name: the name shown in match results.
+    """
+
+    def __init__(
+        self,
+        *,
+        tree: Tree | None = None,
+        iterations: int | None = 400,
+        seconds: float | None = None,
+        c_puct: float = C_PUCT,
+        evaluator: str | Evaluator = "heuristic",
+        solver: bool = True,
+        dirichlet_alpha: float | None = None,
+        dirichlet_fraction: float = DIRICHLET_FRACTION,
+        temperature: float = 0.0,
+        rng: random.Random | int | None = None,
+        name: str | None = None,
+    ) -> None:
+        _check(c_puct, dirichlet_alpha, dirichlet_fraction)
+        self.limit = Limit(iterations=iterations, seconds=seconds)
+        self.tree = tree
+        self.fresh = tree is None
+        self.c_puct = c_puct
+        self.evaluator = find_evaluator(evaluator) if isinstance(evaluator, str) else evaluator
+        self.solver = solver
+        self.dirichlet_alpha = dirichlet_alpha
+        self.dirichlet_fraction = dirichlet_fraction
+        self.temperature = temperature
+        self.rng = make_rng(rng)
+        self.name = name or f"puct:iterations={iterations}"
+        self.should_stop: Callable[[], bool] | None = None
+
+    def new_game(self, game: Game) -> None:
+        """Start a fresh tree (unless playing from a given one)."""
+        if self.fresh or self.tree is None:
+            self.tree = Tree(game)
+
+    def choose(self, state: State, moves: Sequence[int]) -> int:
+        """Search the position and pick a move."""
+        if self.tree is None:
+            self.new_game(state.game)
+        tree = self.tree
+        assert tree is not None
+        puct_search(tree, moves, limit=self.limit, c_puct=self.c_puct, evaluator=self.evaluator,
+                    solver=self.solver, dirichlet_alpha=self.dirichlet_alpha,
+                    dirichlet_fraction=self.dirichlet_fraction, rng=self.rng, should_stop=self.should_stop)
+        best = choose_puct_move(tree.find(moves), temperature=self.temperature, rng=self.rng)
+        if best is None:  # stopped before expanding anything
+            legal = state.legal_moves()
+            return legal[int(self.rng.random() * len(legal))]
+        return tree.game.parse_move(best.name)
+
