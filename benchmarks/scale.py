@@ -1,0 +1,166 @@
+"""Million-node trees: save, incremental save, load (time and memory), partial load.
+
+Each figure is measured against a reference in the same run:
+- first save vs plain ``sqlite3.executemany`` of the same rows in one transaction;
+- a save after more games vs the first save;
+- ``treelab.load`` (time, bytes per node in a fresh process) vs building the same
+  tree in memory from tuples;
+- ``treelab.load(db, path=..., depth=...)`` of a small subtree vs the whole load.
+
+    .venv/bin/python benchmarks/scale.py --nodes 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import treelab
+from treelab.agents import MCTSPlayer
+from treelab.store import _ROW  # the row maker the store uses, so both sides write identical rows
+
+LOADER = r"""
+import gc, json, sys, time
+def rss():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+import treelab, sqlite3
+from treelab.tree import TreeNode
+mode, db = sys.argv[1], sys.argv[2]
+gc.collect()
+before = rss()
+t = time.perf_counter()
+if mode == "load":
+    tree = treelab.load(db)
+    n = len(tree)
+elif mode == "partial":
+    tree = treelab.load(db, path=sys.argv[3], depth=int(sys.argv[4]))
+    n = len(tree)
+else:  # build the same tree from tuples already in memory (the reference)
+    rows = sqlite3.connect(db).execute(
+        "SELECT id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game FROM nodes ORDER BY id").fetchall()
+    before = rss()
+    t = time.perf_counter()
+    nodes = {}
+    gc.disable()
+    for nid, pid, move, v, w, d, p, cg in rows:
+        nodes[nid] = TreeNode(move, nodes[pid] if pid is not None else None, node_id=nid, nb_visit=v, nb_win=w,
+                              nb_draw=d, proven=p, created_game=cg)
+    gc.enable()
+    n = len(nodes)
+elapsed = time.perf_counter() - t
+gc.collect()
+print(json.dumps({"seconds": elapsed, "nodes": n, "bytes": rss() - before}))
+"""
+
+
+def fresh(mode: str, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", LOADER, mode, *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def reference_insert(rows: list[tuple], path: Path) -> float:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("""CREATE TABLE nodes (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES nodes(id),
+        move TEXT NOT NULL, depth INTEGER NOT NULL, nb_visit INTEGER NOT NULL, nb_win INTEGER NOT NULL,
+        nb_draw INTEGER NOT NULL, proven INTEGER, created_game INTEGER)""")
+    started = time.perf_counter()
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=1_000_000)
+    parser.add_argument("--games", type=int, default=200, help="games played before the incremental save")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--search-iterations", type=int, default=0,
+                        help="simulations per move the tree searches in those games (0: record the games only)")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="treelab-scale-"))
+    print(f"growing a Connect Four tree of {args.nodes:,} nodes ...", flush=True)
+    tree = treelab.Tree("connect4")
+    started = time.perf_counter()
+    treelab.search(tree, "", limit=treelab.Limit(iterations=args.nodes - 1), rng=1)
+    print(f"  {len(tree):,} nodes in {time.perf_counter() - started:.1f}s")
+
+    nodes = sorted(tree, key=lambda n: n.node_id)
+    rows = [(tree.root.node_id, None, "root", 0, tree.root.nb_visit, tree.root.nb_win, tree.root.nb_draw,
+             tree.root.proven, None)] + [_ROW(n) for n in nodes[1:]]
+    ours, theirs = [], []
+    for r in range(args.rounds):
+        ref_path, our_path = tmp / f"ref{r}.db", tmp / f"ours{r}.db"
+        theirs.append(reference_insert(rows, ref_path))
+        copy = treelab.load(tmp / "ours0.db") if r else tree  # later rounds: a fresh, unsaved copy
+        if r:
+            copy._db, copy._new, copy._dirty = None, sorted(copy, key=lambda n: n.node_id), set(copy)
+        started = time.perf_counter()
+        treelab.save(copy, our_path)
+        ours.append(time.perf_counter() - started)
+    first = statistics.median(ours)
+    print(f"first save: treelab {first:.2f}s, sqlite3.executemany {statistics.median(theirs):.2f}s, "
+          f"ratio {first / statistics.median(theirs):.2f} (target <= 1.5)")
+
+    db = tmp / "ours0.db"
+    # 200 more games, each stored whole as one simulation (the persistent-tree formulation: every
+    # game's path is recorded); with --search-iterations K the tree also searches K simulations per move
+    game = tree.game
+    rng = random.Random(2)
+    player = MCTSPlayer(tree=tree, iterations=args.search_iterations, rng=3) if args.search_iterations else None
+    for _ in range(args.games):
+        state, moves = game.initial(), []
+        while not state.is_terminal:
+            if player is not None and state.ply % 2 == 0:
+                move = player.choose(state, moves)
+            else:
+                move = rng.choice(state.legal_moves())
+            state = state.play(move)
+            moves.append(move)
+        tree.record(moves, state.winner)
+    changed = tree.unsaved
+    started = time.perf_counter()
+    written = treelab.save(tree, db)
+    later = time.perf_counter() - started
+    print(f"save after {args.games} more games ({written:,} rows, {changed:,} changed nodes): {later:.3f}s = "
+          f"{100 * later / first:.1f}% of the first save (target <= 2%)")
+
+    size = db.stat().st_size + (Path(f"{db}-wal").stat().st_size if Path(f"{db}-wal").exists() else 0)
+    total = len(tree)
+    print(f"on disk: {size / total:.0f} bytes per node ({size / 1e6:.0f} MB)")
+    loads = [fresh("load", str(db)) for _ in range(args.rounds)]
+    builds = [fresh("build", str(db)) for _ in range(args.rounds)]
+    t_load = statistics.median(x["seconds"] for x in loads)
+    t_build = statistics.median(x["seconds"] for x in builds)
+    per_node = statistics.median(x["bytes"] / x["nodes"] for x in loads)
+    print(f"load: {t_load:.2f}s ({per_node:.0f} bytes/node in a fresh process, target <= 200); building the same "
+          f"tree from tuples: {t_build:.2f}s, ratio {t_load / t_build:.2f}")
+
+    node = tree.root
+    while node.nb_visit > 2000 and node.kids:
+        node = node.most_visited()
+    path = "".join(node.moves)
+    parts = [fresh("partial", str(db), path, "3") for _ in range(args.rounds)]
+    t_part = statistics.median(x["seconds"] for x in parts)
+    print(f"partial load of {path!r} depth 3 ({parts[0]['nodes']:,} nodes): {t_part * 1000:.1f}ms = "
+          f"{100 * t_part / t_load:.2f}% of a whole load (target <= 1%)")
+    os.system(f"rm -rf {tmp}")
+
+
+if __name__ == "__main__":
+    main()
