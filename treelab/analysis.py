@@ -79,30 +79,25 @@ class TreeArrays:
     # -- building -------------------------------------------------------------
     @classmethod
     def from_tree(cls, source: Tree | TreeNode, path: Moves = None) -> TreeArrays:
-        """The arrays of the subtree at ``path`` of an in-memory tree (or below a node)."""
+        """The arrays of the subtree at ``path`` of an in-memory tree (or below a node).
+
+        Nodes are ordered by (depth, node id), exactly as :meth:`from_db` orders
+        the same tree read from its database.
+        """
         start = source.find(path) if isinstance(source, Tree) else source
         nodes: list[TreeNode] = [start]
-        parents = [-1]
-        i = 0
-        while i < len(nodes):
-            for kid in nodes[i].kids:
-                nodes.append(kid)
-                parents.append(i)
-            i += 1
-        return cls(
-            parent=np.asarray(parents, dtype=np.int64),
-            depth=np.fromiter((n.depth - start.depth for n in nodes), np.int32, len(nodes)),
-            visits=np.fromiter((n.nb_visit for n in nodes), np.int64, len(nodes)),
-            wins=np.fromiter((n.nb_win for n in nodes), np.int64, len(nodes)),
-            draws=np.fromiter((n.nb_draw for n in nodes), np.int64, len(nodes)),
-            proven=np.fromiter((NO_PROOF if n.proven is None else n.proven for n in nodes), np.int8, len(nodes)),
-            created=np.fromiter(
-                (-1 if n.created_game is None else n.created_game for n in nodes), np.int64, len(nodes)
-            ),
-            moves=np.array([n.name for n in nodes], dtype=object),
-            root_depth=start.depth,
-            game=source.game.name if isinstance(source, Tree) else None,
-        )
+        for node in nodes:  # grows while iterating: breadth first
+            nodes.extend(node.kids)
+        ids = [n.node_id for n in nodes]
+        if len(set(ids)) != len(ids):  # nodes made outside a Tree: number them breadth first
+            ids = list(range(1, len(nodes) + 1))
+        number = {id(n): i for n, i in zip(nodes, ids, strict=True)}
+        rows = [
+            (i, number.get(id(n.parent)), n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game, n.name)
+            for n, i in zip(nodes, ids, strict=True)
+        ]
+        arrays = cls.from_rows(rows, ids[0], start.depth)
+        return replace(arrays, game=source.game.name) if isinstance(source, Tree) else arrays
 
     @classmethod
     def from_db(cls, db: str | os.PathLike[str], path: Moves = None, *, max_depth: int | None = None) -> TreeArrays:
