@@ -48,6 +48,10 @@ class GrowthData:
     """Visits of each root move after each game (empty without history)."""
     winners: np.ndarray
     """Each game's winner: 1, 2, or 0 for a draw."""
+    tree_player: np.ndarray
+    """The colour the tree played in each game against an opponent (0: self-play, both)."""
+    opponent: str | None
+    """The opponent of the last game (``"self"``, ``"random"``, ``"heuristic"``), if logged."""
     source: str
     """``"history"`` or ``"created_game"`` (rebuilt from node stamps)."""
 
@@ -73,13 +77,18 @@ def growth_data(db: str | os.PathLike[str]) -> GrowthData:
     name = os.fspath(db)
     with reading(name) as (conn, meta):
         game = find_game(meta["game"])
-        games = conn.execute("SELECT id, winner FROM games ORDER BY id").fetchall()
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
+        extra = ", ".join(c if c in columns else "NULL" for c in ("tree_player", "opponent"))
+        logged = conn.execute(f"SELECT id, winner, {extra} FROM games ORDER BY id").fetchall()
         history = conn.execute(
             "SELECT game_id, nodes, root_visits, depth_counts, root_children FROM history ORDER BY game_id"
         ).fetchall()
         stamps = [] if history else conn.execute(
             "SELECT coalesce(created_game, 0), depth, count(*) FROM nodes GROUP BY 1, 2"
         ).fetchall()
+    games = [(gid, w) for gid, w, _, _ in logged]
+    player_by_id = {gid: (p or 0) for gid, _, p, _ in logged}
+    opponent = logged[-1][3] if logged else None
     winners_by_id = {gid: (w or 0) for gid, w in games}
     if history:
         ids = np.array([h[0] for h in history], dtype=np.int64)
@@ -93,6 +102,7 @@ def growth_data(db: str | os.PathLike[str]) -> GrowthData:
             game=game.name, games=ids, nodes=np.array([h[1] for h in history], dtype=np.int64),
             depth_counts=counts, root_visits=np.array([h[2] for h in history], dtype=np.int64),
             root_children=children, winners=np.array([winners_by_id.get(i, 0) for i in ids], dtype=np.int8),
+            tree_player=np.array([player_by_id.get(i, 0) for i in ids], dtype=np.int8), opponent=opponent,
             source="history",
         )
     ids = np.array([gid for gid, _ in games], dtype=np.int64)
@@ -108,7 +118,8 @@ def growth_data(db: str | os.PathLike[str]) -> GrowthData:
     counts = np.cumsum(per_game, axis=0) + base
     return GrowthData(
         game=game.name, games=ids, nodes=counts.sum(axis=1), depth_counts=counts, root_visits=None,
-        root_children={}, winners=np.array([w or 0 for _, w in games], dtype=np.int8), source="created_game",
+        root_children={}, winners=np.array([w or 0 for _, w in games], dtype=np.int8),
+        tree_player=np.array([player_by_id[i] for i in ids], dtype=np.int8), opponent=opponent, source="created_game",
     )
 
 
@@ -165,12 +176,19 @@ def plot_growth(data: GrowthData, out: str | os.PathLike[str] | None = None, *, 
 
     w = window or max(1, len(x) // 10)
     kernel = np.ones(w) / w
-    for value, label, colour in ((1, "player 1 wins", "#b2182b"), (0, "draws", "#7f7f7f"),
-                                 (2, "player 2 wins", "#2166ac")):
-        rate = np.convolve((data.winners == value).astype(float), kernel, mode="valid")
+    against = bool(len(x)) and bool((data.tree_player > 0).all())
+    if against:  # results from the tree's side
+        outcome = np.where(data.winners == 0, 0, np.where(data.winners == data.tree_player, 1, 2))
+        curves = ((1, "tree wins", "#1b7837"), (0, "draws", "#7f7f7f"), (2, "tree losses", "#b2182b"))
+    else:
+        outcome = data.winners
+        curves = ((1, "player 1 wins", "#b2182b"), (0, "draws", "#7f7f7f"), (2, "player 2 wins", "#2166ac"))
+    for value, label, colour in curves:
+        rate = np.convolve((outcome == value).astype(float), kernel, mode="valid")
         d.plot(x[w - 1:], rate, label=label, color=colour, lw=1.8)
     d.set_ylim(-0.02, 1.02)
-    d.set_title(f"game results (rolling mean over {w} {'game' if w == 1 else 'games'})")
+    versus = f" against {data.opponent}" if against and data.opponent else (" (self-play)" if not against else "")
+    d.set_title(f"game results{versus}, rolling mean over {w} {'game' if w == 1 else 'games'}")
     d.set_xlabel("games played")
     d.set_ylabel("share of games")
     d.legend(fontsize=8)

@@ -254,7 +254,7 @@ class _Writer:
                 id=sid, label=f"<{text}>", shape="box", style="rounded,dashed", color="#9a9a9a",
                 fontcolor="#555555", fontsize=9, tooltip=f"{text.replace('<BR/>', ', ')} under {pid}, not drawn",
             ) + ";",
-            f"  {_q(pid)} -> {_q(sid)} " + _attrs(style="dashed", color="#9a9a9a", arrowhead="none") + ";",
+            f"  {_q(pid)} -> {_q(sid)} " + _attrs(style="dashed", color="#9a9a9a", arrowhead="none", weight=0) + ";",
         ]
 
 
