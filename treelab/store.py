@@ -285,7 +285,8 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
             found = row.fetchone()
             if found is None:
                 raise PathNotFoundError(
-                    f"path {''.join(labels[: i + 1])!r} is not in {name!r}: check the moves, or train deeper"
+                    f"path {''.join(labels)!r} is not in {name!r} (no node {''.join(labels[: i + 1])!r}): "
+                    "check the moves, or train deeper"
                 )
             chain.append(found[0])
         top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0]
