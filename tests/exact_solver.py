@@ -95,3 +95,25 @@ def _centre_first(moves: list[int], num_moves: int) -> list[int]:
 def solve(state: Any) -> int:
     """The value of ``state`` for the player to move (a fresh solver)."""
     return ExactSolver().value(state)
+
+
+class PerfectPlayer:
+    """A perfect player (a :class:`treelab.agents.Player`): a random move among those that keep the value.
+
+    Args:
+        rng: picks among equally good moves, so a match sees many perfect lines.
+    """
+
+    def __init__(self, rng: Any = None) -> None:
+        import random
+
+        self.rng = rng if isinstance(rng, random.Random) else random.Random(rng)
+        self.solver = ExactSolver()
+        self.name = "perfect"
+
+    def new_game(self, game: Any) -> None:
+        return None
+
+    def choose(self, state: Any, moves: Any) -> int:
+        best = self.solver.best_moves(state)
+        return best[int(self.rng.random() * len(best))]

@@ -1,0 +1,281 @@
+"""PUCT search: the selection formula, backup semantics, priors, noise, temperature, evaluators."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+
+import pytest
+
+import treelab
+from treelab.errors import BudgetError
+from treelab.evaluators import (
+    C4_LINES,
+    Evaluation,
+    HeuristicEvaluator,
+    RolloutEvaluator,
+    find_evaluator,
+    uniform_priors,
+)
+from treelab.puct import (
+    C_PUCT,
+    PUCTPlayer,
+    _outcome,
+    choose_puct_move,
+    dirichlet_alpha_for,
+    puct_search,
+)
+from treelab.search import Limit
+
+
+def limit(n: int) -> Limit:
+    return Limit(iterations=n)
+
+
+def check_counts(tree: treelab.Tree) -> None:
+    """The tree's invariants: visits cover the children's, wins and draws fit in visits."""
+    for node in tree:
+        assert node.nb_win + node.nb_draw <= node.nb_visit
+        assert node.nb_visit >= sum(k.nb_visit for k in node.kids)
+        if node.kids and node.proven is None:
+            assert math.isclose(sum(k.prior for k in node.kids), 1.0) or not any(k.prior for k in node.kids)
+
+
+def fixed(priors: dict[int, float], value: float = 0.5):
+    """An evaluator with fixed priors (renormalised over the legal moves) and value."""
+
+    def evaluate(state, rng):
+        legal = state.legal_moves()
+        weights = {m: priors.get(m, 0.0) for m in legal}
+        total = sum(weights.values()) or 1.0
+        return Evaluation({m: w / total for m, w in weights.items()}, value)
+
+    return evaluate
+
+
+# -- the formula ------------------------------------------------------------
+@pytest.mark.parametrize("c_puct", [0.0, C_PUCT, 3.0])
+def test_selection_takes_the_highest_puct_score(c_puct):
+    tree = treelab.Tree("tictactoe")
+    puct_search(tree, limit=limit(1), evaluator="rollout", rng=1)  # evaluates the root, adds 9 children
+    root = tree.root
+    assert root.nb_visit == 1 and len(root.kids) == 9 and all(k.nb_visit == 0 for k in root.kids)
+    rng = random.Random(3)
+    for kid in root.kids:  # give the children arbitrary statistics and priors
+        kid.nb_visit = rng.randint(1, 30)
+        kid.nb_win = rng.randint(0, kid.nb_visit)
+        kid.nb_draw = rng.randint(0, kid.nb_visit - kid.nb_win)
+        kid.prior = rng.random()
+    total = sum(k.prior for k in root.kids)
+    for kid in root.kids:
+        kid.prior /= total
+    root.nb_visit = sum(k.nb_visit for k in root.kids) + 1
+
+    def score(kid):
+        q = (kid.nb_win + 0.5 * kid.nb_draw) / kid.nb_visit
+        return q + c_puct * kid.prior * math.sqrt(root.nb_visit) / (1 + kid.nb_visit)
+
+    expected = max(root.kids, key=score)
+    before = {k.name: k.nb_visit for k in root.kids}
+    puct_search(tree, limit=limit(1), c_puct=c_puct, evaluator="rollout", rng=2)
+    grown = [k.name for k in root.kids if k.nb_visit != before[k.name]]
+    assert grown == [expected.name]
+
+
+def test_unvisited_children_use_the_parents_value_and_their_prior():
+    # Only the prior differs among unvisited children: the largest prior is tried first.
+    tree = treelab.Tree("connect4")
+    evaluator = fixed({1: 0.05, 2: 0.05, 3: 0.1, 4: 0.5, 5: 0.1, 6: 0.1, 7: 0.1})
+    puct_search(tree, limit=limit(2), evaluator=evaluator, rng=1)
+    assert [k.name for k in tree.root.kids if k.nb_visit] == ["4"]
+    assert math.isclose(tree.find("4").prior, 0.5)
+
+
+def test_priors_steer_the_search():
+    tree = treelab.Tree("connect4")
+    evaluator = fixed({3: 0.8, 5: 0.2}, value=0.5)  # moves without a prior get 0
+    puct_search(tree, limit=limit(200), evaluator=evaluator, rng=1, solver=False)
+    visits = {k.name: k.nb_visit for k in tree.root.kids}
+    assert visits["3"] > visits["5"] > 0
+    assert sum(visits.values()) == 199
+
+
+# -- backup -----------------------------------------------------------------
+@pytest.mark.parametrize("game,moves", [("connect4", ""), ("connect4", "4453"), ("tictactoe", "15")])
+@pytest.mark.parametrize("evaluator", ["rollout", "heuristic"])
+def test_backup_counts_every_simulation_from_the_root(game, moves, evaluator):
+    tree = treelab.Tree(game)
+    done = puct_search(tree, moves, limit=limit(300), evaluator=evaluator, rng=5)
+    assert tree.root.nb_visit == done
+    assert tree.find(moves).nb_visit == done
+    done2 = puct_search(tree, moves + ("1" if game == "connect4" else "9"), limit=limit(100), rng=6)
+    assert tree.root.nb_visit == done + done2
+    check_counts(tree)
+    assert tree.unsaved == len(tree)  # every node changed since creation is marked for saving
+
+
+def test_wins_are_counted_for_the_mover():
+    # X to move wins at once in column 4 (three X discs stacked there): a proof, and exact backups.
+    tree = treelab.Tree("connect4")
+    puct_search(tree, "414141", limit=limit(10), rng=1)
+    node = tree.find("414141")
+    assert node.proven == -1  # the player who moved into it (O) loses
+    assert node.nb_visit == 1 and node.nb_win == 0  # one simulation: a win for X, the player to move
+    assert tree.root.nb_win == 0 and tree.find("4").nb_win == 1
+
+
+def test_fractional_values_are_sampled_with_the_right_mean():
+    rng = random.Random(1)
+    for value in (0.1, 0.3, 0.7, 0.9):
+        counts = Counter(_outcome(value, 1, rng) for _ in range(20000))
+        mean = (counts[1] + 0.5 * counts[None]) / 20000
+        assert abs(mean - value) < 0.01
+        assert counts[2 if value > 0.5 else 1] == 0  # only the two nearest results
+    state = random.Random(5)
+    before = state.getstate()
+    assert [_outcome(v, 2, state) for v in (0.0, 0.5, 1.0)] == [1, None, 2]
+    assert state.getstate() == before  # exact values draw nothing
+
+
+def test_a_static_evaluator_backs_up_draws_and_wins():
+    tree = treelab.Tree("connect4")
+    puct_search(tree, limit=limit(400), evaluator=fixed({}, value=0.75), rng=2, solver=False)
+    assert tree.root.nb_draw > 0
+    check_counts(tree)
+
+
+def test_same_seed_same_tree():
+    def grow(seed):
+        tree = treelab.Tree("connect4")
+        puct_search(tree, limit=limit(300), evaluator="heuristic", dirichlet_alpha=1.0, rng=seed)
+        return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in tree]
+
+    assert grow(7) == grow(7)
+    assert grow(7) != grow(8)
+
+
+# -- noise, temperature, move choice -------------------------------------------
+def test_root_dirichlet_noise_changes_the_search_but_not_the_stored_priors():
+    quiet, noisy = treelab.Tree("connect4"), treelab.Tree("connect4")
+    puct_search(quiet, limit=limit(400), evaluator="heuristic", rng=1)
+    puct_search(noisy, limit=limit(400), evaluator="heuristic", rng=1, dirichlet_alpha=0.3, dirichlet_fraction=0.5)
+    assert [k.prior for k in quiet.root.kids] == [k.prior for k in noisy.root.kids]
+    assert [k.nb_visit for k in quiet.root.kids] != [k.nb_visit for k in noisy.root.kids]
+    assert dirichlet_alpha_for(7) == pytest.approx(10 / 7)
+
+
+def test_temperature_zero_is_greedy_and_large_temperature_near_uniform():
+    tree = treelab.Tree("connect4")
+    puct_search(tree, limit=limit(500), evaluator="rollout", c_puct=3.0, rng=1)
+    root = tree.root
+    top = max(root.kids, key=lambda k: k.nb_visit)
+    assert choose_puct_move(root).name == top.name
+    rng = random.Random(2)
+    picks = Counter(choose_puct_move(root, temperature=100.0, rng=rng).name for _ in range(7000))
+    assert len(picks) == 7 and min(picks.values()) > 700  # ~1000 each
+
+
+def test_a_proven_win_is_always_played_even_unvisited():
+    state_moves = "414141"  # X wins in column 4 at once
+    tree = treelab.Tree("connect4")
+    puct_search(tree, state_moves, limit=limit(1), rng=1)
+    node = tree.find(state_moves)
+    win = node.child("4")
+    assert win.proven == 1 and win.nb_visit == 0
+    for tau in (0.0, 1.0, 50.0):
+        assert choose_puct_move(node, temperature=tau, rng=random.Random(1)).name == "4"
+    player = PUCTPlayer(iterations=1, evaluator="rollout", temperature=5.0, rng=3)
+    game = treelab.find_game("connect4")
+    assert player.choose(game.replay(state_moves), game.parse(state_moves)) == 4
+
+
+def test_puct_player_keeps_a_given_tree():
+    tree = treelab.Tree("tictactoe")
+    player = PUCTPlayer(tree=tree, iterations=50, rng=1)
+    game = tree.game
+    player.new_game(game)
+    player.choose(game.initial(), ())
+    player.new_game(game)
+    assert player.tree is tree and tree.root.nb_visit == 50
+
+
+# -- evaluators ----------------------------------------------------------------
+def test_heuristic_priors():
+    game = treelab.find_game("connect4")
+    h = HeuristicEvaluator()
+    empty = h.priors(game.initial())
+    assert math.isclose(sum(empty.values()), 1.0)
+    assert max(empty, key=empty.get) == 4
+    assert empty[4] / empty[1] == pytest.approx(C4_LINES[0][3] / C4_LINES[0][0])
+    assert h.priors(game.replay("414141")) == {4: 1.0}  # win at once
+    assert h.priors(game.replay("41414")) == {4: 1.0}  # block
+    ttt = h.priors(treelab.find_game("tictactoe").initial())
+    assert max(ttt, key=ttt.get) == 5
+
+
+@pytest.mark.parametrize("moves,blunder", [("143423362", 4), ("65763537", 4), ("671334431", 2)])
+def test_heuristic_avoids_moves_that_hand_the_opponent_a_win(moves, blunder):
+    state = treelab.find_game("connect4").replay(moves)
+    assert not state.winning_moves() and not state.threats()
+    assert state.play(blunder).winning_moves()  # the opponent would win at once
+    priors = HeuristicEvaluator().priors(state)
+    assert set(priors) == set(state.legal_moves())
+    assert priors[blunder] < 0.2 * min(p for m, p in priors.items() if m != blunder)
+
+
+def test_rollout_evaluator_and_registry():
+    game = treelab.find_game("tictactoe")
+    state = game.replay("15")
+    ev = RolloutEvaluator(rollouts=3)
+    result = ev(state, random.Random(1))
+    assert result.priors == uniform_priors(state)
+    assert result.value in {k / 6 for k in range(7)}
+    assert isinstance(find_evaluator("heuristic", playout="decisive"), HeuristicEvaluator)
+    with pytest.raises(BudgetError, match="unknown evaluator"):
+        find_evaluator("network")
+    with pytest.raises(BudgetError):
+        RolloutEvaluator(rollouts=0)
+
+
+# -- errors ------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs,match", [
+    ({"c_puct": -1.0}, "c_puct"),
+    ({"c_puct": math.inf}, "c_puct"),
+    ({"dirichlet_alpha": 0.0}, "dirichlet_alpha"),
+    ({"dirichlet_fraction": 1.5}, "dirichlet_fraction"),
+    ({"evaluator": "nope"}, "unknown evaluator"),
+    ({"evaluator": fixed({}, value=1.5)}, "not in"),
+])
+def test_bad_arguments_are_clear_errors(kwargs, match):
+    with pytest.raises(BudgetError, match=match):
+        puct_search(treelab.Tree("tictactoe"), limit=limit(5), rng=1, **kwargs)
+
+
+def test_terminal_position_and_seconds_budget():
+    tree = treelab.Tree("tictactoe")
+    assert puct_search(tree, "14253", limit=limit(10)) == 0  # X won already (1-2-3 top row)
+    done = puct_search(treelab.Tree("connect4"), limit=Limit(seconds=0.05), rng=1)
+    assert done >= 1
+
+
+def test_save_and_load_keep_puct_trees_and_proofs(tmp_path):
+    from treelab.store import load
+
+    tree = treelab.Tree("tictactoe")
+    puct_search(tree, "1", limit=limit(5000), rng=1)
+    assert tree.find("1").proven == 0  # X's corner opening is a draw
+    db = tmp_path / "ttt.db"
+    tree.save(db)
+    back = load(db)
+    assert len(back) == len(tree)
+    assert [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in back] == [
+        (n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in tree
+    ]
+    # priors are not stored: the search re-evaluates them and goes on growing the loaded tree
+    assert puct_search(back, "1", limit=limit(50), rng=2) == 0  # proven: nothing to do
+    assert puct_search(back, "5", limit=limit(50), rng=2) == 50
+    assert back.root.nb_visit == tree.root.nb_visit + 50
+    check_counts(back)
+    back.save(db)
+    assert load(db).root.nb_visit == back.root.nb_visit
