@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
 from .tree import SQRT2, Moves, Tree, TreeNode
+
+_PARENT = "_LightNodeMixin__parent"
 
 __all__ = [
     "PROOF_WORDS",
@@ -88,81 +90,91 @@ class TreeArrays:
         nodes: list[TreeNode] = [start]
         for node in nodes:  # grows while iterating: breadth first
             nodes.extend(node.kids)
-        ids = [n.node_id for n in nodes]
-        if len(set(ids)) != len(ids):  # nodes made outside a Tree: number them breadth first
-            ids = list(range(1, len(nodes) + 1))
-        number = {id(n): i for n, i in zip(nodes, ids, strict=True)}
-        rows = [
-            (i, number.get(id(n.parent)), n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game, n.name)
-            for n, i in zip(nodes, ids, strict=True)
-        ]
-        arrays = cls.from_rows(rows, ids[0], start.depth)
-        return replace(arrays, game=source.game.name) if isinstance(source, Tree) else arrays
+        n = len(nodes)
+        ids = np.fromiter((x.node_id for x in nodes), np.int64, n)
+        parent_ids = np.fromiter((-1 if x is start else getattr(x, _PARENT).node_id for x in nodes), np.int64, n)
+        if len(np.unique(ids)) != n:  # nodes made outside a Tree: number them breadth first
+            index = {id(x): i for i, x in enumerate(nodes)}
+            ids = np.arange(n, dtype=np.int64)
+            parent_ids = np.fromiter(
+                (-1 if x is start else index[id(getattr(x, _PARENT))] for x in nodes), np.int64, n
+            )
+        table = np.empty((n, 8), dtype=np.int64)
+        table[:, 0], table[:, 1] = ids, parent_ids
+        table[:, 2] = np.fromiter((x.depth for x in nodes), np.int64, n)
+        table[:, 3] = np.fromiter((x.nb_visit for x in nodes), np.int64, n)
+        table[:, 4] = np.fromiter((x.nb_win for x in nodes), np.int64, n)
+        table[:, 5] = np.fromiter((x.nb_draw for x in nodes), np.int64, n)
+        table[:, 6] = np.fromiter((NO_PROOF if x.proven is None else x.proven for x in nodes), np.int64, n)
+        table[:, 7] = np.fromiter((-1 if x.created_game is None else x.created_game for x in nodes), np.int64, n)
+        game = source.game.name if isinstance(source, Tree) else None
+        return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game)
 
     @classmethod
     def from_db(cls, db: str | os.PathLike[str], path: Moves = None, *, max_depth: int | None = None) -> TreeArrays:
         """The arrays of the subtree at ``path`` (down to ``max_depth`` levels) straight from a database.
 
         Reads only the needed rows (a recursive query on ``parent_id`` for a
-        subtree), without building tree nodes: a million rows take a second or two.
+        subtree), without building tree nodes.
         """
         from .games import find_game
         from .schema import reading
         from .viewload import path_rows
 
         name = os.fspath(db)
-        cols = "n.id, n.parent_id, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game, n.move"
+        cols = (
+            "n.id, coalesce(n.parent_id, -1), n.depth, n.nb_visit, n.nb_win, n.nb_draw, "
+            f"coalesce(n.proven, {NO_PROOF}), coalesce(n.created_game, -1)"
+        )
         with reading(name) as (conn, meta):
             game = find_game(meta["game"])
             chain = path_rows(conn, game, path, name)
             top, root_depth = chain[-1][0], len(chain) - 1
             limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
+            args: tuple[int, ...]
             if root_depth == 0:
-                rows = conn.execute(f"SELECT {cols} FROM nodes n WHERE n.depth <= ?", (limit,)).fetchall()
+                where, args = "FROM nodes n WHERE n.depth <= ? ORDER BY n.id", (limit,)
+                prefix = ""
             else:
-                rows = conn.execute(
+                prefix = (
                     "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
                     "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) "
-                    f"SELECT {cols} FROM nodes n JOIN sub USING (id)",
-                    (top, limit),
-                ).fetchall()
-        arrays = cls.from_rows(rows, top, root_depth)
-        return replace(arrays, game=game.name)
+                )
+                where, args = "FROM nodes n JOIN sub USING (id) ORDER BY n.id", (top, limit)
+            rows = conn.execute(f"{prefix}SELECT {cols} {where}", args).fetchall()
+            moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move {where}", args)]
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), 8)
+        return cls.from_table(table, moves, top, root_depth, game.name)
 
     @classmethod
-    def from_rows(cls, rows: list[tuple[Any, ...]], root_id: int, root_depth: int) -> TreeArrays:
-        """Build from ``(id, parent_id, depth, nb_visit, nb_win, nb_draw, proven, created_game, move)`` rows.
+    def from_table(
+        cls, table: np.ndarray, moves: list[str], root_id: int, root_depth: int, game: str | None = None
+    ) -> TreeArrays:
+        """Build from an ``(N, 8)`` integer table and the N move labels, in any order.
 
-        Rows may come in any order; they are sorted by (depth, id), which is
-        breadth first with siblings in creation order.
+        Columns: id, parent id (-1: none), depth, nb_visit, nb_win, nb_draw,
+        proven (:data:`NO_PROOF` when unknown), created_game (-1: none). Rows
+        are sorted by (depth, id): breadth first, siblings in creation order.
         """
-        n = len(rows)
-        cols = list(zip(*rows, strict=True)) if rows else [()] * 9
-        ids = np.fromiter(cols[0], np.int64, n)
-        depth = np.fromiter(cols[2], np.int64, n)
-        order = np.lexsort((ids, depth))
-        ids = ids[order]
-        pid = np.fromiter((-1 if p is None else p for p in cols[1]), np.int64, n)[order]
+        n = len(table)
+        order = np.lexsort((table[:, 0], table[:, 2]))
+        t = table[order]
+        ids, pid = t[:, 0], t[:, 1]
         by_id = np.argsort(ids)
-        pos = np.searchsorted(ids, pid, sorter=by_id)
-        pos = np.clip(pos, 0, max(n - 1, 0))
+        pos = np.clip(np.searchsorted(ids, pid, sorter=by_id), 0, max(n - 1, 0))
         parent = by_id[pos] if n else pos
-        parent = np.where(ids[parent] == pid, parent, -1) if n else parent
-        parent[ids == root_id] = -1
-
-        def col(k: int, none: int, dtype: Any) -> np.ndarray:
-            return np.fromiter((none if v is None else v for v in cols[k]), dtype, n)[order]
-
+        parent = np.where((ids[parent] == pid) & (ids != root_id), parent, -1) if n else parent
         return cls(
             parent=parent.astype(np.int64),
-            depth=(depth[order] - root_depth).astype(np.int32),
-            visits=col(3, 0, np.int64),
-            wins=col(4, 0, np.int64),
-            draws=col(5, 0, np.int64),
-            proven=col(6, NO_PROOF, np.int8),
-            created=col(7, -1, np.int64),
-            moves=np.array(cols[8], dtype=object)[order] if n else np.array([], dtype=object),
+            depth=(t[:, 2] - root_depth).astype(np.int32),
+            visits=t[:, 3].copy(),
+            wins=t[:, 4].copy(),
+            draws=t[:, 5].copy(),
+            proven=t[:, 6].astype(np.int8),
+            created=t[:, 7].copy(),
+            moves=np.array(moves, dtype=object)[order] if n else np.array([], dtype=object),
             root_depth=root_depth,
+            game=game,
         )
 
     # -- shape ----------------------------------------------------------------
