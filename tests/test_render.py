@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import treelab
+from treelab.display import Diagram, draw, side_by_side
 from treelab.errors import ExecutableNotFoundError, PathNotFoundError, RenderError, TooLargeError
-from treelab.render import Diagram, draw, render, run_dot, to_dot, to_svg
+from treelab.render import render, run_dot, to_dot, to_svg
 from treelab.subtree import select
 from treelab.viewload import load_view
 
@@ -248,3 +249,8 @@ def test_jupyter_display(c4: treelab.Tree) -> None:
     assert "<svg" in to_svg(c4, depth=1)
     with pytest.raises(RenderError, match="dot failed"):
         run_dot("digraph { this is not dot")
+    row = side_by_side([draw(c4, depth=1), to_svg(c4, path="4", depth=1)], titles=["root", "after 4"])
+    html = row._repr_html_()
+    assert html.count("<svg") == 2 and "<?xml" not in html and "after 4" in html
+    with pytest.raises(ValueError, match="1 titles for 2 diagrams"):
+        side_by_side([draw(c4), draw(c4)], titles=["one"])

@@ -2,8 +2,8 @@
 
 :func:`to_dot` is pure: the same tree and options always give the same DOT
 text. :func:`render` is the one function with side effects: it runs the real
-``dot`` program (SVG, PNG, PDF) or writes the DOT text. :class:`Diagram` shows
-a tree or node inline in Jupyter.
+``dot`` program (SVG, PNG, PDF) or writes the DOT text. :class:`treelab.display.Diagram`
+shows a tree or node inline in Jupyter.
 
 DOT node identifiers are the node's move path joined by ``/`` (``"4/4/5"``;
 the root is ``"root"``), and the same string is the SVG element id, so every
@@ -41,7 +41,7 @@ from .style import (
 from .subtree import MAX_NODES, Cut, Selection, select
 from .tree import Moves, Tree, TreeNode
 
-__all__ = ["FORMATS", "Diagram", "draw", "node_id", "render", "run_dot", "to_dot", "to_svg"]
+__all__ = ["FORMATS", "node_id", "render", "run_dot", "to_dot", "to_svg"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
 """Output formats :func:`render` writes (``dot`` is the DOT text itself)."""
@@ -365,51 +365,3 @@ def render(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
     return out
-
-
-class Diagram:
-    """A diagram of a tree or node that Jupyter shows inline as SVG.
-
-    Args:
-        source: a :class:`Tree` or :class:`TreeNode`.
-        options: the keywords of :func:`to_dot` (``path``, ``depth``, ``top``, ...).
-    """
-
-    def __init__(self, source: Tree | TreeNode, **options: Any) -> None:
-        self.source = source
-        self.options = options
-        self._dot: str | None = None
-
-    @property
-    def dot(self) -> str:
-        """The DOT text."""
-        if self._dot is None:
-            self._dot = to_dot(self.source, **self.options)
-        return self._dot
-
-    def svg(self) -> str:
-        """The SVG text, made by ``dot``."""
-        return run_dot(self.dot, "svg").decode()
-
-    def save(self, out: str | os.PathLike[str], *, format: str | None = None, dpi: float | None = None) -> Path:
-        """Write the diagram to ``out`` (svg, png, pdf or dot, from the suffix)."""
-        return render(self.source, out, format=format, dpi=dpi, **self.options)
-
-    def _repr_svg_(self) -> str:
-        return self.svg()
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        try:
-            return {"image/svg+xml": self.svg(), "text/plain": repr(self)}
-        except RenderError as exc:  # no dot, or too large: say why instead of a traceback
-            return {"text/plain": f"{self!r}: {exc}"}
-
-    def __repr__(self) -> str:
-        where = self.source.sequence if isinstance(self.source, TreeNode) else repr(self.source)
-        opts = "".join(f", {k}={v!r}" for k, v in sorted(self.options.items()))
-        return f"Diagram({where}{opts})"
-
-
-def draw(source: Tree | TreeNode, **options: Any) -> Diagram:
-    """A :class:`Diagram` of ``source`` (shown inline in Jupyter; ``.save(path)`` writes it)."""
-    return Diagram(source, **options)
