@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RenderError
-from .render import render, run_dot, to_dot
+from .render import Source, render, run_dot, source_dot
 from .tree import Tree, TreeNode
 
 __all__ = ["Diagram", "SideBySide", "draw", "side_by_side"]
@@ -26,11 +26,12 @@ class Diagram:
     """A diagram of a tree or node that Jupyter shows inline as SVG.
 
     Args:
-        source: a :class:`Tree` or :class:`TreeNode`.
+        source: a :class:`Tree`, a :class:`TreeNode` or a database file (only
+            the drawn part is read from a database).
         options: the keywords of :func:`to_dot` (``path``, ``depth``, ``top``, ...).
     """
 
-    def __init__(self, source: Tree | TreeNode, **options: Any) -> None:
+    def __init__(self, source: Source, **options: Any) -> None:
         self.source = source
         self.options = options
         self._dot: str | None = None
@@ -39,7 +40,7 @@ class Diagram:
     def dot(self) -> str:
         """The DOT text."""
         if self._dot is None:
-            self._dot = to_dot(self.source, **self.options)
+            self._dot = source_dot(self.source, **self.options)
         return self._dot
 
     def svg(self) -> str:
@@ -60,12 +61,14 @@ class Diagram:
             return {"text/plain": f"{self!r}: {exc}"}
 
     def __repr__(self) -> str:
-        where = self.source.sequence if isinstance(self.source, TreeNode) else repr(self.source)
+        source = self.source
+        where = source.sequence if isinstance(source, TreeNode) else repr(source if isinstance(source, Tree) else
+                                                                           os.fspath(source))
         opts = "".join(f", {k}={v!r}" for k, v in sorted(self.options.items()))
         return f"Diagram({where}{opts})"
 
 
-def draw(source: Tree | TreeNode, **options: Any) -> Diagram:
+def draw(source: Source, **options: Any) -> Diagram:
     """A :class:`Diagram` of ``source`` (shown inline in Jupyter; ``.save(path)`` writes it)."""
     return Diagram(source, **options)
 

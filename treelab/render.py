@@ -41,7 +41,7 @@ from .style import (
 from .subtree import MAX_NODES, Cut, Selection, select
 from .tree import Moves, Tree, TreeNode
 
-__all__ = ["FORMATS", "node_id", "render", "run_dot", "to_dot", "to_svg"]
+__all__ = ["FORMATS", "node_id", "render", "run_dot", "source_dot", "to_dot", "to_svg"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
 """Output formats :func:`render` writes (``dot`` is the DOT text itself)."""
@@ -316,9 +316,24 @@ def run_dot(dot: str, fmt: str = "svg", *, dpi: float | None = None, timeout: fl
     return done.stdout
 
 
-def to_svg(source: Tree | TreeNode, **options: Any) -> str:
-    """The SVG text of a diagram (``options`` as for :func:`to_dot`), made by ``dot``."""
-    return run_dot(to_dot(source, **options), "svg").decode()
+def to_svg(source: Source, **options: Any) -> str:
+    """The SVG text of a diagram of a tree, node or database (``options`` as for :func:`to_dot`)."""
+    return run_dot(source_dot(source, **options), "svg").decode()
+
+
+def source_dot(source: Source, **options: Any) -> str:
+    """The DOT text of a :class:`Tree`, a :class:`TreeNode` or a database file.
+
+    From a database only the drawn part is read (:func:`treelab.viewload.load_view`);
+    ``options`` are the keywords of :func:`to_dot`.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        from .viewload import load_view
+
+        keys = ("path", "depth", "top", "min_visits", "around_pv", "max_nodes")
+        tree, below = load_view(source, **{k: options[k] for k in keys if k in options})
+        return to_dot(tree, counts_below=below, **options)
+    return to_dot(source, **options)
 
 
 def render(
@@ -327,23 +342,18 @@ def render(
     *,
     format: str | None = None,
     dpi: float | None = None,
-    path: Moves = None,
-    depth: int = 2,
-    top: int | None = None,
-    min_visits: int = 0,
-    around_pv: bool = False,
     **options: Any,
 ) -> Path:
-    """Draw the subtree at ``path`` into the file ``out`` (svg, png, pdf or dot).
+    """Draw a subtree into the file ``out`` (svg, png, pdf or dot).
 
     Args:
         source: a :class:`Tree`, a :class:`TreeNode`, or a database file; from a
-            database only the drawn part is loaded (see :func:`treelab.viewload.load_view`).
+            database only the drawn part is read (see :func:`treelab.viewload.load_view`).
         out: the output file; its suffix picks the format unless ``format`` is given.
         format: one of :data:`FORMATS`.
         dpi: resolution of PNG output (Graphviz default 96).
-        path, depth, top, min_visits, around_pv: which nodes to draw, as for :func:`to_dot`.
-        options: the other keywords of :func:`to_dot`.
+        options: the keywords of :func:`to_dot` (``path``, ``depth``, ``top``,
+            ``min_visits``, ``around_pv``, ``c``, ``board``, ...).
 
     Returns:
         The path written.
@@ -353,14 +363,7 @@ def render(
     fmt_ = "dot" if fmt_ == "gv" else fmt_
     if fmt_ not in FORMATS:
         raise RenderError(f"unknown diagram format {fmt_!r}: use one of {', '.join(FORMATS)} (the file suffix)")
-    view = dict(path=path, depth=depth, top=top, min_visits=min_visits, around_pv=around_pv)
-    if isinstance(source, (str, os.PathLike)):
-        from .viewload import load_view
-
-        tree, below = load_view(source, path=path, depth=depth, top=top, min_visits=min_visits, around_pv=around_pv)
-        text = to_dot(tree, counts_below=below, **view, **options)  # type: ignore[arg-type]
-    else:
-        text = to_dot(source, **view, **options)  # type: ignore[arg-type]
+    text = source_dot(source, **options)
     data = text.encode() if fmt_ == "dot" else run_dot(text, fmt_, dpi=dpi)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
