@@ -121,6 +121,10 @@ def read_meta(conn: sqlite3.Connection, name: str) -> dict[str, str] | None:
         if not tables:
             return None
         meta = dict(conn.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
+    except sqlite3.OperationalError as exc:  # locked, unreadable, or a crashed writer's hot journal
+        raise StoreError(
+            f"cannot read {name!r} ({exc}): if a writer crashed, save to it once to recover it"
+        ) from None
     except sqlite3.DatabaseError as exc:
         raise NotATreelabDatabaseError(
             f"{name!r} is not a treelab database ({exc}): check the path"
@@ -228,49 +232,139 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
             _tidy(path)
 
 
-@contextmanager
-def writing(db: DbPath) -> Iterator[tuple[sqlite3.Connection, dict[str, str] | None]]:
-    """A read-write connection inside ``BEGIN IMMEDIATE``, with ``meta`` (None: new or empty).
+def _uri(path: Path, mode: str) -> str:
+    return f"{path.resolve().as_uri()}?mode={mode}"
 
-    Creates a missing file. The caller checks ``meta`` and commits; any
-    exception rolls everything back. A file that is not a treelab database is
-    refused before anything is written to it.
-    """
-    path, name = Path(db), display(db)
-    exists = path.exists()
-    if exists:
-        _check_file(path, name)
-    elif not path.parent.is_dir():
-        raise StoreError(f"cannot create {name!r}: no such directory {str(path.parent)!r}")
-    mode = "rw" if exists else "rwc"
+
+def _fsync(path: Path) -> None:
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise StoreError(
-            f"cannot open {name!r} for writing ({exc}): check the path and permissions"
-        ) from None
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # a directory on Windows
+        return
     try:
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA cache_size = -65536")
-        conn.execute("PRAGMA temp_store = MEMORY")
-        conn.execute("BEGIN IMMEDIATE")
-        meta = read_meta(conn, name)
-        if meta is None and conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("ROLLBACK")  # the journal mode can only change outside a transaction
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("BEGIN IMMEDIATE")
-            meta = read_meta(conn, name)
-        yield conn, meta
-    except BaseException as exc:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _close(conn: sqlite3.Connection) -> None:
+    """Roll back whatever is open and close (also when already closed)."""
+    try:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        conn.close()
-        if not exists:  # do not leave behind an empty database the failed save created
-            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-                leftover.unlink(missing_ok=True)
-        if isinstance(exc, sqlite3.Error):
-            raise StoreError(
-                f"cannot write {name!r} ({exc}); it is unchanged: retry, or check the file"
-            ) from exc
-        raise
+    except sqlite3.Error:
+        pass
     conn.close()
+
+
+def _as_store_error(exc: BaseException, name: str) -> None:
+    if isinstance(exc, sqlite3.Error):
+        raise StoreError(f"cannot write {name!r} ({exc}); it is unchanged: retry, or check the file") from exc
+
+
+def _sweep(path: Path) -> None:
+    """Delete the temporary files of first saves to ``path`` whose process died (POSIX only)."""
+    if os.name != "posix":
+        return
+    for stale in path.parent.glob(f".{path.name}.*.tmp*"):
+        try:
+            pid = int(stale.name[len(path.name) + 2:].split("-", 1)[0])
+            os.kill(pid, 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            stale.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            pass
+
+
+def _creating(path: Path, name: str, replace: bool) -> Iterator[tuple[sqlite3.Connection, None]]:
+    """Build a new database in a hidden temporary file, then move it to ``path`` in one step.
+
+    The temporary file needs no journal (nobody else sees it), so a first save
+    of a big tree runs at plain-insert speed; a crash leaves ``path`` as it was
+    (absent or empty) and at worst a stray ``.NAME.*.tmp`` file.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    try:
+        conn = sqlite3.connect(_uri(tmp, "rwc"), uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot create {name!r} ({exc}): check the path and permissions") from None
+    try:
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -65536", "temp_store = MEMORY"):
+            conn.execute(f"PRAGMA {pragma}")
+        conn.execute("BEGIN")
+        yield conn, None
+        if conn.in_transaction:
+            raise StoreError(f"internal error: the save to {name!r} did not commit")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.close()
+        _fsync(tmp)
+        if replace:
+            wal = Path(f"{path}-wal")
+            if wal.exists() and wal.stat().st_size:  # its log would be replayed onto the new file
+                raise StoreError(f"{name!r} is in use by another process: close it, then save again")
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)  # fails if someone created ``path`` meanwhile: never clobber it
+            except FileExistsError:
+                raise StoreError(
+                    f"{name!r} was created by someone else while saving: load it, or save elsewhere"
+                ) from None
+            except OSError:  # no hard links on this file system
+                os.replace(tmp, path)
+        _fsync(path.parent)
+    except BaseException as exc:
+        _close(conn)
+        _as_store_error(exc, name)
+        raise
+    finally:
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), Path(f"{tmp}-journal")):
+            leftover.unlink(missing_ok=True)
+
+
+@contextmanager
+def writing(db: DbPath) -> Iterator[tuple[sqlite3.Connection, dict[str, str] | None]]:
+    """A read-write connection inside a transaction, with ``meta`` (None: a new database).
+
+    An existing treelab database is written in place inside ``BEGIN IMMEDIATE``
+    (WAL mode). A missing or empty file is built aside and moved into place
+    after the commit. The caller checks ``meta`` and commits; any exception
+    rolls everything back. A file that is not a treelab database is refused
+    before anything is written to it.
+    """
+    path, name = Path(db), display(db)
+    if not path.exists() and not path.parent.is_dir():
+        raise StoreError(f"cannot create {name!r}: no such directory {str(path.parent)!r}")
+    _sweep(path)
+    if not path.exists():
+        yield from _creating(path, name, replace=False)
+        return
+    if not _check_file(path, name):
+        yield from _creating(path, name, replace=True)
+        return
+    try:
+        conn = sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {name!r} for writing ({exc}): check the permissions") from None
+    try:
+        for pragma in ("synchronous = NORMAL", "cache_size = -65536", "temp_store = MEMORY"):
+            conn.execute(f"PRAGMA {pragma}")
+        conn.execute("BEGIN IMMEDIATE")
+        meta = read_meta(conn, name)
+    except BaseException as exc:
+        _close(conn)
+        _as_store_error(exc, name)
+        raise
+    if meta is None:  # an empty SQLite database: build a new one instead
+        _close(conn)
+        yield from _creating(path, name, replace=True)
+        return
+    try:
+        yield conn, meta
+    except BaseException as exc:
+        _close(conn)
+        _as_store_error(exc, name)
+        raise
+    _close(conn)
