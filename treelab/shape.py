@@ -9,7 +9,8 @@ spikes where the search concentrated, shallow wide fans where it explored.
 
 The layout is vectorised numpy (one pass per depth), and the icicle is
 painted into a pixel grid, so a million-node tree draws in seconds; bands
-narrower than half a pixel (or a quarter of a degree) are not drawn.
+narrower than half a pixel are blended into their pixel, as strong as the
+share they cover (in the sunburst, bands under a quarter of a degree are left out).
 """
 
 from __future__ import annotations
@@ -91,17 +92,32 @@ def plot_icicle(arrays: TreeArrays, ax: Any = None, *, width_px: int = 1600, lab
     row_px = max(6, min(40, 700 // rows))
     img = np.ones((rows * row_px, width_px, 4))
     for d in range(rows):
+        top, bottom = d * row_px, (d + 1) * row_px - 1
+        # bands under half a pixel: blend them into their pixel, as strong as the share they cover
+        thin = np.flatnonzero((arrays.depth == d) & (width * width_px < 0.5) & (width > 0))
+        if len(thin):
+            px = np.minimum((x0[thin] + width[thin] / 2) * width_px, width_px - 1).astype(int)
+            cover = np.bincount(px, weights=width[thin] * width_px, minlength=width_px)
+            mix = np.stack([np.bincount(px, weights=width[thin] * width_px * colour[thin, k], minlength=width_px)
+                            for k in range(3)], axis=1)
+            hit = cover > 0
+            alpha = np.minimum(1.0, cover[hit])[:, None]
+            img[top:bottom, hit, :3] = (1 - alpha) + alpha * (mix[hit] / cover[hit][:, None])
         idx = np.flatnonzero((arrays.depth == d) & (width * width_px >= 0.5))
         a = np.round(x0[idx] * width_px).astype(int)
         b = np.maximum(a + 1, np.round((x0[idx] + width[idx]) * width_px).astype(int))
         gap = (b - a) >= 4  # a white hairline between bands that are wide enough to tell apart
-        top, bottom = d * row_px, (d + 1) * row_px - 1
         for i, lo, hi, g in zip(idx, a, b, gap, strict=True):
             img[top:bottom, lo:hi - 1 if g else hi] = colour[i]
     ax.imshow(img, aspect="auto", extent=(0, 1, rows, 0), interpolation="nearest")
+    fig = ax.figure
+    row_pt = ax.get_position().height * fig.get_figheight() * 72 / rows  # height of one row in points
+    if row_pt < 9:  # labels would spill into the next row: label only the first level, if any
+        label_levels = min(label_levels, 1) if row_pt >= 5 else 0
     for d in range(1, min(rows, label_levels + 1)):
         for i in np.flatnonzero((arrays.depth == d) & (width > 0.035)):
-            ax.text(x0[i] + width[i] / 2, d + 0.5, str(arrays.moves[i]), ha="center", va="center", fontsize=8)
+            ax.text(x0[i] + width[i] / 2, d + 0.5, str(arrays.moves[i]), ha="center", va="center",
+                    fontsize=min(8, max(5, row_pt * 0.8)))
     ax.set_xlabel("share of the simulations through the subtree root")
     ax.set_ylabel("depth below the subtree root")
     ax.set_title(_title(arrays, "Icicle"), fontsize=11)
