@@ -215,6 +215,10 @@ def test_games_and_history(tmp_path: Path) -> None:
         save(tree, db, games=[{"moves": "5", "score": 3}])
     with pytest.raises(ValueError, match="winner 3"):
         save(tree, db, games=[{"moves": "5", "winner": 3}])
+    with pytest.raises(ValueError, match="game id '7' is not a whole number"):
+        save(tree, db, games=[{"id": "7", "moves": "5"}])
+    with pytest.raises(ValueError, match="not a tictactoe move sequence"):
+        save(tree, db, games=[{"moves": "0"}])
 
 
 def test_info(saved: tuple[Tree, Path]) -> None:
@@ -280,7 +284,7 @@ def test_partial_tree_refuses_growth_under_a_cut(saved: tuple[Tree, Path]) -> No
     other = load(db, path="4", depth=1)
     assert other.root in other.truncated
     other.record("1", winner=1)
-    with pytest.raises(StoreError, match=r"loaded with path='4', depth=1"):
+    with pytest.raises(StoreError, match=r"loaded with path='4', depth=1, .* load without path to grow"):
         save(other, db)
     assert files(db.parent) == before
 
@@ -434,26 +438,33 @@ def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.M
 # -- atomicity ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("where", ["_log_games", "_version"])  # after the node writes; after the games
 def test_failed_save_rolls_back_and_a_retry_writes_everything(
-    saved: tuple[Tree, Path], monkeypatch: pytest.MonkeyPatch
+    saved: tuple[Tree, Path], monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     tree, db = saved
-    before_rows, before_games = db_rows(db), read_games(db)
+    before_rows, before_games, before_history = db_rows(db), read_games(db), read_history(db)
     rows = grow(tree, random.Random(9), 5)
     dirty, new = set(tree._dirty), list(tree._new)
+    real = getattr(store, where)
 
-    def crash(*args: Any) -> int:
+    def crash(*args: Any) -> Any:
+        if where == "_log_games":
+            real(*args)  # the games and history rows are written, then the save fails
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(store, "_log_games", crash)  # runs after the node writes
+    monkeypatch.setattr(store, where, crash)
     with pytest.raises(RuntimeError, match="disk on fire"):
         save(tree, db, games=rows)
-    assert db_rows(db) == before_rows and read_games(db) == before_games
+    assert db_rows(db) == before_rows and read_games(db) == before_games and read_history(db) == before_history
     assert tree._dirty == dirty and tree._new == new and tree.last_game_id == 60
     monkeypatch.undo()
     assert save(tree, db, games=rows) == len(dirty)
-    assert db_rows(db) == tree_rows(tree) and len(read_games(db)) == 65
+    assert db_rows(db) == tree_rows(tree) and len(read_games(db)) == len(read_history(db)) == 65
     assert load(db).last_game_id == 65
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
 
 
 def test_failed_first_save_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,12 +6,8 @@ save counter ``generation``), so a later save writes only the nodes created
 (INSERT) or changed (UPDATE) since, and refuses a database that holds another
 tree or was changed by someone else meanwhile. Every save is one transaction:
 a crash or ``kill -9`` at any moment leaves the last committed state.
-
-Example:
-    >>> tree = open_tree("c4.db", "connect4")   # doctest: +SKIP
-    >>> tree.record("4453", winner=1)            # doctest: +SKIP
-    >>> save(tree, "c4.db", games=[{"moves": "4453", "winner": 1}])  # doctest: +SKIP
-    >>> part = load("c4.db", path="44", depth=3)  # doctest: +SKIP
+Typical use: ``tree = open_tree("c4.db", "connect4")``, grow it, then
+``save(tree, "c4.db", games=[{"moves": "4453", "winner": 1}])``.
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ from typing import Any
 
 import sqlite_utils
 
-from .errors import PathNotFoundError, StoreError
+from .errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from .games import Game, find_game
 from .schema import DbPath, check_meta, display, index_v1, is_empty, migrate, reading, writing
 from .tree import SQRT2, Tree, TreeNode
@@ -90,6 +86,8 @@ def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(
             f"bad game row {dict(row)!r}: give 'moves' and only the keys {', '.join(GAME_FIELDS)}"
         )
+    if row.get("id") is not None and (isinstance(row["id"], bool) or not isinstance(row["id"], int)):
+        raise ValueError(f"game id {row['id']!r} is not a whole number: give an int, or leave it out")
     if row.get("winner") not in (1, 2, None):
         raise ValueError(f"game winner {row['winner']!r} is not 1, 2 or None (a draw)")
     out = {key: row.get(key) for key in GAME_FIELDS}
@@ -141,7 +139,7 @@ def _log_games(conn: sqlite3.Connection, tree: Tree, games: list[dict[str, Any]]
         next_id = max(next_id, row["id"] + 1)
     db.table("games").insert_all(games)
     db.table("history").insert_all([{"game_id": row["id"], **snapshot} for row in games])
-    return int(games[-1]["id"])
+    return max(int(row["id"]) for row in games)
 
 
 def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> int:
@@ -179,27 +177,7 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
             counts = list(tree.depth_counts) if sum(tree.depth_counts) == len(new) else _add_counts([], new)
             old: list[TreeNode] = []
         else:
-            version = check_meta(meta, name, tree.game.name)
-            tree_id, generation = meta.get("tree_id"), int(meta.get("generation", 0))
-            if binding is None or binding.tree_id is None or binding.tree_id != tree_id:
-                raise StoreError(
-                    f"{name!r} already holds another {meta['game']} tree: save to a new path, "
-                    f"or load {name!r} first and grow that tree"
-                )
-            if binding.generation != generation:
-                raise StoreError(
-                    f"{name!r} was saved by someone else since this tree was loaded (save "
-                    f"{generation}, not {binding.generation}): load it again"
-                )
-            migrate(conn, version)
-            new = tree._new
-            first = new[0].node_id if new else tree._next_id
-            top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
-            if top >= first:
-                raise StoreError(f"{name!r} has nodes this tree does not know (id {top}): load it again")
-            _check_cuts(tree, new, binding, name)
-            old = sorted((n for n in tree._dirty if n.node_id < first), key=attrgetter("node_id"))
-            counts = _add_counts(json.loads(meta.get("depth_counts", "[]")), new)
+            tree_id, generation, new, old, counts = _plan_update(conn, tree, meta, binding, name)
         conn.executemany(_INSERT, _rows(new))
         conn.executemany(_UPDATE, [(n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.node_id) for n in old])
         if meta is None:
@@ -226,19 +204,48 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
     return written
 
 
+def _plan_update(
+    conn: sqlite3.Connection, tree: Tree, meta: dict[str, str], binding: Binding | None, name: str
+) -> tuple[str | None, int, list[TreeNode], list[TreeNode], list[int]]:
+    """Check that ``tree`` mirrors this database; return its id and save count, new and changed nodes."""
+    version = check_meta(meta, name, tree.game.name)
+    tree_id, generation = meta.get("tree_id"), int(meta.get("generation", 0))
+    if binding is None or binding.tree_id is None or binding.tree_id != tree_id:
+        raise StoreError(
+            f"{name!r} already holds another {meta['game']} tree: save to a new path, "
+            f"or load {name!r} first and grow that tree"
+        )
+    if binding.generation != generation:
+        raise StoreError(
+            f"{name!r} was saved by someone else since this tree was loaded (save "
+            f"{generation}, not {binding.generation}): load it again"
+        )
+    migrate(conn, version)
+    new = tree._new
+    first = new[0].node_id if new else tree._next_id
+    top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+    if top >= first:
+        raise StoreError(f"{name!r} has nodes this tree does not know (id {top}): load it again")
+    if tree.truncated:
+        _check_cuts(tree, new, binding, name)
+    old = sorted((n for n in tree._dirty if n.node_id < first), key=attrgetter("node_id"))
+    if "depth_counts" in meta:
+        counts = json.loads(meta["depth_counts"])
+    else:
+        counts = [n for _, n in conn.execute("SELECT depth, count(*) FROM nodes GROUP BY depth ORDER BY depth")]
+    return tree_id, generation, new, old, _add_counts(counts, new)
+
+
 def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) -> None:
-    cut = tree.truncated
-    if not cut:
-        return
+    cut, top = tree.truncated, len(tree.labels(binding.subtree))
     for node in new:
         parent = getattr(node, _PARENT, None)
         if parent in cut:
-            how = f"path={binding.subtree!r}"
-            if binding.depth is not None:
-                how += f", depth={binding.depth}"
+            how = f"path={binding.subtree!r}" + ("" if binding.depth is None else f", depth={binding.depth}")
             raise StoreError(
                 f"cannot save new node {node.sequence!r} to {name!r}: the tree was loaded with {how}, "
-                f"so the children of {parent.sequence!r} were not loaded: load without depth to grow it"
+                f"so not all children of {parent.sequence!r} were loaded: load without "
+                f"{'depth' if parent.depth >= top else 'path'} to grow it"
             )
 
 
@@ -279,7 +286,10 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
         tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
         tree.depth_counts = []
         labels = tree.labels(path)
-        chain = [conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]]
+        root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()
+        if root is None:
+            raise NotATreelabDatabaseError(f"{name!r} has no root node: it is damaged, or not a treelab tree")
+        chain = [root[0]]
         for i, label in enumerate(labels):
             row = conn.execute("SELECT id FROM nodes WHERE parent_id = ? AND move = ?", (chain[-1], label))
             found = row.fetchone()
