@@ -145,7 +145,7 @@ def select(
             sel.nodes.extend(shown)
             nxt.extend(shown)
             if sel.size > max_nodes:
-                raise _too_large(sel.size, max_nodes, depth, top_k, min_visits)
+                raise _too_large(sel.size, max_nodes, depth, top_k, min_visits, around_pv)
         level = nxt
     return sel
 
@@ -158,13 +158,20 @@ def filter_children(kids: Sequence[TreeNode], top_k: int | None, min_visits: int
     return shown
 
 
-def _too_large(size: int, limit: int, depth: int, top_k: int | None, min_visits: int) -> TooLargeError:
-    hints = [f"a smaller depth (now {depth})" if depth > 1 else ""]
-    hints.append("top=K (--top K) for the K most visited moves" if top_k is None else f"a smaller top (now {top_k})")
-    hints.append("min_visits=N (--min-visits N)" if not min_visits else f"a larger min_visits (now {min_visits})")
-    hints.append("around_pv=True (--around-pv)")
+def _too_large(
+    size: int, limit: int, depth: int, top_k: int | None, min_visits: int, around_pv: bool
+) -> TooLargeError:
+    hints = []
+    if depth > 1:
+        hints.append(f"a smaller depth (now {depth}; --depth)")
+    hints.append("only the K most visited moves (top=K; --top K)" if top_k is None
+                 else f"a smaller top (now {top_k}; --top)")
+    hints.append("a visit floor (min_visits=N; --min-visits N)" if not min_visits
+                 else f"a larger min_visits (now {min_visits}; --min-visits)")
+    if not around_pv:
+        hints.append("only the principal variation (around_pv=True; --around-pv)")
     return TooLargeError(
         f"diagram would hold more than {limit!r} nodes (reached {size!r}): draw less with "
-        + ", ".join(h for h in hints if h)
+        + ", ".join(hints)
         + f", or raise max_nodes (--max-nodes) above {limit!r}"
     )
