@@ -425,6 +425,9 @@ def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.M
 
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, (2, add_note)])
+    fresh = Tree("connect4")
+    save(fresh, db.parent / "fresh.db")  # a new file gets every step
+    assert "note" in {row[1] for row in sqlite3.connect(db.parent / "fresh.db").execute("PRAGMA table_info(nodes)")}
     tree = load(db)
     tree.record("1", winner=1)
     save(tree, db)
@@ -474,9 +477,9 @@ def test_failed_first_save_leaves_no_file(tmp_path: Path, monkeypatch: pytest.Mo
     def crash(*args: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store, "index_v1", crash)
+    monkeypatch.setattr(store, "_log_games", crash)
     with pytest.raises(KeyboardInterrupt):
-        save(tree, tmp_path / "t.db")
+        save(tree, tmp_path / "t.db", games=[{"moves": "5"}])
     assert files(tmp_path) == {} and tree.unsaved == 2
     monkeypatch.undo()
     assert save(tree, tmp_path / "t.db") == 2

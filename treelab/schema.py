@@ -26,7 +26,7 @@ import sqlite_utils
 from .errors import GameMismatchError, NotATreelabDatabaseError, SchemaVersionError, StoreError
 
 __all__ = [
-    "SCHEMA_VERSION", "MIGRATIONS", "migrate", "index_v1", "reading", "writing", "check_meta", "display",
+    "SCHEMA_VERSION", "MIGRATIONS", "create", "migrate", "reading", "writing", "check_meta", "display",
     "is_empty",
 ]
 
@@ -39,8 +39,8 @@ DbPath = str | os.PathLike[str]
 """A database file name."""
 
 
-def _create_v1(db: sqlite_utils.Database) -> None:
-    """Version 1, the base schema: ``meta``, ``nodes``, ``games``, ``history``."""
+def _tables_v1(db: sqlite_utils.Database) -> None:
+    """The tables of version 1, the base schema: ``meta``, ``nodes``, ``games``, ``history``."""
     db.table("meta").create({"key": str, "value": str}, pk="key")
     db.table("nodes").create(
         {"id": int, "parent_id": int, "move": str, "depth": int, "nb_visit": int, "nb_win": int,
@@ -62,15 +62,34 @@ def _create_v1(db: sqlite_utils.Database) -> None:
     )
 
 
-def index_v1(db: sqlite_utils.Database) -> None:
-    """The ``nodes`` indexes of version 1 (built after a bulk first write: faster)."""
+def _indexes_v1(db: sqlite_utils.Database) -> None:
+    """The ``nodes`` indexes of version 1: unique on ``(parent_id, move)``, and on ``parent_id``."""
     nodes = db.table("nodes")
     nodes.create_index(["parent_id", "move"], index_name="nodes_parent_move", unique=True)
     nodes.create_index(["parent_id"], index_name="nodes_parent")
 
 
+def _create_v1(db: sqlite_utils.Database) -> None:
+    _tables_v1(db)
+    _indexes_v1(db)
+
+
 MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [(1, _create_v1)]
 """Ordered ``(version, step)`` pairs; a step takes the database from ``version - 1`` to ``version``."""
+
+
+def create(conn: sqlite3.Connection, fill: Callable[[], object]) -> None:
+    """Create the newest schema in an empty database, calling ``fill()`` to bulk-write the base tables.
+
+    ``fill`` runs before the indexes exist: building an index once over a
+    million rows is faster than keeping it up to date row by row.
+    """
+    db = sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False)
+    _tables_v1(db)
+    fill()
+    _indexes_v1(db)
+    db.table("meta").upsert({"key": "schema_version", "value": "1"}, pk="key")
+    migrate(conn, 1)
 
 
 def migrate(conn: sqlite3.Connection, version: int) -> int:

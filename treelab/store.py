@@ -28,7 +28,7 @@ import sqlite_utils
 
 from .errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from .games import Game, find_game
-from .schema import DbPath, check_meta, display, index_v1, is_empty, migrate, reading, writing
+from .schema import DbPath, check_meta, create, display, is_empty, migrate, reading, writing
 from .tree import SQRT2, Tree, TreeNode
 
 __all__ = ["Binding", "GAME_FIELDS", "save", "load", "open_tree", "info", "read_games", "read_history"]
@@ -170,7 +170,6 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
     with writing(db) as (conn, meta):
         binding = tree._db if isinstance(tree._db, Binding) else None
         if meta is None:  # a new file: everything
-            migrate(conn, 0)
             tree_id: str | None = secrets.token_hex(8)
             generation = 0
             new = tree._new if len(tree._new) == tree.size else sorted(tree, key=attrgetter("node_id"))
@@ -178,10 +177,11 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
             old: list[TreeNode] = []
         else:
             tree_id, generation, new, old, counts = _plan_update(conn, tree, meta, binding, name)
-        conn.executemany(_INSERT, _rows(new))
-        conn.executemany(_UPDATE, [(n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.node_id) for n in old])
         if meta is None:
-            index_v1(sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False))
+            create(conn, lambda: conn.executemany(_INSERT, _rows(new)))
+        else:
+            conn.executemany(_INSERT, _rows(new))
+            conn.executemany(_UPDATE, [(n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.node_id) for n in old])
         last_game = _log_games(conn, tree, rows, counts)
         info = {"tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,
                 "c": repr(float(tree.c)), "treelab_version": _version(), "depth_counts": json.dumps(counts),
