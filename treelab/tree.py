@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from anytree import LightNodeMixin
 
-from .errors import IllegalMoveError, NotationError, PathNotFoundError
+from .errors import IllegalMoveError, NotationError, PathNotFoundError, TreelabError
 from .games import Game, State, find_game, mover_at_depth
 
 if TYPE_CHECKING:
@@ -112,12 +112,14 @@ class TreeNode(LightNodeMixin):
 
         +inf when unvisited (Auer et al. 2002; Kocsis & Szepesvari 2006).
         """
+        parent = getattr(self, _PARENT, None)
+        if parent is None:
+            return math.nan  # the root is nobody's child: it has no UCB1 score
         n = self.nb_visit
         if n == 0:
             return math.inf
-        parent = self.parent
-        big_n = parent.nb_visit if parent is not None else n
-        return self.mean + c * math.sqrt(math.log(big_n) / n) if big_n > 0 else self.mean
+        big_n = parent.nb_visit
+        return self.mean + c * math.sqrt(math.log(big_n) / n) if big_n > 1 else self.mean
 
     def exploration(self, c: float = SQRT2) -> float:
         """The exploration term ``c*sqrt(ln N_parent / n)`` of :meth:`ucb1` (+inf if unvisited)."""
@@ -158,6 +160,14 @@ class TreeNode(LightNodeMixin):
             if best is None or kid.nb_visit > best.nb_visit:
                 best = kid
         return best
+
+    def _pre_attach(self, parent: TreeNode) -> None:
+        raise TreelabError(
+            f"node {self.sequence!r} cannot be moved: a node's place is its move sequence; "
+            "build new nodes with Tree.record or Tree.path instead"
+        )
+
+    _pre_detach = _pre_attach
 
     def __repr__(self) -> str:
         proof = "" if self.proven is None else f", proven={self.proven}"
@@ -327,7 +337,7 @@ class Tree:
         Returns:
             The node at the end of the path.
         """
-        if winner not in (1, 2, None):
+        if isinstance(winner, bool) or winner not in (1, 2, None):
             raise ValueError(f"winner {winner!r} is not 1, 2 or None (a draw)")
         parsed = self.game.parse(moves)
         state = self.game.replay(parsed)

@@ -97,7 +97,7 @@ class Game(ABC):
         """The starting position."""
 
     @abstractmethod
-    def playout(self, state: State, rng: random.Random) -> int | None:
+    def playout(self, state: State, rng: random.Random | None = None) -> int | None:
         """Play uniformly random moves from ``state`` to the end; return the winner (None: draw)."""
 
     def label(self, move: int) -> str:

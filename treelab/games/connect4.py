@@ -150,9 +150,11 @@ class ConnectFour(Game):
     def initial(self) -> ConnectFourState:
         return ConnectFourState()
 
-    def playout(self, state: State, rng: random.Random) -> int | None:
+    def playout(self, state: State, rng: random.Random | None = None) -> int | None:
         """A uniformly random game from ``state``; the winner, or None for a draw."""
         assert isinstance(state, ConnectFourState)
+        if rng is None:
+            rng = random.Random()
         if state._winner is not None:
             return state._winner
         ply = state.ply

@@ -113,8 +113,10 @@ class TicTacToe(Game):
     def initial(self) -> TicTacToeState:
         return TicTacToeState()
 
-    def playout(self, state: State, rng: random.Random) -> int | None:
+    def playout(self, state: State, rng: random.Random | None = None) -> int | None:
         assert isinstance(state, TicTacToeState)
+        if rng is None:
+            rng = random.Random()
         if state._winner is not None:
             return state._winner
         x, o, ply = state.x, state.o, state.ply
