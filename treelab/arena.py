@@ -249,7 +249,9 @@ def wilson_interval(score: float, n: int, z: float = Z95) -> tuple[float, float]
     z2 = z * z
     centre = (score + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(score * (1 - score) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low = 0.0 if score <= 0.0 else max(0.0, centre - half)  # exact at the ends, despite rounding
+    high = 1.0 if score >= 1.0 else min(1.0, centre + half)
+    return (low, high)
 
 
 def elo_difference(score: float) -> float | None:

@@ -22,7 +22,15 @@ def _elo(value: float | None, *, low: bool) -> str:
     return f"{value:+.0f}"
 
 
-@click.command()
+_EXAMPLE = """\b
+Example:
+  treelab arena connect4 --a uct:iterations=400 --b heuristic --games 20 --seed 1
+  treelab arena connect4 --a solver:iterations=1000,c=0.7071,playout=decisive \\
+      --b openspiel:simulations=1000 --games 64 --json
+"""
+
+
+@click.command(epilog=_EXAMPLE)
 @game_argument
 @click.option("--a", "spec_a", required=True, metavar="SPEC", help=_SPEC_HELP)
 @click.option("--b", "spec_b", required=True, metavar="SPEC", help="The other player (same forms as --a).")
@@ -38,12 +46,6 @@ def arena(game: Game, spec_a: str, spec_b: str, games: int, seed: int | None, as
     Prints the score of A with a 95% confidence interval (Wilson) and the
     Elo difference it implies. The same --seed replays the match exactly.
     A player with db=PATH searches a trained tree, which is never saved back.
-
-    \b
-    Example:
-      treelab arena connect4 --a uct:iterations=400 --b heuristic --games 20 --seed 1
-      treelab arena connect4 --a solver:iterations=1000,c=0.7071,playout=decisive \\
-          --b openspiel:simulations=1000 --games 64 --json
     """
     from ..arena import play_match
 
