@@ -1,13 +1,12 @@
 """Keep trees in SQLite files: save (incremental, one transaction), load (whole or a subtree).
 
-The format is in :mod:`treelab.schema`. A tree remembers which database state
-it mirrors (a :class:`Binding` in ``tree._db``: the file's ``tree_id`` and its
-save counter ``generation``), so a later save writes only the nodes created
-(INSERT) or changed (UPDATE) since, and refuses a database that holds another
-tree or was changed by someone else meanwhile. Every save is one transaction:
-a crash or ``kill -9`` at any moment leaves the last committed state.
-Typical use: ``tree = open_tree("c4.db", "connect4")``, grow it, then
-``save(tree, "c4.db", games=[{"moves": "4453", "winner": 1}])``.
+The format is in :mod:`treelab.schema`. A tree remembers the database state
+it mirrors (a :class:`Binding` in ``tree._db``: the file's ``tree_id`` and save
+counter ``generation``), so a later save writes only the nodes created (INSERT)
+or changed (UPDATE) since, and refuses another tree's database or one changed
+meanwhile. Every save is one transaction: a ``kill -9`` at any moment leaves
+the last committed state. Use: ``tree = open_tree("c4.db", "connect4")``, grow
+it, ``save(tree, "c4.db", games=[{"moves": "4453", "winner": 1}])``.
 """
 
 from __future__ import annotations
@@ -103,17 +102,15 @@ _ROW = attrgetter(
 def _rows(nodes: list[TreeNode]) -> Iterator[tuple[Any, ...]]:
     """The ``nodes`` rows of ``nodes`` (ordered by id), made in C by :func:`operator.attrgetter`."""
     if nodes and getattr(nodes[0], _PARENT, None) is None:  # the root: no parent slot to follow
-        root = nodes[0]
-        first = (root.node_id, None, root.name, 0, root.nb_visit, root.nb_win, root.nb_draw, root.proven,
-                 root.created_game)
-        return chain([first], map(_ROW, islice(nodes, 1, None)))
+        r = nodes[0]
+        root = (r.node_id, None, r.name, 0, r.nb_visit, r.nb_win, r.nb_draw, r.proven, r.created_game)
+        return chain([root], map(_ROW, islice(nodes, 1, None)))
     return map(_ROW, nodes)
 
 
 def _add_counts(counts: list[int], nodes: Iterable[TreeNode]) -> list[int]:
     for node in nodes:
-        while len(counts) <= node.depth:
-            counts.append(0)
+        counts.extend([0] * (node.depth + 1 - len(counts)))
         counts[node.depth] += 1
     return counts
 
@@ -191,13 +188,10 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
         conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
         conn.execute("COMMIT")
     written = len(new) + len(old)
-    if meta is None:
+    if meta is None or binding is None:
         tree.truncated.clear()  # the new file holds exactly this tree
-        tree._db = Binding(Path(db).resolve(), tree_id, generation + 1)
-    else:
-        assert binding is not None
-        binding.generation = generation + 1
-        binding.path = Path(db).resolve()
+        binding = tree._db = Binding(Path(db).resolve(), tree_id)
+    binding.generation, binding.path = generation + 1, Path(db).resolve()
     tree._new = []
     tree._dirty = set()
     tree.last_game_id = max(tree.last_game_id, last_game)
@@ -232,7 +226,7 @@ def _plan_update(
     if "depth_counts" in meta:
         counts = json.loads(meta["depth_counts"])
     else:
-        counts = [n for _, n in conn.execute("SELECT depth, count(*) FROM nodes GROUP BY depth ORDER BY depth")]
+        counts = [n for _, n in conn.execute("SELECT depth, count(*) FROM nodes GROUP BY depth ORDER BY 1")]
     return tree_id, generation, new, old, _add_counts(counts, new)
 
 
@@ -249,12 +243,11 @@ def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) ->
             )
 
 
-def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any]) -> int:
-    """Create the nodes of ``rows`` (ordered by id, parents first) under ``nodes``; return how many."""
+def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any]) -> None:
+    """Create the nodes of ``rows`` (ordered by id, parents first), counting them per depth."""
     counts = tree.depth_counts
     cut = tree.truncated
     shared: dict[int, int] = {}  # one int object per game id, not one per node (~32 bytes a node)
-    count = 0
     collecting = gc.isenabled()
     gc.disable()  # a million new objects would trigger many full collections: twice as slow
     try:
@@ -270,11 +263,9 @@ def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNod
                 counts.append(1)
             if truncated:
                 cut.add(node)
-            count += 1
     finally:
         if collecting:
             gc.enable()
-    return count
 
 
 def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> Tree:
@@ -304,21 +295,20 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
         if not labels and depth is None:
             nodes = [None] * (top + 1)
             rows = conn.execute(f"SELECT {_COLUMNS}, 0 FROM nodes AS n ORDER BY n.id")
-            tree.size = _build(tree, rows, nodes)
+            _build(tree, rows, nodes)
         else:
             nodes = {}
             marks = ",".join("?" * (len(chain) - 1))
             above = conn.execute(
                 f"SELECT {_COLUMNS}, 0 FROM nodes AS n WHERE n.id IN ({marks}) ORDER BY n.id", chain[:-1]
             )
-            size = _build(tree, above, nodes)
+            _build(tree, above, nodes)
             limit = depth if depth is not None else 1 << 62
-            size += _build(tree, conn.execute(_SUBTREE, (chain[-1], limit, limit)), nodes)
-            tree.size = size
+            _build(tree, conn.execute(_SUBTREE, (chain[-1], limit, limit)), nodes)
             wide = conn.execute(f"SELECT parent_id FROM nodes WHERE parent_id IN ({marks}) "
                                 "GROUP BY parent_id HAVING count(*) > 1", chain[:-1])
             tree.truncated.update(nodes[pid] for (pid,) in wide)
-        tree.root = nodes[chain[0]]
+        tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
         tree._next_id = top + 1
         tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
         tree._db = Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
@@ -342,8 +332,8 @@ def load(db: DbPath, path: Any = None, depth: int | None = None) -> Tree:
         depth: levels below ``path`` to load; None for all.
 
     Raises:
-        StoreError: no such file. NotATreelabDatabaseError, SchemaVersionError:
-            see :mod:`treelab.schema`. PathNotFoundError: ``path`` is not stored.
+        StoreError: no such file (and its subclasses, see :mod:`treelab.schema`).
+        PathNotFoundError: ``path`` is not stored.
     """
     return _load(db, path, depth, None)
 
@@ -391,22 +381,21 @@ def info(db: DbPath) -> dict[str, Any]:
     }
 
 
-def read_games(db: DbPath) -> list[dict[str, Any]]:
-    """The ``games`` rows of ``db``, in id order."""
+def _select(db: DbPath, sql: str) -> list[dict[str, Any]]:
     with reading(db) as (conn, _):
-        cur = conn.execute("SELECT * FROM games ORDER BY id")
+        cur = conn.execute(sql)
         keys = [d[0] for d in cur.description]
         return [dict(zip(keys, row, strict=True)) for row in cur]
 
 
+def read_games(db: DbPath) -> list[dict[str, Any]]:
+    """The ``games`` rows of ``db``, in id order."""
+    return _select(db, "SELECT * FROM games ORDER BY id")
+
+
 def read_history(db: DbPath) -> list[dict[str, Any]]:
     """The ``history`` rows of ``db`` (growth per logged game), JSON columns decoded."""
-    with reading(db) as (conn, _):
-        cur = conn.execute("SELECT * FROM history ORDER BY game_id")
-        keys = [d[0] for d in cur.description]
-        rows = [dict(zip(keys, row, strict=True)) for row in cur]
+    rows = _select(db, "SELECT * FROM history ORDER BY game_id")
     for row in rows:
-        row["depth_counts"] = json.loads(row["depth_counts"])
-        row["root_children"] = json.loads(row["root_children"])
+        row["depth_counts"], row["root_children"] = json.loads(row["depth_counts"]), json.loads(row["root_children"])
     return rows
-
