@@ -75,7 +75,6 @@ def _now() -> str:
 
 def _version() -> str:
     from . import __version__  # late: treelab/__init__ imports this module
-
     return __version__
 
 
