@@ -108,7 +108,7 @@ def test_round_trip_with_incremental_saves(game: str, seed: int, batches: list[i
     rng = random.Random(seed)
     tree = Tree(game)
     with tempfile.TemporaryDirectory() as folder:
-        db, fresh = Path(folder) / "t.db", Path(folder) / "fresh.db"
+        db = Path(folder) / "t.db"
         simulations = 0
         for i, batch in enumerate(batches):
             grow(tree, rng, batch)
@@ -116,11 +116,10 @@ def test_round_trip_with_incremental_saves(game: str, seed: int, batches: list[i
             changed = tree.unsaved
             assert save(tree, db) == changed  # only what changed is written
             assert tree.unsaved == 0
-            # the incrementally saved file equals a full save of the same tree
-            copy = load(db)
-            save(copy, fresh if i % 2 else Path(folder) / f"full{i}.db")
-            assert db_rows(db) == tree_rows(tree) == db_rows(fresh if i % 2 else Path(folder) / f"full{i}.db")
-            fresh.unlink(missing_ok=True)
+            # the incrementally saved file equals a full save of the same tree to a new file
+            full = Path(folder) / f"full{i}.db"
+            assert save(load(db), full) == tree.size
+            assert db_rows(db) == tree_rows(tree) == db_rows(full)
         back = load(db)
         assert tree_rows(back) == tree_rows(tree)
         assert back.size == tree.size and back.depth_counts == tree.depth_counts
@@ -128,6 +127,14 @@ def test_round_trip_with_incremental_saves(game: str, seed: int, batches: list[i
         check_invariants(back, simulations)
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.close()
+        # "save as": the same tree to a new file writes everything and moves the binding there
+        other = Path(folder) / "other.db"
+        assert save(tree, other) == tree.size and db_rows(other) == db_rows(db)
+        grow(tree, rng, 1)
+        with pytest.raises(StoreError, match="already holds another"):
+            save(tree, db)
+        save(tree, other)
 
 
 def test_loaded_tree_grows_and_saves_only_changes(saved: tuple[Tree, Path]) -> None:
