@@ -194,8 +194,6 @@ def test_proofs_stop_the_search_and_mid_game_proofs_reach_the_root_path(c4_posit
     assert tree.root.nb_visit == first
 
 
-@pytest.mark.xfail(strict=True, reason="search.choose_move drops unvisited children before looking for "
-                   "proven wins; PUCT proves a winning child at creation, before any visit")
 def test_choose_move_plays_an_unvisited_proven_win():
     tree = treelab.Tree("connect4")
     puct_search(tree, "414141", limit=Limit(iterations=1), rng=1)

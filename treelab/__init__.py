@@ -11,30 +11,102 @@ Example:
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
 from .agents import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
 from .errors import (
     BudgetError,
+    ExecutableNotFoundError,
     GameMismatchError,
     GameOverError,
     IllegalMoveError,
     NotationError,
     NotATreelabDatabaseError,
     PathNotFoundError,
+    RenderError,
     SchemaVersionError,
     StoreError,
+    TooLargeError,
     TreelabError,
     UnknownGameError,
 )
 from .games import Game, State, find_game
 from .policies import decisive_playout, random_playout, ucb1
 from .search import ChildStats, Limit, SearchSummary, analyse, choose_move, search
-from .store import info, load, open_tree, save
-from .training import TrainSummary, train
 from .tree import SQRT2, Tree, TreeNode
 
+# Loaded on first use, so `import treelab` (and every CLI command) starts fast:
+# numpy, sqlite-utils and Graphviz come in only with the parts that need them.
+_LAZY = {
+    "TreeArrays": ("analysis", "TreeArrays"),
+    "tree_stats": ("analysis", "stats"),
+    "db_stats": ("dbstats", "db_stats"),
+    "Diagram": ("display", "Diagram"),
+    "draw": ("display", "draw"),
+    "side_by_side": ("display", "side_by_side"),
+    "GrowthData": ("growth", "GrowthData"),
+    "growth_data": ("growth", "growth_data"),
+    "plot_growth": ("growth", "plot_growth"),
+    "tree_at": ("growth", "tree_at"),
+    "render": ("render", "render"),
+    "to_dot": ("render", "to_dot"),
+    "to_svg": ("render", "to_svg"),
+    "plot_shape": ("shape", "plot_shape"),
+    "info": ("store", "info"),
+    "load": ("store", "load"),
+    "open_tree": ("store", "open_tree"),
+    "save": ("store", "save"),
+    "TrainSummary": ("training", "TrainSummary"),
+    "train": ("training", "train"),
+}
+
+if TYPE_CHECKING:
+    from .analysis import TreeArrays
+    from .analysis import stats as tree_stats
+    from .dbstats import db_stats
+    from .display import Diagram, draw, side_by_side
+    from .growth import GrowthData, growth_data, plot_growth, tree_at
+    from .render import render, to_dot, to_svg
+    from .shape import plot_shape
+    from .store import info, load, open_tree, save
+    from .training import TrainSummary, train
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'treelab' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "Diagram",
+    "ExecutableNotFoundError",
+    "GrowthData",
+    "RenderError",
+    "TooLargeError",
+    "TreeArrays",
+    "db_stats",
+    "draw",
+    "growth_data",
+    "plot_growth",
+    "plot_shape",
+    "render",
+    "side_by_side",
+    "to_dot",
+    "to_svg",
+    "tree_at",
+    "tree_stats",
     "SQRT2",
     "BudgetError",
     "ChildStats",

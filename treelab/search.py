@@ -275,12 +275,12 @@ def choose_move(
     """
     if how not in ("visits", "ucb1"):
         raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
+    wins = [k for k in node.kids if k.proven == 1]  # proven at creation counts, visited or not
+    if wins:
+        return max(wins, key=lambda k: k.nb_visit)
     kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
     if not kids:
         return None
-    wins = [k for k in kids if k.proven == 1]
-    if wins:
-        return max(wins, key=lambda k: k.nb_visit)
     safe = [k for k in kids if k.proven != -1] or kids
     if how == "ucb1":
         return max(safe, key=lambda k: k.ucb1(c))

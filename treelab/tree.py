@@ -161,6 +161,12 @@ class TreeNode(LightNodeMixin):
                 best = kid
         return best
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """Jupyter shows the subtree below this node as an SVG diagram."""
+        from .display import Diagram
+
+        return Diagram(self)._repr_mimebundle_(include, exclude)  # type: ignore[no-any-return]
+
     def _pre_attach(self, parent: TreeNode) -> None:
         raise TreelabError(
             f"node {self.sequence!r} cannot be moved: a node's place is its move sequence; "
@@ -375,6 +381,7 @@ class Tree:
         return f"Tree({self.game.name!r}, nodes={self.size}, simulations={self.root.nb_visit})"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from .render import to_svg
+        """Jupyter shows the tree's top as an SVG diagram (a text reason if ``dot`` is missing)."""
+        from .display import Diagram
 
-        return {"image/svg+xml": to_svg(self), "text/plain": repr(self)}
+        return Diagram(self)._repr_mimebundle_(include, exclude)  # type: ignore[no-any-return]
