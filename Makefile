@@ -43,6 +43,8 @@ lint: setup
 
 bench: setup
 	$(BIN)/python benchmarks/search.py
+	$(BIN)/python benchmarks/render_subtree.py
+	$(BIN)/python benchmarks/scale.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
