@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 import tempfile
@@ -511,6 +510,7 @@ def test_node_slots_survive_a_round_trip(tmp_path: Path) -> None:
     leaf.proven = -1
     save(tree, tmp_path / "t.db")
     back = load(tmp_path / "t.db").find("12")
-    for slot in ("name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "node_id", "created_game"):
+    not_stored = {"prior"}  # PUCT's prior comes from the evaluator, not the database
+    for slot in set(TreeNode.__slots__) - not_stored:  # a new slot fails here until the store keeps it
         assert getattr(back, slot) == getattr(leaf, slot), slot
-    assert isinstance(back, TreeNode) and back.kids == () and json.dumps(back.name) == '"2"'
+    assert isinstance(back, TreeNode) and back.kids == () and back.name == "2"
