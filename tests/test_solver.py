@@ -73,7 +73,7 @@ def test_exact_solver_on_tictactoe(exact):
 # -- gamesolver.org positions -----------------------------------------------------
 @pytest.mark.parametrize("kind", SOLVERS)
 def test_proofs_on_a_gamesolver_sample(c4_positions, exact, kind):
-    sample = c4_positions[::20]  # 50 of the 1,000; benchmarks/solver.py runs them all
+    sample = c4_positions[::10]  # 100 of the 1,000; benchmarks/solver.py runs them all
     proven = 0
     for moves, score in sample:
         tree = treelab.Tree("connect4")
@@ -121,7 +121,7 @@ def endgames(count: int, seed: int) -> list[str]:
 @pytest.mark.parametrize("kind", SOLVERS)
 def test_proofs_on_endgames_of_real_games(exact, kind):
     checked = proven = 0
-    positions = endgames(16, seed={"uct": 11, "puct": 12}[kind])
+    positions = endgames(32, seed={"uct": 11, "puct": 12}[kind])
     for i, moves in enumerate(positions):
         tree = treelab.Tree("connect4")
         solve(tree, moves, kind, 1000, seed=i, **({"playout": "decisive"} if kind == "uct" and i % 2 else {}))
@@ -202,3 +202,15 @@ def test_choose_move_plays_an_unvisited_proven_win():
         if kid.name != "4":
             tree.backup([kid], None)
     assert choose_move(node).name == "4"
+
+
+def test_rendering_marks_proven_nodes(c4_positions):
+    from treelab.render import to_dot
+
+    moves = next(m for m, score in c4_positions if score > 0)  # the player to move wins
+    tree = treelab.Tree("connect4")
+    search(tree, moves, limit=Limit(iterations=5000), solver=True, rng=1)
+    assert tree.find(moves).proven == -1
+    dot = to_dot(tree, path=moves, depth=1, board=False, legend=False)
+    winning = [k for k in tree.find(moves).kids if k.proven == 1]
+    assert winning and "proven win" in dot and "peripheries=2" in dot

@@ -33,7 +33,8 @@ from typing import Any
 
 from .agents import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
 from .errors import SpecError
-from .games import Game, State, find_game
+from .games import Game, find_game
+from .openspiel import OpenSpielPlayer
 from .policies import PLAYOUTS
 from .puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for
 from .tree import SQRT2, Tree
@@ -55,9 +56,6 @@ SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "openspiel": ("simulations", "uct_c", "solve"),
 }
 """The keys each kind of player spec accepts."""
-
-_OPENSPIEL_GAMES = {"connect4": "connect_four", "tictactoe": "tic_tac_toe"}
-
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``"uct:iterations=200,c=0.7"`` into ``("uct", {"iterations": "200", "c": "0.7"})``.
@@ -148,8 +146,9 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
         return HeuristicPlayer(rng=rng)
     playout = _choice(opts, "playout", spec, sorted(PLAYOUTS), "random")
     if kind == "mc":
-        return _named(MonteCarloPlayer(playouts=_number(opts, "playouts", spec, int, 100, 1), playout=playout,
-                                       rng=rng), name)
+        mc = MonteCarloPlayer(playouts=_number(opts, "playouts", spec, int, 100, 1), playout=playout, rng=rng)
+        mc.name = name
+        return mc
     if kind == "openspiel":
         return OpenSpielPlayer(the_game, simulations=_number(opts, "simulations", spec, int, 1000, 1),
                                uct_c=_number(opts, "uct_c", spec, float, SQRT2, 0.0),
@@ -179,51 +178,6 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
                       solver=_flag(opts, "solver", spec, True), dirichlet_alpha=alpha,
                       dirichlet_fraction=_number(opts, "fraction", spec, float, 0.25, 0.0),
                       temperature=temperature, rng=rng, name=name)
-
-
-def _named(player: Any, name: str) -> Any:
-    player.name = name
-    return player
-
-
-class OpenSpielPlayer:
-    """OpenSpiel's Python ``MCTSBot`` (UCT with random rollouts), a real outside opponent.
-
-    ``uct_c`` is on OpenSpiel's [-1, 1] return scale: ``sqrt(2)`` there explores
-    like ``c = 1/sqrt(2)`` on treelab's [0, 1] means.
-
-    Raises:
-        SpecError: ``open_spiel`` is not installed, or the game has no OpenSpiel twin.
-    """
-
-    def __init__(self, game: str | Game, *, simulations: int = 1000, uct_c: float = SQRT2, solve: bool = True,
-                 rng: random.Random | int | None = None, name: str | None = None) -> None:
-        try:
-            import numpy as np
-            import pyspiel
-            from open_spiel.python.algorithms import mcts
-        except ImportError:
-            raise SpecError("openspiel players need OpenSpiel: pip install 'treelab[openspiel]'") from None
-        the_game = find_game(game)
-        if the_game.name not in _OPENSPIEL_GAMES:
-            raise SpecError(f"OpenSpiel has no {the_game.name!r} here: use {', '.join(_OPENSPIEL_GAMES)}")
-        seed = rng.getrandbits(31) if isinstance(rng, random.Random) else (rng if rng is not None else
-                                                                          random.getrandbits(31))
-        self._game = pyspiel.load_game(_OPENSPIEL_GAMES[the_game.name])
-        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(seed % 2**31))
-        self._bot = mcts.MCTSBot(self._game, uct_c=uct_c, max_simulations=simulations, evaluator=evaluator,
-                                 solve=solve, random_state=np.random.RandomState((seed + 1) % 2**31))
-        self.name = name or f"openspiel:simulations={simulations}"
-
-    def new_game(self, game: Game) -> None:
-        """Nothing to reset: ``MCTSBot`` builds a fresh tree every move."""
-
-    def choose(self, state: State, moves: Sequence[int]) -> int:
-        """OpenSpiel's move (its action ``k`` is treelab's move ``k + 1`` in both games)."""
-        os_state = self._game.new_initial_state()
-        for move in moves:
-            os_state.apply_action(move - 1)
-        return int(self._bot.step(os_state)) + 1
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,60 @@
+"""OpenSpiel's Python ``MCTSBot`` as a treelab player: a real outside opponent for the arena.
+
+Needs the optional ``open-spiel`` package (``pip install 'treelab[openspiel]'``).
+The bot runs ``RandomRolloutEvaluator(n_rollouts=1)`` (one uniformly random
+playout per simulation), as ``benchmarks/search.py`` and ``benchmarks/vs_openspiel.py`` do.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from .errors import SpecError
+from .games import Game, State, find_game
+from .tree import SQRT2
+
+__all__ = ["OpenSpielPlayer", "OPENSPIEL_GAMES"]
+
+OPENSPIEL_GAMES = {"connect4": "connect_four", "tictactoe": "tic_tac_toe"}
+"""treelab game name -> OpenSpiel game name (both number moves alike: action ``k`` is move ``k + 1``)."""
+
+
+class OpenSpielPlayer:
+    """OpenSpiel's Python ``MCTSBot`` (UCT with random rollouts), a real outside opponent.
+
+    ``uct_c`` is on OpenSpiel's [-1, 1] return scale: ``sqrt(2)`` there explores
+    like ``c = 1/sqrt(2)`` on treelab's [0, 1] means.
+
+    Raises:
+        SpecError: ``open_spiel`` is not installed, or the game has no OpenSpiel twin.
+    """
+
+    def __init__(self, game: str | Game, *, simulations: int = 1000, uct_c: float = SQRT2, solve: bool = True,
+                 rng: random.Random | int | None = None, name: str | None = None) -> None:
+        try:
+            import numpy as np
+            import pyspiel
+            from open_spiel.python.algorithms import mcts
+        except ImportError:
+            raise SpecError("openspiel players need OpenSpiel: pip install 'treelab[openspiel]'") from None
+        the_game = find_game(game)
+        if the_game.name not in OPENSPIEL_GAMES:
+            raise SpecError(f"OpenSpiel has no {the_game.name!r} here: use {', '.join(OPENSPIEL_GAMES)}")
+        seed = rng.getrandbits(31) if isinstance(rng, random.Random) else (rng if rng is not None else
+                                                                          random.getrandbits(31))
+        self._game = pyspiel.load_game(OPENSPIEL_GAMES[the_game.name])
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(seed % 2**31))
+        self._bot = mcts.MCTSBot(self._game, uct_c=uct_c, max_simulations=simulations, evaluator=evaluator,
+                                 solve=solve, random_state=np.random.RandomState((seed + 1) % 2**31))
+        self.name = name or f"openspiel:simulations={simulations}"
+
+    def new_game(self, game: Game) -> None:
+        """Nothing to reset: ``MCTSBot`` builds a fresh tree every move."""
+
+    def choose(self, state: State, moves: Sequence[int]) -> int:
+        """OpenSpiel's move (its action ``k`` is treelab's move ``k + 1`` in both games)."""
+        os_state = self._game.new_initial_state()
+        for move in moves:
+            os_state.apply_action(move - 1)
+        return int(self._bot.step(os_state)) + 1
