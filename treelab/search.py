@@ -369,7 +369,7 @@ def analyse(
     if db is not None:
         from .store import open_tree, save
 
-        tree = open_tree(db, the_game, c=c)
+        tree = open_tree(db, the_game, c=c, path=parsed)
     else:
         tree = Tree(the_game, c=c)
     started = time.perf_counter()

@@ -337,19 +337,33 @@ def load(db: DbPath, path: Any = None, depth: int | None = None) -> Tree:
     return _load(db, path, depth, None)
 
 
-def open_tree(db: DbPath, game: str | Game, *, c: float | None = None) -> Tree:
+def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any = None) -> Tree:
     """The tree of ``game`` in ``db`` if the file exists, else a new tree that will create it.
 
     Args:
         db: the database file.
         game: the game the tree must be of.
         c: the exploration constant to use (None: the stored one, or sqrt(2) for a new tree).
+        path: load only what a search at this position needs: the whole subtree at
+            the longest stored prefix of ``path``, and the nodes from the root down
+            to it (a search from a mid-game position then reads a small part of a
+            huge file). None loads the whole tree.
 
     Raises:
         GameMismatchError: ``db`` holds a tree of another game.
     """
     if Path(db).exists() and not is_empty(db):
-        tree = _load(db, None, None, game)
+        the_game = find_game(game)
+        labels = [the_game.label(m) for m in the_game.parse(path)]
+        tree = None
+        for k in range(len(labels), 0, -1):  # the deepest stored prefix of the path
+            try:
+                tree = _load(db, labels[:k], None, the_game)
+                break
+            except PathNotFoundError:
+                continue
+        if tree is None:
+            tree = _load(db, None, None, the_game)
         if c is not None:
             tree.c = c
         return tree

@@ -11,6 +11,7 @@ Running it again resumes from the saved tree.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import random
 import signal
@@ -117,6 +118,7 @@ def train(
         raise BudgetError(f"unknown opponent {opponent!r}: use one of {', '.join(OPPONENTS)}")
     rng = make_rng(seed)
     tree = open_tree(db, the_game, c=c)
+    gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
                     rng=random.Random(rng.getrandbits(64)))

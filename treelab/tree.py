@@ -361,15 +361,16 @@ class Tree:
         self._dirty.add(node)
 
     # -- persistence -----------------------------------------------------
-    def save(self, db: str | PathLike[str]) -> int:
-        """Save to the SQLite file ``db`` in one transaction; returns the rows written.
+    def save(self, db: str | PathLike[str], *, games: Iterable[dict[str, Any]] = ()) -> int:
+        """Save to the SQLite file ``db`` in one transaction; returns the node rows written.
 
         The first save writes every node; later saves to the same file write
-        only new and changed nodes.
+        only new and changed nodes. ``games`` are logged in the same transaction
+        (see :func:`treelab.store.save`).
         """
         from .store import save
 
-        return save(self, db)
+        return save(self, db, games=games)
 
     @property
     def unsaved(self) -> int:
