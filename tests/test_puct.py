@@ -224,6 +224,37 @@ def test_heuristic_avoids_moves_that_hand_the_opponent_a_win(moves, blunder):
     assert priors[blunder] < 0.2 * min(p for m, p in priors.items() if m != blunder)
 
 
+def test_connect4_bitboard_priors_equal_the_generic_rules():
+    from treelab.evaluators import _centrality, _normalised
+
+    h = HeuristicEvaluator()
+
+    def generic(state):  # the class docstring, written with the game interface only
+        wins = state.winning_moves() or state.threats()
+        if wins:
+            return _normalised(dict.fromkeys(wins, 1.0))
+        weights = {}
+        for move in state.legal_moves():
+            after = state.play(move)
+            weight = _centrality(state, move)
+            if not after.is_terminal:
+                weight *= h.threat_bonus ** len(after.threats())
+                if after.winning_moves():
+                    weight *= h.blunder_weight
+            weights[move] = weight
+        return _normalised(weights)
+
+    game = treelab.find_game("connect4")
+    rng = random.Random(9)
+    for _ in range(150):
+        state = game.initial()
+        while not state.is_terminal:
+            fast, slow = h.priors(state), generic(state)
+            assert fast.keys() == slow.keys()
+            assert all(math.isclose(fast[m], slow[m]) for m in fast), state.board()
+            state = state.play(rng.choice(state.legal_moves()))
+
+
 def test_rollout_evaluator_and_registry():
     game = treelab.find_game("tictactoe")
     state = game.replay("15")

@@ -150,6 +150,8 @@ class HeuristicEvaluator:
 
     def priors(self, state: State) -> dict[int, float]:
         """The prior of every legal move (see the class docstring)."""
+        if isinstance(state, ConnectFourState):
+            return _normalised(_c4_weights(state, self.threat_bonus, self.blunder_weight))
         wins = state.winning_moves()
         if wins:
             return _normalised(dict.fromkeys(wins, 1.0))
@@ -169,6 +171,51 @@ class HeuristicEvaluator:
 
     def __call__(self, state: State, rng: random.Random) -> Evaluation:
         return Evaluation(self.priors(state), _rollout_value(state, self.playout, self.rollouts, rng))
+
+
+_COLUMN = (1 << HEIGHT) - 1
+_BOARD = sum(_COLUMN << ((HEIGHT + 1) * c) for c in range(WIDTH))
+_BOTTOM = [1 << ((HEIGHT + 1) * c) for c in range(WIDTH)]
+_BOTTOMS = sum(_BOTTOM)
+
+
+def _winning_cells(pos: int, mask: int) -> int:
+    """The empty cells where one more disc of ``pos`` makes four in a row (Pons' bitboard method)."""
+    r = (pos << 1) & (pos << 2) & (pos << 3)  # vertical: three below
+    for s in (HEIGHT + 1, HEIGHT, HEIGHT + 2):  # horizontal and both diagonals
+        p = (pos << s) & (pos << 2 * s)
+        r |= p & (pos << 3 * s)
+        r |= p & (pos >> s)
+        p = (pos >> s) & (pos >> 2 * s)
+        r |= p & (pos << s)
+        r |= p & (pos >> 3 * s)
+    return r & (_BOARD ^ mask)
+
+
+def _c4_weights(state: ConnectFourState, threat_bonus: float, blunder_weight: float) -> dict[int, float]:
+    """:meth:`HeuristicEvaluator.priors` before normalising, on bitboards (same result as the generic rules)."""
+    mask, mine = state.mask, state.cur
+    theirs = mine ^ mask
+    playable = (mask + _BOTTOMS) & _BOARD
+    wins = _winning_cells(mine, mask) & playable
+    if not wins:
+        wins = _winning_cells(theirs, mask) & playable  # blocks
+    legal = [c for c in range(WIDTH) if playable & (_COLUMN << ((HEIGHT + 1) * c))]
+    if wins:
+        return {c + 1: 1.0 for c in legal if wins & (_COLUMN << ((HEIGHT + 1) * c))}
+    weights = {}
+    for c in legal:
+        shift = (HEIGHT + 1) * c
+        bit = playable & (_COLUMN << shift)
+        row = (bit >> shift).bit_length() - 1
+        new_mask = mask | bit
+        open_cells = (new_mask + _BOTTOMS) & _BOARD
+        threats = bin(_winning_cells(mine | bit, new_mask) & open_cells).count("1")
+        weight = float(C4_LINES[row][c]) * threat_bonus**threats
+        if _winning_cells(theirs, new_mask) & open_cells:
+            weight *= blunder_weight
+        weights[c + 1] = weight
+    return weights
 
 
 def _centrality(state: State, move: int) -> float:
