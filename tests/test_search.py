@@ -249,3 +249,21 @@ def test_solver_proves_tictactoe_a_draw_and_stops_early() -> None:
 def _value(moves: str) -> int:
     state = find_game("tictactoe").replay(moves)
     return minimax_value(state.x, state.o)
+
+
+def test_analyse_in_a_database_reads_only_the_searched_subtree(tmp_path) -> None:
+    db = tmp_path / "c4.db"
+    tree = Tree("connect4")
+    search(tree, "", limit=Limit(iterations=3000), rng=1)
+    tree.save(db)
+    whole = len(tree)
+    part = treelab.open_tree(db, "connect4", path="44")
+    assert len(part) < whole / 3
+    assert part.find("44").nb_visit == tree.find("44").nb_visit
+    deeper = treelab.open_tree(db, "connect4", path="4444444"[:6] + "3")  # not stored: its longest stored prefix
+    assert deeper.get("4444443") is None or deeper.find("4444443").nb_visit == 0
+    result = treelab.analyse("connect4", "4444443", iterations=100, seed=1, db=str(db))
+    assert result.iterations == 100
+    after = treelab.load(db)
+    assert after.root.nb_visit == 3100 and after.find("4444443").nb_visit == 100
+    check_invariants(after)
