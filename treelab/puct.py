@@ -287,13 +287,10 @@ def choose_puct_move(
 
     ``temperature -> 0`` takes the most visited move; larger values sample in
     proportion to ``visits ** (1 / temperature)`` (Silver et al. 2017).
-    Proven losses are avoided while other moves remain. Unlike UCT, PUCT
-    proves a winning child the moment it is created, before any visit, so the
-    proven win is looked for among all children.
+    Proven losses are avoided while other moves remain. PUCT proves a winning
+    child the moment it is created, before any visit: the proven win is looked
+    for among all children (as :func:`treelab.search.choose_move` does).
     """
-    wins = [k for k in node.kids if k.proven == 1]
-    if wins:
-        return max(wins, key=lambda k: (k.nb_visit, k.prior))
     return choose_move(node, temperature=temperature, rng=rng)
 
 
