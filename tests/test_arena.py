@@ -157,6 +157,8 @@ def test_uct_plays_from_a_trained_tree_without_changing_it(tmp_path):
     before = _digest(db)
     player = make_player(f"uct:iterations=100,db={db}", "tictactoe", rng=1)
     assert player.tree is not None and player.tree.root.nb_visit == 3000
+    assert player.c == tree.c  # the stored constant, unless the spec gives c
+    assert make_player(f"uct:c=0.3,db={db}", "tictactoe").c == 0.3
     result = play_match("tictactoe", f"uct:iterations=100,db={db}", "random", games=4, seed=2)
     assert result.b_wins == 0
     assert _digest(db) == before

@@ -7,7 +7,8 @@ A player spec is ``kind[:key=value,...]`` (``treelab arena --a SPEC``):
 ``heuristic`` win at once if possible, else block, else random
 ``mc``       pure Monte Carlo: ``playouts=N`` random games per move, ``playout=``
 ``uct``      UCT: ``iterations=N``, ``seconds=T``, ``c=C``, ``db=PATH`` (play from a
-             trained tree, never saved back), ``playout=random|decisive``,
+             trained tree, grown in memory across the match and never saved back;
+             ``c`` defaults to the tree's), ``playout=random|decisive``,
              ``solver=0|1``, ``temperature=TAU``
 ``solver``   UCT with MCTS-Solver (``uct:...,solver=1``), same keys
 ``puct``     PUCT: ``iterations``, ``seconds``, ``c`` (``c_puct``), ``evaluator=rollout|heuristic``,
@@ -161,7 +162,7 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
     tree = _tree_from(opts, spec, the_game)
     if kind in ("uct", "solver"):
         return MCTSPlayer(tree=tree, iterations=iterations, seconds=seconds,
-                          c=_number(opts, "c", spec, float, SQRT2, 0.0),
+                          c=_number(opts, "c", spec, float, tree.c if tree is not None else SQRT2, 0.0),
                           solver=_flag(opts, "solver", spec, kind == "solver"), playout=playout,
                           temperature=temperature, rng=rng, name=name)
     dirichlet = opts.get("dirichlet")
