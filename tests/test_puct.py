@@ -101,6 +101,16 @@ def test_priors_steer_the_search():
     assert sum(visits.values()) == 199
 
 
+def test_raw_prior_weights_are_normalised_and_all_zero_is_uniform():
+    tree = treelab.Tree("tictactoe")
+    puct_search(tree, limit=limit(1), evaluator=lambda state, rng: Evaluation({5: 8.0, 1: 2.0}, 0.5), rng=1)
+    priors = {k.name: k.prior for k in tree.root.kids}
+    assert priors["5"] == pytest.approx(0.8) and priors["1"] == pytest.approx(0.2) and priors["9"] == 0.0
+    tree = treelab.Tree("tictactoe")
+    puct_search(tree, limit=limit(1), evaluator=lambda state, rng: Evaluation({}, 0.5), rng=1)
+    assert all(k.prior == pytest.approx(1 / 9) for k in tree.root.kids)
+
+
 # -- backup -----------------------------------------------------------------
 @pytest.mark.parametrize("game,moves", [("connect4", ""), ("connect4", "4453"), ("tictactoe", "15")])
 @pytest.mark.parametrize("evaluator", ["rollout", "heuristic"])
@@ -277,6 +287,7 @@ def test_rollout_evaluator_and_registry():
     ({"dirichlet_fraction": 1.5}, "dirichlet_fraction"),
     ({"evaluator": "nope"}, "unknown evaluator"),
     ({"evaluator": fixed({}, value=1.5)}, "not in"),
+    ({"evaluator": lambda state, rng: Evaluation({1: -0.5}, 0.5)}, "negative"),
 ])
 def test_bad_arguments_are_clear_errors(kwargs, match):
     with pytest.raises(BudgetError, match=match):

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .errors import BudgetError
 from .evaluators import Evaluator, find_evaluator
@@ -226,22 +226,28 @@ def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random)
     return _outcome(value, state.to_move, rng)
 
 
-def _expand(tree: Tree, node: TreeNode, state: State, priors: object, solver: bool) -> None:
-    """Give ``node`` a child for every legal move, with its prior; prove children that end the game."""
+def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float], solver: bool) -> None:
+    """Give ``node`` a child for every legal move, with its prior; prove children that end the game.
+
+    Priors are renormalised over the legal moves (missing moves get 0; all
+    zero becomes uniform), so an evaluator may return raw weights.
+    """
     game = tree.game
     have = {kid.name: kid for kid in node.kids}
-    table = priors if isinstance(priors, dict) else dict(priors)  # type: ignore[call-overload]
+    legal = state.legal_moves()
+    weights = [float(priors.get(move, 0.0)) for move in legal]
+    for move, weight in zip(legal, weights, strict=True):
+        if not weight >= 0.0:
+            raise BudgetError(f"evaluator prior {weight!r} for move {game.label(move)} is negative or not a number")
+    total = sum(weights)
     dirty = tree._dirty
-    for move in state.legal_moves():
+    for move, weight in zip(legal, weights, strict=True):
         label = game.label(move)
         kid = have.get(label)
         if kid is None:
             kid = tree.add_child(node, label)
             dirty.add(kid)
-        prior = float(table.get(move, 0.0))
-        if not prior >= 0.0:
-            raise BudgetError(f"evaluator prior {prior!r} for move {label} is negative or not a number")
-        kid.prior = prior
+        kid.prior = weight / total if total > 0 else 1.0 / len(legal)
         if solver and kid.proven is None:
             after = state.play(move)
             if after.is_terminal:
