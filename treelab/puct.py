@@ -273,9 +273,10 @@ def _propagate(tree: Tree, path: list[TreeNode], states: list[State], *, from_no
         if any(k.proven == 1 for k in kids):
             node.proven = -1
         else:
-            if any(k.proven is None for k in kids) or len(kids) < len(states[i].legal_moves()):
+            values = [k.proven for k in kids if k.proven is not None]
+            if len(values) < len(kids) or len(kids) < len(states[i].legal_moves()):
                 return
-            node.proven = -max(k.proven for k in kids)  # type: ignore[type-var]
+            node.proven = -max(values)
         tree.mark_dirty(node)
 
 
