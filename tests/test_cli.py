@@ -126,3 +126,15 @@ def test_play_quit(tmp_path: Path) -> None:
     result = run("play", "connect4", "--iterations", "50", "--human", "2", input="q\n")
     assert result.exit_code == 0
     assert "AI plays" in result.output and "bye" in result.output
+
+
+def test_analyse_with_puct_temperature_and_bad_choices(tmp_path: Path) -> None:
+    result = run("analyse", "connect4", "--moves", "445566", "--algorithm", "puct", "--evaluator", "heuristic",
+                 "--iterations", "200", "--seed", "1", "--json")
+    data = json.loads(result.output)
+    assert data["best_move"] in ("3", "7") and data["proven"] == "win"  # a winning move is proven at once
+    sampled = {json.loads(run("analyse", "tictactoe", "--iterations", "300", "--temperature", "50", "--seed", str(s),
+                              "--json").output)["best_move"] for s in range(12)}
+    assert len(sampled) > 2  # a high temperature samples among the moves
+    assert_clean_error(run("analyse", "connect4", "--algorithm", "alphabeta"), "alphabeta")
+    assert_clean_error(run("analyse", "connect4", "--temperature", "-1"), "-1")

@@ -35,7 +35,8 @@ from .errors import (
 )
 from .games import Game, State, find_game
 from .policies import decisive_playout, random_playout, ucb1
-from .search import ChildStats, Limit, SearchSummary, analyse, choose_move, search
+from .positions import analyse
+from .search import ChildStats, Limit, SearchSummary, choose_move, search
 from .tree import SQRT2, Tree, TreeNode
 
 # Loaded on first use, so `import treelab` (and every CLI command) starts fast:

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import BudgetError
-from .games import Game, find_game
 from .policies import PlayoutFn, find_playout, make_rng
 from .tree import SQRT2, Moves, Tree, TreeNode
 
-__all__ = ["Limit", "ChildStats", "SearchSummary", "search", "analyse", "choose_move", "summarize", "PROOF_WORDS"]
+__all__ = ["Limit", "ChildStats", "SearchSummary", "search", "choose_move", "summarize", "PROOF_WORDS"]
 
 PROOF_WORDS = {1: "win", 0: "draw", -1: "loss", None: None}
 """How a proven value reads in JSON (from the view of the player it belongs to)."""
@@ -335,48 +334,3 @@ def summarize(
         children=children,
         seconds=seconds,
     )
-
-
-def analyse(
-    game: str | Game,
-    moves: Moves = None,
-    *,
-    iterations: int | None = None,
-    seconds: float | None = None,
-    solver: bool = False,
-    c: float = SQRT2,
-    seed: int | random.Random | None = None,
-    playout: str | PlayoutFn = "random",
-    how: str = "visits",
-    db: str | None = None,
-) -> SearchSummary:
-    """Search the position ``moves`` and report every move's statistics.
-
-    With ``db`` the search grows (and saves) the stored tree in that file,
-    created if missing; otherwise it uses a fresh in-memory tree. Without
-    ``iterations`` or ``seconds`` it runs 1,000 simulations.
-
-    Example:
-        >>> treelab.analyse("tictactoe", "15", iterations=500, seed=1).best_move
-        '9'
-    """
-    the_game = find_game(game)
-    if iterations is None and seconds is None:
-        iterations = 1000
-    limit = Limit(iterations=iterations, seconds=seconds)
-    parsed = the_game.parse(moves)
-    the_game.replay(parsed)  # bad input fails before any file is touched
-    if db is not None:
-        from .store import open_tree, save
-
-        tree = open_tree(db, the_game, c=c, path=parsed)
-    else:
-        tree = Tree(the_game, c=c)
-    started = time.perf_counter()
-    done = search(tree, parsed, limit=limit, c=c, solver=solver, playout=playout, rng=seed)
-    elapsed = time.perf_counter() - started
-    if db is not None:
-        save(tree, db)
-    node = tree.find(parsed)
-    best = choose_move(node, how=how, c=c) if node.kids else None
-    return summarize(tree, parsed, iterations=done, c=c, best=best, seconds=elapsed)

@@ -68,14 +68,22 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, c: fl
 @_iterations(None)
 @click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Time budget instead of (or as well as) --iterations.")
+@click.option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct", show_default=True,
+              help="UCT (UCB1) or AlphaZero-style PUCT.")
 @_solver_option
 @_playout_option
-@c_option
+@click.option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout", show_default=True,
+              help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality.")
+@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+              help="Pick the best move by sampling visits^(1/T); 0: the most visited.")
+@click.option("--c", "c", type=click.FloatRange(min=0.0), default=None,
+              help="Exploration constant: UCB1's c (default sqrt(2)) or PUCT's c_puct (default 1.25).")
 @seed_option
 @json_option
 @library_errors
 def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None,
-            solver: bool, playout: str, c: float, seed: int | None, as_json: bool) -> None:
+            algorithm: str, solver: bool, playout: str, evaluator: str, temperature: float, c: float | None,
+            seed: int | None, as_json: bool) -> None:
     """Search a position and report every move's statistics.
 
     Without --iterations or --seconds, 1,000 simulations are run.
@@ -84,10 +92,10 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     Example:
       treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
     """
-    from ..search import analyse as run
+    from ..positions import analyse as run
 
-    result = run(game, moves, iterations=iterations, seconds=seconds, solver=solver, c=c, seed=seed,
-                 playout=playout, db=db)
+    result = run(game, moves, iterations=iterations, seconds=seconds, algorithm=algorithm, solver=solver, c=c,
+                 seed=seed, playout=playout, evaluator=evaluator, temperature=temperature, db=db)
     if as_json:
         click.echo(json.dumps(result.to_dict()))
         return
