@@ -149,3 +149,17 @@ def test_kill_9_at_any_moment_leaves_a_database_that_resumes(tmp_path: Path, see
     assert summary.total_games == games + 2
     assert treelab.load(db).root.nb_visit == tree.root.nb_visit + summary.simulations
     tree_invariants_hold(db)
+
+
+def test_train_with_puct_and_temperature_then_resume_with_uct(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    first = train("connect4", db, games=3, iterations=80, algorithm="puct", evaluator="heuristic",
+                  opponent="heuristic", seed=1, progress=False)
+    assert first.games == 3 and first.new_nodes > 0
+    second = train("connect4", db, games=3, iterations=60, temperature=1.0, seed=2, progress=False)
+    assert second.total_games == 6
+    tree_invariants_hold(db)
+    with pytest.raises(BudgetError):
+        train("connect4", db, algorithm="minimax", progress=False)
+    with pytest.raises(BudgetError):
+        train("connect4", db, temperature=-0.5, progress=False)

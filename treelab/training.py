@@ -19,13 +19,16 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agents import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
 from .errors import BudgetError
 from .games import Game, find_game
 from .policies import PlayoutFn, make_rng
 from .tree import SQRT2
+
+if TYPE_CHECKING:
+    from .puct import PUCTPlayer
 
 __all__ = ["TrainSummary", "train", "OPPONENTS"]
 
@@ -85,10 +88,13 @@ def train(
     games: int = 100,
     iterations: int = 400,
     opponent: str = "self",
-    c: float = SQRT2,
+    c: float | None = None,
     seed: int | random.Random | None = None,
     solver: bool = False,
     playout: str | PlayoutFn = "random",
+    algorithm: str = "uct",
+    evaluator: str = "rollout",
+    temperature: float = 0.0,
     progress: bool = True,
     on_game: Callable[[int, str, int | None], None] | None = None,
 ) -> TrainSummary:
@@ -100,10 +106,13 @@ def train(
         games: games to play in this run.
         iterations: simulations per move of the tree.
         opponent: ``"self"`` (the tree plays both sides), ``"random"`` or ``"heuristic"``.
-        c: UCB1 exploration constant.
+        c: exploration constant: UCB1's ``c`` (default sqrt(2)) or PUCT's ``c_puct`` (default 1.25).
         seed: replay the run exactly.
         solver: use MCTS-Solver proofs while searching.
-        playout: ``"random"`` or ``"decisive"`` playouts.
+        playout: ``"random"`` or ``"decisive"`` playouts (UCT).
+        algorithm: ``"uct"`` or ``"puct"`` (AlphaZero style; ``c`` is then ``c_puct``).
+        evaluator: PUCT's ``"rollout"`` or ``"heuristic"`` evaluator.
+        temperature: ``> 0`` samples the tree's moves from visit counts (more varied games).
         progress: show a progress bar (games, win/draw/loss, nodes, rate).
         on_game: called after every logged game with (game id, moves, winner).
     """
@@ -114,14 +123,29 @@ def train(
         raise BudgetError(f"games {games!r} must be a whole number >= 0")
     if not isinstance(iterations, int) or iterations < 1:
         raise BudgetError(f"iterations {iterations!r} must be a whole number of at least 1")
+    if algorithm not in ("uct", "puct"):
+        raise BudgetError(f"unknown algorithm {algorithm!r}: use uct or puct")
+    if temperature < 0:
+        raise BudgetError(f"temperature {temperature!r} must be >= 0")
     if opponent not in OPPONENTS:
         raise BudgetError(f"unknown opponent {opponent!r}: use one of {', '.join(OPPONENTS)}")
     rng = make_rng(seed)
-    tree = open_tree(db, the_game, c=c)
+    if c is None:
+        from .puct import C_PUCT
+
+        c = C_PUCT if algorithm == "puct" else SQRT2
+    tree = open_tree(db, the_game, c=c if algorithm == "uct" else None)
     gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
-    me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
-                    rng=random.Random(rng.getrandbits(64)))
+    me: MCTSPlayer | PUCTPlayer
+    if algorithm == "puct":
+        from .puct import PUCTPlayer
+
+        me = PUCTPlayer(tree=tree, iterations=iterations, c_puct=c, evaluator=evaluator, temperature=temperature,
+                        rng=random.Random(rng.getrandbits(64)))
+    else:
+        me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
+                        temperature=temperature, rng=random.Random(rng.getrandbits(64)))
     other: Player | None = None
     if opponent == "random":
         other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))

@@ -34,14 +34,21 @@ def _solver_option(f):  # type: ignore[no-untyped-def]
 @_iterations(400)
 @click.option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
               show_default=True, help="Who the tree plays (colours alternate).")
-@c_option
+@click.option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct", show_default=True,
+              help="UCT (UCB1) or AlphaZero-style PUCT.")
+@click.option("--c", "c", type=click.FloatRange(min=0.0), default=None,
+              help="Exploration constant: UCB1's c (default sqrt(2)) or PUCT's c_puct (default 1.25).")
 @_solver_option
 @_playout_option
+@click.option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout", show_default=True,
+              help="PUCT's priors and value.")
+@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+              help="Sample the tree's moves from visits^(1/T) for more varied games; 0: most visited.")
 @seed_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @library_errors
-def train(game: Game, db: str, games: int, iterations: int, opponent: str, c: float, solver: bool,
-          playout: str, seed: int | None, quiet: bool) -> None:
+def train(game: Game, db: str, games: int, iterations: int, opponent: str, algorithm: str, c: float | None,
+          solver: bool, playout: str, evaluator: str, temperature: float, seed: int | None, quiet: bool) -> None:
     """Grow the tree in DB by playing whole games; re-running resumes.
 
     The tree is saved after every game in one transaction; Ctrl-C saves and
@@ -54,7 +61,8 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, c: fl
     from ..training import train as run
 
     summary = run(game, db, games=games, iterations=iterations, opponent=opponent, c=c, seed=seed,
-                  solver=solver, playout=playout, progress=not quiet)
+                  solver=solver, playout=playout, algorithm=algorithm, evaluator=evaluator,
+                  temperature=temperature, progress=not quiet)
     click.echo(summary.describe())
     if summary.interrupted:
         click.echo("stopped early: run the same command again to resume")
