@@ -4,7 +4,7 @@ Each cell is a match at equal simulations per move and equal exploration:
 OpenSpiel's ``uct_c = sqrt(2)`` on [-1, 1] returns explores like treelab's
 ``c = 1/sqrt(2)`` on [0, 1] means (DESIGN.md), so UCT variants run with
 ``c=0.7071``. OpenSpiel plays ``MCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``
-and its default ``solve=True``. Colours alternate; each match is split into
+and its default ``solve=True`` (``--solve 0``: plain UCT, to compare with treelab's plain UCT). Colours alternate; each match is split into
 chunks of games played in parallel worker processes, every chunk with its own
 seed derived from ``--seed``, so the whole table replays exactly.
 
@@ -31,7 +31,7 @@ VARIANTS = {
 }
 """Variant name -> treelab player spec (``{n}``: simulations per move)."""
 
-OPENSPIEL = "openspiel:simulations={n},uct_c=1.4142135623730951"
+OPENSPIEL = "openspiel:simulations={n},uct_c=1.4142135623730951,solve={solve}"
 
 
 def _chunk(job: tuple[str, str, str, int, int]) -> dict:
@@ -42,11 +42,11 @@ def _chunk(job: tuple[str, str, str, int, int]) -> dict:
 
 
 def run(game: str, variants: list[str], budgets: list[int], games: int, seed: int, workers: int,
-        chunk: int) -> list[dict]:
+        chunk: int, solve: int = 1) -> list[dict]:
     jobs, keys = [], []
     for n in budgets:
         for v in variants:
-            a, b = VARIANTS[v].format(n=n), OPENSPIEL.format(n=n)
+            a, b = VARIANTS[v].format(n=n), OPENSPIEL.format(n=n, solve=solve)
             for k in range(math.ceil(games / chunk)):
                 size = min(chunk, games - k * chunk)
                 jobs.append((game, a, b, size, seed * 1_000_003 + 7919 * k + n))
@@ -77,11 +77,13 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=8, help="games per worker job (even)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--solve", type=int, choices=[0, 1], default=1,
+                        help="OpenSpiel's MCTS-Solver (its default: 1)")
     parser.add_argument("--json", help="also write the table to this file")
     args = parser.parse_args()
     started = time.perf_counter()
-    rows = run(args.game, args.variants, args.budgets, args.games, args.seed, args.workers, args.chunk)
-    print(f"{args.game}: treelab vs OpenSpiel MCTSBot (uct_c=sqrt(2), 1 random rollout, solve=True), "
+    rows = run(args.game, args.variants, args.budgets, args.games, args.seed, args.workers, args.chunk, args.solve)
+    print(f"{args.game}: treelab vs OpenSpiel MCTSBot (uct_c=sqrt(2), 1 random rollout, solve={bool(args.solve)}), "
           f"equal simulations, colours alternating, seed {args.seed}")
     print(f"| {'variant':<26} | {'sims':>5} | {'games':>5} | {'W-L-D':>9} | {'score':>5} | {'95% CI':>11} |"
           f" {'Elo':>5} | {'s/move ratio':>12} |")

@@ -218,3 +218,10 @@ def test_arena_command_errors_are_one_line(args, match):
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error:") and match in lines[0], proc.stderr
+
+
+def test_progress_bar_goes_to_stderr(capsys):
+    result = play_match("tictactoe", "heuristic", "random", games=3, seed=1, progress=True)
+    out, err = capsys.readouterr()
+    assert result.games == 3 and out == ""
+    assert "heuristic vs random" in err
