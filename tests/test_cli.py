@@ -28,7 +28,7 @@ def assert_clean_error(result, *needles: str) -> None:
         assert needle in lines[0], lines[0]
 
 
-@pytest.mark.parametrize("command", ["train", "analyse", "play", "info"])
+@pytest.mark.parametrize("command", ["train", "analyse", "play", "info", "compact"])
 def test_every_help_ends_with_an_example(command: str) -> None:
     result = run(command, "--help")
     assert result.exit_code == 0
@@ -138,3 +138,24 @@ def test_analyse_with_puct_temperature_and_bad_choices(tmp_path: Path) -> None:
     assert len(sampled) > 2  # a high temperature samples among the moves
     assert_clean_error(run("analyse", "connect4", "--algorithm", "alphabeta"), "alphabeta")
     assert_clean_error(run("analyse", "connect4", "--temperature", "-1"), "-1")
+
+
+def test_compact_keeps_the_tree_and_refuses_other_files(tmp_path: Path) -> None:
+    db = str(tmp_path / "c4.db")
+    assert run("train", "connect4", "--db", db, "--games", "4", "--iterations", "60", "--seed", "3", "-q").exit_code == 0
+    conn = sqlite3.connect(db)
+    before = conn.execute("SELECT * FROM nodes ORDER BY id").fetchall()
+    conn.close()
+    size = json.loads(run("info", db, "--json").output)["size_bytes"]
+    result = run("compact", db)
+    assert result.exit_code == 0 and "bytes" in result.output
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT * FROM nodes ORDER BY id").fetchall() == before
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    facts = json.loads(run("info", db, "--json").output)
+    assert facts["size_bytes"] <= size and facts["bytes_per_node"] == pytest.approx(facts["size_bytes"] / len(before), 0.01)
+    text = tmp_path / "notes.db"
+    text.write_text("not a database")
+    assert_clean_error(run("compact", str(text)), "notes.db")
+    assert text.read_text() == "not a database"

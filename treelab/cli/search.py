@@ -172,4 +172,22 @@ def info(db: str, as_json: bool) -> None:
         click.echo(f"{key:<{width}}  {shown}")
 
 
-COMMANDS = [train, analyse, play, info]
+@click.command()
+@db_argument
+@library_errors
+def compact(db: str) -> None:
+    """Fold the write-ahead log into DB and drop free pages (SQLite VACUUM).
+
+    Safe to run at any time the database is not being written; the tree is unchanged.
+
+    \b
+    Example:
+      treelab compact data/demo.db
+    """
+    from ..store import compact as run
+
+    before, after = run(db)
+    click.echo(f"{db}: {before:,} -> {after:,} bytes ({100 * (before - after) / max(before, 1):.1f}% smaller)")
+
+
+COMMANDS = [train, analyse, play, info, compact]
