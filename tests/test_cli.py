@@ -142,7 +142,8 @@ def test_analyse_with_puct_temperature_and_bad_choices(tmp_path: Path) -> None:
 
 def test_compact_keeps_the_tree_and_refuses_other_files(tmp_path: Path) -> None:
     db = str(tmp_path / "c4.db")
-    assert run("train", "connect4", "--db", db, "--games", "4", "--iterations", "60", "--seed", "3", "-q").exit_code == 0
+    trained = run("train", "connect4", "--db", db, "--games", "4", "--iterations", "60", "--seed", "3", "-q")
+    assert trained.exit_code == 0
     conn = sqlite3.connect(db)
     before = conn.execute("SELECT * FROM nodes ORDER BY id").fetchall()
     conn.close()
@@ -154,7 +155,8 @@ def test_compact_keeps_the_tree_and_refuses_other_files(tmp_path: Path) -> None:
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
     facts = json.loads(run("info", db, "--json").output)
-    assert facts["size_bytes"] <= size and facts["bytes_per_node"] == pytest.approx(facts["size_bytes"] / len(before), 0.01)
+    assert facts["size_bytes"] <= size
+    assert facts["bytes_per_node"] == pytest.approx(facts["size_bytes"] / len(before), 0.01)
     text = tmp_path / "notes.db"
     text.write_text("not a database")
     assert_clean_error(run("compact", str(text)), "notes.db")
