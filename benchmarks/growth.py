@@ -1,0 +1,86 @@
+"""Training cost as the tree grows: time per game and per save from 10k to 1M nodes.
+
+Plays Connect Four training games (the tree against the heuristic player, as
+``treelab train --opponent heuristic``) into one database until the tree holds
+``--nodes`` nodes, timing each game's searches and its incremental save
+separately. Prints a table at each size and draws both curves to PNG. Flat
+curves mean the cost follows the work done, not the size of the tree.
+
+    .venv/bin/python benchmarks/growth.py --nodes 1000000 --iterations 400 -o docs/img/growth-timing.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import treelab
+from treelab.agents import HeuristicPlayer, MCTSPlayer
+from treelab.store import open_tree, save
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=1_000_000)
+    parser.add_argument("--iterations", type=int, default=400)
+    parser.add_argument("-o", "--output", default=None, help="PNG of time per game and per save against nodes")
+    args = parser.parse_args()
+    db = Path(tempfile.mkdtemp(prefix="treelab-growth-")) / "c4.db"
+    game = treelab.find_game("connect4")
+    tree = open_tree(db, game)
+    me = MCTSPlayer(tree=tree, iterations=args.iterations, rng=1)
+    other = HeuristicPlayer(rng=2)
+    rows: list[tuple[int, float, float, int]] = []  # nodes, search seconds, save seconds, simulations
+    marks = [m for m in (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000) if m <= args.nodes]
+    print(f"{'nodes':>10} {'games':>6} {'ms/game':>8} {'µs/sim':>7} {'ms/save':>8} {'rows/save':>9}")
+    game_id = 0
+    while len(tree) < args.nodes:
+        game_id += 1
+        tree.current_game = game_id
+        mine = 1 + game_id % 2
+        sims = tree.root.nb_visit
+        started = time.perf_counter()
+        state, moves = game.initial(), []
+        while not state.is_terminal:
+            player = me if state.to_move == mine else other
+            move = player.choose(state, moves)
+            state = state.play(move)
+            moves.append(move)
+        searched = time.perf_counter() - started
+        changed = tree.unsaved
+        started = time.perf_counter()
+        save(tree, db, games=[{"id": game_id, "moves": game.notation(moves), "winner": state.winner,
+                               "opponent": "heuristic", "tree_player": mine, "iterations": args.iterations}])
+        rows.append((len(tree), searched, time.perf_counter() - started, tree.root.nb_visit - sims, changed))
+        while marks and len(tree) >= marks[0]:
+            recent = rows[-20:]
+            print(f"{len(tree):>10,} {game_id:>6} {1000 * statistics.median(r[1] for r in recent):>8.0f} "
+                  f"{1e6 * statistics.median(r[1] / max(r[3], 1) for r in recent):>7.1f} "
+                  f"{1000 * statistics.median(r[2] for r in recent):>8.1f} "
+                  f"{statistics.median(r[4] for r in recent):>9,.0f}", flush=True)
+            marks.pop(0)
+    if args.output:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
+        nodes = [r[0] for r in rows]
+        ax[0].plot(nodes, [1e6 * r[1] / max(r[3], 1) for r in rows], ".", ms=2, alpha=0.5)
+        ax[0].set(xscale="log", xlabel="nodes in the tree", ylabel="µs per simulation", title="search")
+        ax[1].plot(nodes, [1000 * r[2] for r in rows], ".", ms=2, alpha=0.5, color="tab:orange")
+        ax[1].set(xscale="log", xlabel="nodes in the tree", ylabel="ms per save", title="incremental save per game")
+        for a in ax:
+            a.grid(alpha=0.3)
+            a.set_ylim(bottom=0)
+        fig.suptitle(f"Connect Four training, {args.iterations} simulations per move: cost per game stays flat")
+        fig.savefig(args.output, dpi=120)
+        print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
