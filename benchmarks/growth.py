@@ -70,13 +70,17 @@ def main() -> None:
 
         fig, ax = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
         nodes = [r[0] for r in rows]
-        ax[0].plot(nodes, [1e6 * r[1] / max(r[3], 1) for r in rows], ".", ms=2, alpha=0.5)
+        ax[0].plot(nodes, [1e6 * r[1] / max(r[3], 1) for r in rows], ".", ms=3, alpha=0.6)
         ax[0].set(xscale="log", xlabel="nodes in the tree", ylabel="µs per simulation", title="search")
-        ax[1].plot(nodes, [1000 * r[2] for r in rows], ".", ms=2, alpha=0.5, color="tab:orange")
+        ax[1].plot(nodes, [1000 * r[2] for r in rows], ".", ms=3, alpha=0.6, color="tab:orange")
         ax[1].set(xscale="log", xlabel="nodes in the tree", ylabel="ms per save", title="incremental save per game")
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
         for a in ax:
             a.grid(alpha=0.3)
             a.set_ylim(bottom=0)
+            a.xaxis.set_minor_formatter(NullFormatter())
+            a.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
         fig.suptitle(f"Connect Four training, {args.iterations} simulations per move: cost per game stays flat")
         fig.savefig(args.output, dpi=120)
         print(f"wrote {args.output}")
