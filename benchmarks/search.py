@@ -1,18 +1,47 @@
 """Connect Four simulations per second: treelab's UCT against OpenSpiel's Python MCTSBot.
 
-Both search the empty board with the same number of simulations (OpenSpiel:
-``RandomRolloutEvaluator(n_rollouts=1)``, one random playout per simulation;
-treelab: one random playout per simulation), alternating in one run. Each
-round starts from a fresh tree. Prints every round and the median speed ratio.
+Both search the empty board with the same number of simulations: OpenSpiel's
+``MCTSBot`` (``uct_c = sqrt(2)`` on [-1, 1] returns, ``RandomRolloutEvaluator(n_rollouts=1)``,
+``solve=False``) and treelab's UCT (``c = 1/sqrt(2)`` on [0, 1] means: the same
+exploration, see DESIGN.md), one random playout per simulation. Two modes:
 
-    .venv/bin/python benchmarks/search.py --simulations 5000 --rounds 7
+``process`` (the Scale issue's measure): whole processes, start-up included,
+timed alternately in one run -- ``treelab analyse connect4 --iterations N --c 0.7071
+--seed S --json`` against a ``python -c`` script that builds the bot and runs N
+simulations -- at several budgets; prints the median time of each and the ratio.
+
+``inprocess``: both searches in this process, imports done, alternating; prints
+every round and the median speed ratio (the search loop alone).
+
+    .venv/bin/python benchmarks/search.py                      # both modes
+    .venv/bin/python benchmarks/search.py --mode process --budgets 2000 10000 50000 --rounds 5
+    .venv/bin/python benchmarks/search.py --mode inprocess --simulations 20000 --rounds 7
+    TREELAB_PURE_PYTHON=1 .venv/bin/python benchmarks/search.py  # without the compiled playouts
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
+
+OPENSPIEL_SCRIPT = """\
+import sys
+import numpy as np
+import pyspiel
+from open_spiel.python.algorithms import mcts
+n, seed = int(sys.argv[1]), int(sys.argv[2])
+game = pyspiel.load_game("connect_four")
+evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(seed))
+bot = mcts.MCTSBot(game, uct_c=2 ** 0.5, max_simulations=n, evaluator=evaluator,
+                   random_state=np.random.RandomState(seed + 1), solve=False)
+print(bot.step(game.new_initial_state()))
+"""
+"""OpenSpiel's side of the process mode: N simulations from the empty board, the chosen move printed."""
 
 
 def time_openspiel(simulations: int, seed: int) -> float:
@@ -40,27 +69,94 @@ def time_treelab(simulations: int, seed: int) -> float:
     return time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--simulations", type=int, default=5000)
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
+def in_process(simulations: int, rounds: int) -> float:
+    """The in-process mode; returns the median ratio (treelab's speed over OpenSpiel's)."""
     ratios, ours, theirs = [], [], []
     time_treelab(200, 0), time_openspiel(200, 0)  # warm up imports
+    print(f"in-process, {simulations:,} simulations from the empty board")
     print(f"{'round':>5} {'openspiel sims/s':>17} {'treelab sims/s':>15} {'ratio':>6}")
-    for r in range(args.rounds):
+    for r in range(rounds):
         if r % 2 == 0:
-            t_os = time_openspiel(args.simulations, r)
-            t_tl = time_treelab(args.simulations, r)
+            t_os = time_openspiel(simulations, r)
+            t_tl = time_treelab(simulations, r)
         else:
-            t_tl = time_treelab(args.simulations, r)
-            t_os = time_openspiel(args.simulations, r)
-        theirs.append(args.simulations / t_os)
-        ours.append(args.simulations / t_tl)
+            t_tl = time_treelab(simulations, r)
+            t_os = time_openspiel(simulations, r)
+        theirs.append(simulations / t_os)
+        ours.append(simulations / t_tl)
         ratios.append(t_os / t_tl)
         print(f"{r + 1:>5} {theirs[-1]:>17,.0f} {ours[-1]:>15,.0f} {ratios[-1]:>6.2f}")
+    ratio = statistics.median(ratios)
     print(f"median: openspiel {statistics.median(theirs):,.0f} sims/s, treelab {statistics.median(ours):,.0f} "
-          f"sims/s, treelab is {statistics.median(ratios):.2f}x faster")
+          f"sims/s, treelab is {ratio:.2f}x faster")
+    return ratio
+
+
+def _treelab_command(pythonpath: str | None) -> list[str]:
+    """The installed ``treelab`` script (next to this Python), or ``python -m treelab`` from a source tree."""
+    script = Path(sys.executable).with_name("treelab")
+    if pythonpath is None and script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "treelab"]
+
+
+def _run(command: list[str], env: dict[str, str], cwd: str | None = None) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def whole_processes(budgets: list[int], rounds: int, pythonpath: str | None = None) -> dict[int, float]:
+    """The process mode; returns the median time ratio (OpenSpiel's over treelab's) per budget."""
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    treelab = _treelab_command(pythonpath)
+    which = subprocess.run([sys.executable, "-c", "from treelab import fastpath; print(fastpath.describe())"],
+                           env=env, cwd=pythonpath, capture_output=True, text=True)
+    print(f"whole processes, start-up included, alternating; treelab: {' '.join(treelab)} "
+          f"[{which.stdout.strip() or 'fastpath unknown (an older treelab)'}]")
+    print(f"{'simulations':>11} {'openspiel s':>12} {'treelab s':>10} {'os sims/s':>10} {'tl sims/s':>10} "
+          f"{'ratio':>6} {'(min-max)':>12}")
+    _run([sys.executable, "-c", OPENSPIEL_SCRIPT, "10", "0"], env)  # warm the file cache
+    _run([*treelab, "analyse", "connect4", "--iterations", "10", "--json"], env, pythonpath)
+    results = {}
+    for n in budgets:
+        t_os, t_tl, ratios = [], [], []
+        for r in range(rounds):
+            os_cmd = [sys.executable, "-c", OPENSPIEL_SCRIPT, str(n), str(r)]
+            tl_cmd = [*treelab, "analyse", "connect4", "--iterations", str(n), "--c", "0.7071",
+                      "--seed", str(r), "--json"]
+            if r % 2 == 0:
+                a, b = _run(os_cmd, env), _run(tl_cmd, env, pythonpath)
+            else:
+                b, a = _run(tl_cmd, env, pythonpath), _run(os_cmd, env)
+            t_os.append(a)
+            t_tl.append(b)
+            ratios.append(a / b)
+        m_os, m_tl = statistics.median(t_os), statistics.median(t_tl)
+        results[n] = statistics.median(ratios)
+        print(f"{n:>11,} {m_os:>12.3f} {m_tl:>10.3f} {n / m_os:>10,.0f} {n / m_tl:>10,.0f} {results[n]:>6.2f} "
+              f"{f'({min(ratios):.2f}-{max(ratios):.2f})':>12}")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=["process", "inprocess", "both"], default="both")
+    parser.add_argument("--budgets", nargs="+", type=int, default=[2000, 10000, 50000],
+                        help="simulations per search (process mode)")
+    parser.add_argument("--simulations", type=int, default=10000, help="simulations per search (in-process mode)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--pythonpath", help="time the treelab found here (python -m treelab) instead of the "
+                        "installed one: to compare two versions")
+    args = parser.parse_args()
+    if args.mode in ("process", "both"):
+        whole_processes(args.budgets, args.rounds, args.pythonpath)
+    if args.mode in ("inprocess", "both"):
+        if args.pythonpath is not None:
+            sys.path.insert(0, args.pythonpath)
+        in_process(args.simulations, args.rounds)
 
 
 if __name__ == "__main__":
