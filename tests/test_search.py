@@ -193,7 +193,9 @@ def test_uct_finds_immediate_wins_and_forced_blocks_at_tictactoe() -> None:
 def test_uct_never_loses_tictactoe_to_perfect_play() -> None:
     game = find_game("tictactoe")
     for i in range(20):
-        uct = MCTSPlayer(iterations=1500, rng=i)
+        # 1,500 simulations still lose about 0.7% of games to perfect play (measured over 1,000
+        # seeds, with Python and compiled playouts alike); 3,000 lost none of 500
+        uct = MCTSPlayer(iterations=3000, rng=i)
         perfect = PerfectTicTacToe(random.Random(100 + i))
         if i % 2:
             assert play_game(game, perfect, uct) != 1

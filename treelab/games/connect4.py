@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+from .. import fastpath
 from ..errors import GameOverError, IllegalMoveError
 from .base import Game, State
 
@@ -22,6 +23,7 @@ _BOTTOM = [1 << (_H1 * c) for c in range(WIDTH)]
 _TOP = [1 << (_H1 * c + HEIGHT - 1) for c in range(WIDTH)]
 _COLUMN_END = [_H1 * c + HEIGHT for c in range(WIDTH)]  # first bit above the column
 _ALL_MOVES = list(range(1, WIDTH + 1))
+_COMPILED_PLAYOUT = fastpath.compiled.connect4 if fastpath.compiled is not None else None
 
 
 def has_four(pos: int) -> bool:
@@ -151,10 +153,28 @@ class ConnectFour(Game):
         return ConnectFourState()
 
     def playout(self, state: State, rng: random.Random | None = None) -> int | None:
-        """A uniformly random game from ``state``; the winner, or None for a draw."""
+        """A uniformly random game from ``state``; the winner, or None for a draw.
+
+        Runs the compiled playout (:mod:`treelab.fastpath`, seeded with
+        ``rng.getrandbits(64)``) when it is built, else :meth:`python_playout`.
+        ``rng`` may also be a ``numpy.random.Generator``.
+        """
         assert isinstance(state, ConnectFourState)
         if rng is None:
             rng = random.Random()
+        if state._winner is not None:
+            return state._winner
+        if _COMPILED_PLAYOUT is not None:
+            try:
+                seed = rng.getrandbits(64)
+            except AttributeError:  # a numpy Generator
+                seed = fastpath.seed64(rng)
+            return _COMPILED_PLAYOUT(state.cur, state.mask, state.ply, seed)  # type: ignore[no-any-return]
+        return self.python_playout(state, rng)
+
+    def python_playout(self, state: State, rng: random.Random) -> int | None:
+        """The pure-Python random playout: the reference, and the fallback without the extension."""
+        assert isinstance(state, ConnectFourState)
         if state._winner is not None:
             return state._winner
         ply = state.ply

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from .. import fastpath
 from ..errors import GameOverError, IllegalMoveError
 from .base import Game, State
 
@@ -15,6 +16,7 @@ _LINES = [
     0b100010001, 0b001010100,  # diagonals
 ]
 _FULL = 0b111111111
+_COMPILED_PLAYOUT = fastpath.compiled.tictactoe if fastpath.compiled is not None else None
 
 
 def _won(bits: int) -> bool:
@@ -114,9 +116,28 @@ class TicTacToe(Game):
         return TicTacToeState()
 
     def playout(self, state: State, rng: random.Random | None = None) -> int | None:
+        """A uniformly random game from ``state``; the winner, or None for a draw.
+
+        Runs the compiled playout (:mod:`treelab.fastpath`, seeded with
+        ``rng.getrandbits(64)``) when it is built, else :meth:`python_playout`.
+        ``rng`` may also be a ``numpy.random.Generator``.
+        """
         assert isinstance(state, TicTacToeState)
         if rng is None:
             rng = random.Random()
+        if state._winner is not None:
+            return state._winner
+        if _COMPILED_PLAYOUT is not None:
+            try:
+                seed = rng.getrandbits(64)
+            except AttributeError:  # a numpy Generator
+                seed = fastpath.seed64(rng)
+            return _COMPILED_PLAYOUT(state.x, state.o, state.ply, seed)  # type: ignore[no-any-return]
+        return self.python_playout(state, rng)
+
+    def python_playout(self, state: State, rng: random.Random) -> int | None:
+        """The pure-Python random playout: the reference, and the fallback without the extension."""
+        assert isinstance(state, TicTacToeState)
         if state._winner is not None:
             return state._winner
         x, o, ply = state.x, state.o, state.ply

@@ -1,0 +1,200 @@
+"""The compiled random playouts (treelab._playout) against the pure-Python rules.
+
+Every compiled game is replayed move by move with the Python rules (each move
+legal, the game ends exactly where the C code says, with the winner it says);
+a Python transcription of the C generator must pick the very same moves; and
+the distribution of results matches the pure-Python playouts on several
+positions. Without the extension these tests are skipped, except the fallback
+ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+import treelab
+from treelab import fastpath
+from treelab.games import find_game
+from treelab.games.connect4 import ConnectFourState
+
+needs_compiled = pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
+C4 = find_game("connect4")
+TTT = find_game("tictactoe")
+MASK64 = (1 << 64) - 1
+
+
+def random_positions(game, count: int, seed: int) -> list:
+    """Non-terminal positions reached by random legal moves (all depths)."""
+    rng = random.Random(seed)
+    found = []
+    while len(found) < count:
+        state = game.initial()
+        stop = rng.randrange(game.num_moves * 6)
+        for _ in range(stop):
+            if state.is_terminal:
+                break
+            state = state.play(rng.choice(state.legal_moves()))
+        if not state.is_terminal:
+            found.append(state)
+    return found
+
+
+def compiled_trace(state, seed: int):
+    assert fastpath.compiled is not None
+    if isinstance(state, ConnectFourState):
+        return fastpath.compiled.connect4_trace(state.cur, state.mask, state.ply, seed)
+    return fastpath.compiled.tictactoe_trace(state.x, state.o, state.ply, seed)
+
+
+def splitmix64(seed: int):
+    """The generator of treelab/_playout.c, in Python (Steele, Lea & Flood 2014)."""
+    state = seed
+    while True:
+        state = (state + 0x9E3779B97F4A7C15) & MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        yield z ^ (z >> 31)
+
+
+def reference_moves(state, seed: int) -> list[int]:
+    """The moves the C code must pick: open moves in a list with swap-remove, index (r >> 32) * k >> 32."""
+    stream = splitmix64(seed)
+    open_moves = state.legal_moves()
+    if isinstance(state, ConnectFourState):
+        room = {m: sum(1 for row in range(6) if not state.cell(m - 1, row)) for m in open_moves}
+    else:
+        room = dict.fromkeys(open_moves, 1)
+    played = []
+    while not state.is_terminal:
+        i = ((next(stream) >> 32) * len(open_moves)) >> 32
+        move = open_moves[i]
+        played.append(move)
+        state = state.play(move)
+        room[move] -= 1
+        if room[move] == 0:
+            open_moves[i] = open_moves[-1]
+            open_moves.pop()
+    return played
+
+
+@needs_compiled
+@pytest.mark.parametrize("game", [C4, TTT], ids=["connect4", "tictactoe"])
+def test_compiled_games_replay_with_the_python_rules(game):
+    for k, state in enumerate(random_positions(game, 300, seed=7)):
+        seed = random.Random(k).getrandbits(64)
+        winner, moves = compiled_trace(state, seed)
+        assert len(moves) >= 1
+        end = state
+        for move in moves:
+            assert not end.is_terminal, "the compiled game went on after the end"
+            end = end.play(move)  # raises IllegalMoveError on an illegal move
+        assert end.is_terminal, "the compiled game stopped before the end"
+        assert end.winner == winner
+        assert list(moves) == reference_moves(state, seed)  # move for move, the documented generator
+
+
+@needs_compiled
+def test_same_seed_same_game_and_seeds_matter():
+    state = C4.replay("4453")
+    first = compiled_trace(state, 12345)
+    assert all(compiled_trace(state, 12345) == first for _ in range(5))
+    assert len({compiled_trace(state, s)[1] for s in range(50)}) > 45
+    rng_a, rng_b = random.Random(3), random.Random(3)
+    assert [C4.playout(state, rng_a) for _ in range(200)] == [C4.playout(state, rng_b) for _ in range(200)]
+
+
+@needs_compiled
+@pytest.mark.parametrize(
+    ("game", "positions", "count"),
+    [(C4, ["", "4", "4453", "3344556", "444444"], 12_000), (TTT, ["", "5", "51", "159"], 6_000)],
+    ids=["connect4", "tictactoe"],
+)
+def test_compiled_and_python_playouts_have_the_same_distribution(game, positions, count):
+    """Win/loss/draw frequencies agree within 4.5 standard errors (a false alarm is about 1 in 10^5)."""
+    rng = random.Random(11)
+    for moves in positions:
+        state = game.replay(moves)
+        fast = [game.playout(state, rng) for _ in range(count)]
+        slow = [game.python_playout(state, rng) for _ in range(count)]
+        for outcome in (1, 2, None):
+            p, q = fast.count(outcome) / count, slow.count(outcome) / count
+            pooled = (p + q) / 2
+            stderr = max((2 * pooled * (1 - pooled) / count) ** 0.5, 1 / count)
+            assert abs(p - q) <= 4.5 * stderr, (moves, outcome, p, q)
+
+
+@needs_compiled
+def test_game_playout_runs_the_compiled_code_with_one_seed_per_game():
+    state = C4.replay("4453")
+    expected = compiled_trace(state, random.Random(5).getrandbits(64))[0]
+    assert C4.playout(state, random.Random(5)) == expected
+    state = TTT.replay("51")
+    expected = compiled_trace(state, random.Random(5).getrandbits(64))[0]
+    assert TTT.playout(state, random.Random(5)) == expected
+    won = C4.replay("1212121")
+    assert C4.playout(won, random.Random(1)) == won.winner == 1  # already over: no playout
+
+
+@needs_compiled
+def test_malformed_positions_are_refused():
+    c = fastpath.compiled
+    assert c is not None
+    with pytest.raises(ValueError):
+        c.connect4(0, 0b101, 2, 1)  # a hole in column 1
+    with pytest.raises(ValueError):
+        c.connect4(0, 1 << 6, 1, 1)  # a sentinel bit
+    with pytest.raises(ValueError):
+        c.connect4(0, 0b11, 1, 1)  # ply does not count the discs
+    with pytest.raises(ValueError):
+        c.connect4(0b100, 0b11, 2, 1)  # cur outside mask
+    with pytest.raises(ValueError):
+        c.connect4(0, 0, 0, -1)  # seeds are 64-bit unsigned
+    with pytest.raises(TypeError):
+        c.connect4(0, 0, 0)
+    with pytest.raises(ValueError):
+        c.tictactoe(1, 1, 2, 1)  # one cell, two players
+    with pytest.raises(ValueError):
+        c.tictactoe(0, 0, 10, 1)
+    full = C4.replay("1234567" * 2 + "2345671" * 2 + "1234567" * 2)
+    assert full.is_terminal and full.winner is None
+    assert c.connect4_trace(full.cur, full.mask, full.ply, 0) == (None, b"")  # nothing left to play
+
+
+def test_fallback_without_the_extension_replays_exactly():
+    """TREELAB_PURE_PYTHON=1 runs the Python playouts; the same seed still grows the same tree."""
+    script = (
+        "import json, treelab\n"
+        "from treelab import fastpath\n"
+        "r = [treelab.analyse('connect4', '44', iterations=300, seed=9).to_dict() for _ in range(2)]\n"
+        "print(json.dumps([fastpath.ACTIVE, fastpath.describe(), r[0] == r[1], r[0]['children']]))\n"
+    )
+    env = {**os.environ, "TREELAB_PURE_PYTHON": "1"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    active, described, same, children = json.loads(out.stdout)
+    assert active == "python" and "TREELAB_PURE_PYTHON" in described
+    assert same
+    assert sum(ch["nb_visit"] for ch in children) == 300
+
+
+def test_fastpath_reports_what_runs():
+    assert fastpath.ACTIVE in ("compiled", "python")
+    assert (fastpath.compiled is not None) == (fastpath.ACTIVE == "compiled")
+    assert fastpath.describe().split()[0] in ("compiled", "pure-Python")
+    tree = treelab.Tree("tictactoe")
+    assert treelab.search(tree, "", limit=treelab.Limit(iterations=50), rng=1) == 50
+
+
+def test_python_playouts_stay_the_reference():
+    """The pure-Python playouts play legal games to the end with the right winner (any build)."""
+    for game in (C4, TTT):
+        for state in random_positions(game, 50, seed=3):
+            winner = game.python_playout(state, random.Random(1))
+            assert winner in (1, 2, None)
+
