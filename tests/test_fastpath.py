@@ -198,3 +198,110 @@ def test_python_playouts_stay_the_reference():
             winner = game.python_playout(state, random.Random(1))
             assert winner in (1, 2, None)
 
+
+# -- the compiled tree walk (descend / select / backup) against the Python one ------------------
+
+
+def grown_tree(game: str, moves: str = "", iterations: int = 3000, seed: int = 1) -> treelab.Tree:
+    tree = treelab.Tree(game)
+    treelab.search(tree, moves, limit=treelab.Limit(iterations=iterations), c=0.9, rng=seed)
+    return tree
+
+
+def snapshot(tree: treelab.Tree) -> list[tuple]:
+    return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in tree]
+
+
+@needs_compiled
+def test_compiled_select_and_descend_pick_the_python_children():
+    from treelab.search import _descend, _select
+
+    c_walk = fastpath.compiled
+    assert c_walk is not None
+    rng = random.Random(4)
+    for game in ("connect4", "tictactoe"):
+        tree = grown_tree(game)
+        nodes = [n for n in tree if n.kids]
+        for node in nodes[:: max(1, len(nodes) // 400)]:
+            for kid in node.kids:  # some proofs, sometimes all of them, for the solver rule
+                kid.proven = rng.choice([None, None, -1, 0, 1]) if rng.random() < 0.3 else None
+            if rng.random() < 0.05:
+                for kid in node.kids:
+                    kid.proven = -1
+            for c in (0.0, 0.7071, 1.4142, 5.0):
+                for solver in (False, True):
+                    assert c_walk.select(node, c, solver) is _select(node, c, solver)
+                    max_moves = tree.game.num_moves
+                    p1, p2 = [node], [node]
+                    assert c_walk.descend(node, p1, c, solver, max_moves) is _descend(node, p2, c, solver, max_moves)
+                    assert p1 == p2
+
+
+@needs_compiled
+def test_compiled_backup_counts_like_the_python_one():
+    from treelab.search import _backup
+
+    a, b = grown_tree("connect4", iterations=500), grown_tree("connect4", iterations=500)
+    assert snapshot(a) == snapshot(b)
+    paths_a = [list(n.path) for n in a if n.depth >= 2][:200]
+    paths_b = [list(n.path) for n in b if n.depth >= 2][:200]
+    for k, (pa, pb) in enumerate(zip(paths_a, paths_b, strict=True)):
+        first_win = (None, 0, 1)[k % 3]
+        fastpath.compiled.backup(pa, first_win)  # type: ignore[union-attr]
+        _backup(pb, first_win)
+    assert snapshot(a) == snapshot(b)
+    with pytest.raises(TypeError):
+        fastpath.compiled.backup(tuple(paths_a[0]), None)  # type: ignore[union-attr]
+
+
+@needs_compiled
+@pytest.mark.parametrize(
+    ("game", "moves", "solver"),
+    [("connect4", "", False), ("connect4", "4453", True), ("tictactoe", "", True), ("tictactoe", "51", False)],
+)
+def test_searches_grow_the_same_tree_with_either_walk(monkeypatch, game, moves, solver):
+    """With the same playouts, the compiled walk and the Python walk grow identical trees."""
+    the_game = find_game(game)
+
+    def playout(state, rng):
+        return the_game.python_playout(state, rng)  # the same random stream for both walks
+
+    trees = []
+    for walk in (fastpath.compiled, None):
+        monkeypatch.setattr(fastpath, "compiled", walk)
+        tree = treelab.Tree(game)
+        treelab.search(tree, moves, limit=treelab.Limit(iterations=1500), c=1.1, solver=solver, playout=playout,
+                       rng=21)
+        trees.append(snapshot(tree))
+    assert trees[0] == trees[1]
+    assert trees[0][0][1] == 1500 or solver  # the root counts every simulation (a solver may stop early)
+
+
+@needs_compiled
+def test_compiled_walk_falls_back_to_getattr_for_other_node_classes():
+    """A node class whose counts are properties, not slots, still gets the Python rule's answers."""
+    from treelab.search import _select
+    from treelab.tree import TreeNode
+
+    class Scaled(TreeNode):
+        __slots__ = ("_visits",)
+
+        @property  # type: ignore[override]
+        def nb_visit(self) -> int:
+            return self._visits
+
+        @nb_visit.setter
+        def nb_visit(self, value: int) -> None:
+            self._visits = value
+
+    root = Scaled("root")
+    root.nb_visit = 30
+    for label, (n, w) in zip("123", [(10, 4), (12, 7), (8, 2)], strict=True):
+        kid = Scaled(label, root)
+        kid.nb_visit, kid.nb_win = n, w
+    for c in (0.0, 1.0, 3.0):
+        assert fastpath.compiled.select(root, c, False) is _select(root, c, False)  # type: ignore[union-attr]
+    path = [root, *root.kids]
+    fastpath.compiled.backup(path, 1)  # type: ignore[union-attr]
+    assert [n.nb_visit for n in path] == [31, 11, 13, 9]
+    assert [n.nb_win for n in path] == [0, 5, 7, 3]

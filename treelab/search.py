@@ -11,6 +11,7 @@ is won for the player to move, one whose moves all lose is lost.
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import time
@@ -18,8 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import fastpath
 from .errors import BudgetError
-from .policies import PlayoutFn, find_playout, make_rng
+from .games import State
+from .policies import PlayoutFn, find_playout, make_rng, random_playout
 from .tree import SQRT2, Moves, Tree, TreeNode
 
 __all__ = ["Limit", "ChildStats", "SearchSummary", "search", "choose_move", "summarize", "PROOF_WORDS"]
@@ -149,86 +152,165 @@ def search(
     if start_state.is_terminal:
         return 0
     game = tree.game
+    if play_out is random_playout:
+        play_out = game.playout  # the same function, one call less
     labels = [game.label(m) for m in range(game.num_moves + 1)]
     move_of = {label: m for m, label in enumerate(labels)}
     rand = rng.random
-    log = math.log
-    sqrt = math.sqrt
     max_moves = game.num_moves
-    inf = math.inf
     dirty = tree._dirty
     add_child = tree.add_child
+    fast = fastpath.compiled
+    descend, select, backup = (fast.descend, fast.select, fast.backup) if fast is not None else _PYTHON_WALK
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
-    done = 0
-    while done < max_iter:
-        if solver and start.proven is not None:
-            break
-        node = start
-        state = start_state
-        path = list(prefix)
-        # -- selection and expansion (tree policy) --
-        while True:
-            kids = getattr(node, _KIDS, None)
-            n_kids = len(kids) if kids is not None else 0
-            if n_kids < max_moves:  # possibly not fully expanded: look at the rules
-                if state.is_terminal:
-                    break
-                legal = state.legal_moves()
-                if n_kids < len(legal):
+    # The frontier: for each node met below ``start`` that is not fully expanded, its position
+    # and its untried moves (None: not listed yet; a terminal position lists none). Fully
+    # expanded nodes are dropped, so the descent through them never plays a move on a State.
+    frontier: dict[TreeNode, list[Any]] = {start: [start_state, None]}
+    above = prefix[:-1]  # the nodes above ``start``: backed up once, at the end
+    first_win = {1: (start.depth + 1) & 1, 2: start.depth & 1, None: None}  # path[i] is at depth start.depth + i
+    done = draws = wins_odd = wins_even = 0
+    collecting = gc.isenabled()
+    gc.disable()  # the loop makes no garbage cycles; the collector would walk the growing tree over and over
+    try:
+        while done < max_iter:
+            if solver and start.proven is not None:
+                break
+            path = [start]
+            # -- selection and expansion (tree policy) --
+            node = descend(start, path, c, solver, max_moves)  # down through fully expanded nodes
+            while True:  # ``node`` may not be fully expanded: look at its position
+                entry = frontier.get(node)
+                if entry is None:
+                    entry = frontier[node] = [_replay(start_state, path, move_of), None]
+                state, untried = entry
+                kids = getattr(node, _KIDS, None)
+                if untried is None:
+                    if state.is_terminal:
+                        break
+                    untried = state.legal_moves()
                     if kids:
                         tried = {kid.name for kid in kids}
-                        legal = [m for m in legal if labels[m] not in tried]
-                    move = legal[int(rand() * len(legal))]
+                        untried = [m for m in untried if labels[m] not in tried]
+                    entry[1] = untried
+                if untried:
+                    i = int(rand() * len(untried))
+                    move = untried[i]
+                    untried[i] = untried[-1]
+                    untried.pop()
+                    if not untried and len(kids or ()) + 1 == max_moves:
+                        del frontier[node]  # fully expanded from now on
                     node = add_child(node, labels[move])
                     state = state.play(move)
+                    frontier[node] = [state, None]
                     path.append(node)
                     break
-            assert kids is not None
-            big_n = node.nb_visit
-            explore = c * sqrt(log(big_n)) if big_n > 1 else 0.0
-            best = None
-            best_score = -inf
-            for kid in kids:
-                n = kid.nb_visit
-                if solver and kid.proven is not None:
-                    continue  # never waste simulations below a proven move
-                if n == 0:
-                    best = kid
+                if not kids:  # only a terminal position has no moves at all
                     break
-                score = (kid.nb_win + 0.5 * kid.nb_draw) / n + explore / sqrt(n)
-                if score > best_score:
-                    best_score = score
-                    best = kid
-            if best is None:  # every move proven but the node not (only without full proofs)
-                best = max(kids, key=lambda k: k.nb_visit)
-            node = best
-            state = state.play(move_of[node.name])
-            path.append(node)
-        # -- simulation (default policy) --
-        if state.is_terminal:
-            winner = state.winner
-            if solver and node.proven is None:
-                node.proven = 0 if winner is None else (1 if winner == node.mover else -1)
-                _propagate(tree, path)
-        else:
-            winner = play_out(state, rng)
-        # -- backup along the whole stored path (path[i] is at depth i) --
-        for pnode in path:
-            pnode.nb_visit += 1
-        if winner is None:
-            for pnode in path:
-                pnode.nb_draw += 1
-        else:  # the root counts as moved into by player 2, depth 1 by player 1, ...
-            for pnode in path[(winner & 1)::2]:
-                pnode.nb_win += 1
-        dirty.update(path)
-        done += 1
-        if deadline is not None and time.perf_counter() >= deadline:
-            break
-        if should_stop is not None and should_stop():
-            break
+                node = select(node, c, solver)  # every legal move tried, fewer than max_moves
+                path.append(node)
+                node = descend(node, path, c, solver, max_moves)
+            # -- simulation (default policy) from ``state``, the position at ``node`` --
+            if state.is_terminal:
+                winner = state.winner
+                if solver and node.proven is None:
+                    node.proven = 0 if winner is None else (1 if winner == node.mover else -1)
+                    _propagate(tree, above + path)
+            else:
+                winner = play_out(state, rng)
+            # -- backup along the whole stored path: ``start`` and below here, above at the end --
+            backup(path, first_win[winner])
+            if winner is None:
+                draws += 1
+            elif winner == 1:
+                wins_odd += 1
+            else:
+                wins_even += 1
+            dirty.update(path)
+            done += 1
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            if should_stop is not None and should_stop():
+                break
+    finally:  # also on an exception (Ctrl-C): the path above ``start`` gets every simulation run
+        if collecting:
+            gc.enable()
+        if done:
+            for pnode in above:
+                pnode.nb_visit += done
+                pnode.nb_draw += draws
+                pnode.nb_win += wins_odd if pnode.depth & 1 else wins_even
+            dirty.update(above)
     return done
+
+
+def _select(node: TreeNode, c: float, solver: bool) -> TreeNode:
+    """The child UCT descends to: UCB1 ``mean + c*sqrt(ln N / n)``, unvisited first, ties to the first.
+
+    With ``solver``, proven children are skipped (never waste simulations below a
+    proven move); if all are, the first most visited. ``treelab._speedups.select``
+    does exactly this in C.
+    """
+    kids = node.kids
+    big_n = node.nb_visit
+    explore = c * math.sqrt(math.log(big_n)) if big_n > 1 else 0.0
+    sqrt = math.sqrt
+    best = None
+    best_score = -math.inf
+    for kid in kids:
+        n = kid.nb_visit
+        if solver and kid.proven is not None:
+            continue
+        if n == 0:
+            return kid
+        score = (kid.nb_win + 0.5 * kid.nb_draw) / n + explore / sqrt(n)
+        if score > best_score:
+            best_score = score
+            best = kid
+    if best is None:  # every move proven but the node not (only without full proofs)
+        best = max(kids, key=lambda k: k.nb_visit)
+    return best
+
+
+def _descend(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_moves: int) -> TreeNode:
+    """Walk down by :func:`_select` while the node has ``max_moves`` children, appending to ``path``.
+
+    Returns the first node with fewer children (possibly not fully expanded);
+    ``treelab._speedups.descend`` does exactly this in C.
+    """
+    while True:
+        kids = getattr(node, _KIDS, None)
+        if kids is None or len(kids) < max_moves:
+            return node
+        node = _select(node, c, solver)
+        path.append(node)
+
+
+def _backup(path: list[TreeNode], first_win: int | None) -> None:
+    """One simulation's result on ``path``: every node visited, a draw everywhere or a win on ``path[first_win::2]``.
+
+    ``treelab._speedups.backup`` does exactly this in C.
+    """
+    for node in path:
+        node.nb_visit += 1
+    if first_win is None:
+        for node in path:
+            node.nb_draw += 1
+    else:
+        for node in path[first_win::2]:
+            node.nb_win += 1
+
+
+_PYTHON_WALK = (_descend, _select, _backup)
+"""The pure-Python tree walk: the reference, and the fallback without the extension."""
+
+
+def _replay(state: State, path: list[TreeNode], move_of: dict[str, int]) -> State:
+    """The position at ``path[-1]``, playing the moves of ``path[1:]`` from ``state`` (at ``path[0]``)."""
+    for node in path[1:]:
+        state = state.play(move_of[node.name])
+    return state
 
 
 def _propagate(tree: Tree, path: list[TreeNode]) -> None:
