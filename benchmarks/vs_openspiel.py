@@ -4,9 +4,11 @@ Each cell is a match at equal simulations per move and equal exploration:
 OpenSpiel's ``uct_c = sqrt(2)`` on [-1, 1] returns explores like treelab's
 ``c = 1/sqrt(2)`` on [0, 1] means (DESIGN.md), so UCT variants run with
 ``c=0.7071``. OpenSpiel plays ``MCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``
-and its default ``solve=True`` (``--solve 0``: plain UCT, to compare with treelab's plain UCT). Colours alternate; each match is split into
-chunks of games played in parallel worker processes, every chunk with its own
-seed derived from ``--seed``, so the whole table replays exactly.
+and its default ``solve=True`` (``--solve 0``: its plain UCT, to compare with
+treelab's plain UCT). Colours alternate; each match is split into chunks of
+games played in parallel worker processes, every chunk with its own seed
+derived from ``--seed``, so the whole table replays exactly. ``puct`` variants
+use treelab's default ``c_puct`` (1.25, :data:`treelab.puct.C_PUCT`).
 
     .venv/bin/python benchmarks/vs_openspiel.py --games 64 --budgets 250 1000 --workers 2
     .venv/bin/python benchmarks/vs_openspiel.py --variants uct solver+decisive --budgets 1000
