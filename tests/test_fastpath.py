@@ -183,6 +183,22 @@ def test_fallback_without_the_extension_replays_exactly():
     assert sum(ch["nb_visit"] for ch in children) == 300
 
 
+def test_a_missing_extension_falls_back_with_a_reason():
+    script = (
+        "import sys\n"
+        "sys.modules['treelab._speedups'] = None  # as if no compiler had been found at install time\n"
+        "import treelab\n"
+        "from treelab import fastpath\n"
+        "print(fastpath.ACTIVE, treelab.analyse('tictactoe', '', iterations=200, seed=1).iterations)\n"
+        "print(fastpath.describe())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TREELAB_PURE_PYTHON"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    first, second = out.stdout.splitlines()
+    assert first == "python 200"
+    assert "not built" in second
+
+
 def test_fastpath_reports_what_runs():
     assert fastpath.ACTIVE in ("compiled", "python")
     assert (fastpath.compiled is not None) == (fastpath.ACTIVE == "compiled")

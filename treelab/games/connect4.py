@@ -23,6 +23,13 @@ _BOTTOM = [1 << (_H1 * c) for c in range(WIDTH)]
 _TOP = [1 << (_H1 * c + HEIGHT - 1) for c in range(WIDTH)]
 _COLUMN_END = [_H1 * c + HEIGHT for c in range(WIDTH)]  # first bit above the column
 _ALL_MOVES = list(range(1, WIDTH + 1))
+_CELLS = WIDTH * HEIGHT
+_BOTTOM_OF = {c + 1: _BOTTOM[c] for c in range(WIDTH)}  # column label -> its bottom bit
+_TOPS = sum(_TOP)
+_OPEN_COLUMNS = {  # the top cells taken (mask & _TOPS) -> the columns still open
+    sum(_TOP[c] for c in range(WIDTH) if full >> c & 1): tuple(c + 1 for c in range(WIDTH) if not full >> c & 1)
+    for full in range(1 << WIDTH)
+}
 _COMPILED_PLAYOUT = fastpath.compiled.connect4 if fastpath.compiled is not None else None
 
 
@@ -63,27 +70,41 @@ class ConnectFourState(State):
 
     @property
     def is_terminal(self) -> bool:
-        return self._winner is not None or self.ply == WIDTH * HEIGHT
+        return self._winner is not None or self.ply == _CELLS
 
     def legal_moves(self) -> list[int]:
         if self._winner is not None:
             return []
-        mask = self.mask
-        return [c + 1 for c in range(WIDTH) if not mask & _TOP[c]]
+        return list(_OPEN_COLUMNS[self.mask & _TOPS])
 
     def play(self, move: int) -> ConnectFourState:
-        c = move - 1
-        if self.is_terminal:
-            raise GameOverError(f"column {move!r} cannot be played: the game is over")
-        if self._winner is not None or not 0 <= c < WIDTH or self.mask & _TOP[c]:
-            raise IllegalMoveError(
-                f"column {move!r} cannot be played here: pick one of {self.legal_moves()}"
-            )
         mask = self.mask
-        new_mask = mask | (mask + _BOTTOM[c])
-        mine = (self.cur ^ mask) ^ new_mask  # the mover's discs after the move
-        winner = (1 + (self.ply & 1)) if has_four(mine) else None
-        return ConnectFourState(self.cur ^ mask, new_mask, self.ply + 1, winner)
+        bottom = _BOTTOM_OF.get(move)  # None: not a column
+        if bottom is None or mask & (bottom << (HEIGHT - 1)) or self._winner is not None or self.ply == _CELLS:
+            raise self._refusal(move)
+        new_mask = mask | (mask + bottom)
+        other = self.cur ^ mask
+        mine = other ^ new_mask  # the mover's discs after the move
+        # four in a row (as has_four, inlined: this runs once per simulation)
+        m = mine & (mine >> 1)
+        if m & (m >> 2):
+            return ConnectFourState(other, new_mask, self.ply + 1, 1 + (self.ply & 1))
+        m = mine & (mine >> _H1)
+        if m & (m >> 2 * _H1):
+            return ConnectFourState(other, new_mask, self.ply + 1, 1 + (self.ply & 1))
+        m = mine & (mine >> HEIGHT)
+        if m & (m >> 2 * HEIGHT):
+            return ConnectFourState(other, new_mask, self.ply + 1, 1 + (self.ply & 1))
+        m = mine & (mine >> (_H1 + 1))
+        if m & (m >> 2 * (_H1 + 1)):
+            return ConnectFourState(other, new_mask, self.ply + 1, 1 + (self.ply & 1))
+        return ConnectFourState(other, new_mask, self.ply + 1)
+
+    def _refusal(self, move: object) -> Exception:
+        """The error for playing ``move`` here: the game is over, or the column is no move or full."""
+        if self.is_terminal:
+            return GameOverError(f"column {move!r} cannot be played: the game is over")
+        return IllegalMoveError(f"column {move!r} cannot be played here: pick one of {self.legal_moves()}")
 
     def winning_moves(self) -> list[int]:
         if self.is_terminal:
