@@ -28,11 +28,16 @@ def assert_clean_error(result, *needles: str) -> None:
         assert needle in lines[0], lines[0]
 
 
-@pytest.mark.parametrize("command", ["train", "analyse", "play", "info", "compact"])
+@pytest.mark.parametrize(
+    "command", ["train", "analyse", "play", "info", "compact", "render", "stats", "growth", "shape", "arena"]
+)
 def test_every_help_ends_with_an_example(command: str) -> None:
     result = run(command, "--help")
     assert result.exit_code == 0
-    assert "Example:" in result.output and "treelab " + command in result.output.split("Example:")[1]
+    assert "Example:" in result.output
+    after = result.output.rsplit("Example:", 1)[1]
+    assert "Options:" not in after  # the example comes last, after the options
+    assert after.strip().startswith("treelab " + command)
 
 
 def test_train_info_analyse_session(tmp_path: Path) -> None:

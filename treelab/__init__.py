@@ -61,18 +61,38 @@ _LAZY = {
     "open_tree": ("store", "open_tree"),
     "save": ("store", "save"),
     "TrainSummary": ("training", "TrainSummary"),
+    "puct_search": ("puct", "puct_search"),
+    "PUCTPlayer": ("puct", "PUCTPlayer"),
+    "C_PUCT": ("puct", "C_PUCT"),
+    "dirichlet_alpha_for": ("puct", "dirichlet_alpha_for"),
+    "Evaluation": ("evaluators", "Evaluation"),
+    "Evaluator": ("evaluators", "Evaluator"),
+    "RolloutEvaluator": ("evaluators", "RolloutEvaluator"),
+    "HeuristicEvaluator": ("evaluators", "HeuristicEvaluator"),
+    "find_evaluator": ("evaluators", "find_evaluator"),
+    "play_match": ("arena", "play_match"),
+    "make_player": ("arena", "make_player"),
+    "MatchResult": ("arena", "MatchResult"),
+    "OpenSpielPlayer": ("openspiel", "OpenSpielPlayer"),
+    "compact": ("store", "compact"),
+    "read_games": ("store", "read_games"),
+    "read_history": ("store", "read_history"),
     "train": ("training", "train"),
 }
 
 if TYPE_CHECKING:
     from .analysis import TreeArrays
     from .analysis import stats as tree_stats
+    from .arena import MatchResult, make_player, play_match
     from .dbstats import db_stats
     from .display import Diagram, draw, side_by_side
+    from .evaluators import Evaluation, Evaluator, HeuristicEvaluator, RolloutEvaluator, find_evaluator
     from .growth import GrowthData, growth_data, plot_growth, tree_at
+    from .openspiel import OpenSpielPlayer
+    from .puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
     from .render import render, to_dot, to_svg
     from .shape import plot_shape
-    from .store import info, load, open_tree, save
+    from .store import compact, info, load, open_tree, read_games, read_history, save
     from .training import TrainSummary, train
 
 
@@ -91,6 +111,22 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "C_PUCT",
+    "Evaluation",
+    "Evaluator",
+    "HeuristicEvaluator",
+    "MatchResult",
+    "OpenSpielPlayer",
+    "PUCTPlayer",
+    "RolloutEvaluator",
+    "compact",
+    "dirichlet_alpha_for",
+    "find_evaluator",
+    "make_player",
+    "play_match",
+    "puct_search",
+    "read_games",
+    "read_history",
     "Diagram",
     "ExecutableNotFoundError",
     "GrowthData",

@@ -46,7 +46,7 @@ def analyse(
         c: exploration constant: UCB1's ``c`` (default sqrt(2)) for UCT, ``c_puct``
             (default 1.25) for PUCT. The reported ``ucb1`` uses it for UCT, sqrt(2) for PUCT.
         seed: replay the search exactly.
-        playout: ``"random"`` or ``"decisive"`` playouts (UCT).
+        playout: ``"random"`` or ``"decisive"`` playouts (UCT, and PUCT's evaluator).
         evaluator: ``"rollout"`` or ``"heuristic"`` (PUCT).
         temperature: ``> 0`` samples the best move from visit counts (AlphaZero); 0 takes
             the most visited. A proven win is always played.
@@ -81,9 +81,11 @@ def analyse(
         tree = Tree(the_game, c=ucb_c)
     started = time.perf_counter()
     if algorithm == "puct":
+        from .evaluators import find_evaluator
         from .puct import C_PUCT, puct_search
 
-        done = puct_search(tree, parsed, limit=limit, c_puct=C_PUCT if c is None else c, evaluator=evaluator,
+        done = puct_search(tree, parsed, limit=limit, c_puct=C_PUCT if c is None else c,
+                           evaluator=find_evaluator(evaluator, playout=playout),
                            rng=rng)
     else:
         done = search(tree, parsed, limit=limit, c=ucb_c, solver=solver, playout=playout, rng=rng)

@@ -139,9 +139,11 @@ def train(
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me: MCTSPlayer | PUCTPlayer
     if algorithm == "puct":
+        from .evaluators import find_evaluator
         from .puct import PUCTPlayer
 
-        me = PUCTPlayer(tree=tree, iterations=iterations, c_puct=c, evaluator=evaluator, temperature=temperature,
+        me = PUCTPlayer(tree=tree, iterations=iterations, c_puct=c, temperature=temperature,
+                        evaluator=find_evaluator(evaluator, playout=playout),
                         rng=random.Random(rng.getrandbits(64)))
     else:
         me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -83,3 +84,20 @@ def library_errors(f: F) -> F:
             raise click.ClickException(f"{exc.strerror.lower() if exc.strerror else exc}: {exc.filename!r}") from None
 
     return wrapper  # type: ignore[return-value]
+
+
+class ExampleLast(click.Command):
+    """A command whose ``--help`` ends with its example.
+
+    The docstring keeps its ``Example:`` block (a ``\\b`` paragraph) where it
+    reads naturally; it is moved into the epilog, after the options list.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        marker = "\b\nExample:"
+        text = inspect.cleandoc(self.help) if self.help else ""
+        if marker in text and not self.epilog:
+            head, _, example = text.partition(marker)
+            self.help = head.rstrip()
+            self.epilog = marker + example.rstrip()

@@ -8,7 +8,7 @@ import click
 
 from ..games import Game
 from ..policies import PLAYOUTS
-from .options import c_option, db_argument, game_argument, json_option, library_errors, seed_option
+from .options import ExampleLast, c_option, db_argument, game_argument, json_option, library_errors, seed_option
 
 
 def _iterations(default: int | None):  # type: ignore[no-untyped-def]
@@ -27,7 +27,7 @@ def _solver_option(f):  # type: ignore[no-untyped-def]
     return click.option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @game_argument
 @click.option("--db", required=True, type=click.Path(dir_okay=False), help="Tree database (created if missing).")
 @click.option("--games", type=click.IntRange(min=0), default=100, show_default=True, help="Games to play.")
@@ -68,7 +68,7 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
         click.echo("stopped early: run the same command again to resume")
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @game_argument
 @click.option("--moves", default="", metavar="SEQ", help="The position, e.g. 4453 or 4,4,5,3 (default: start).")
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
@@ -122,7 +122,7 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
                    f"{ucb:>7}  {ch.proven or ''}")
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @game_argument
 @click.option("--db", type=click.Path(dir_okay=False), default=None, help="Play with (and grow) this stored tree.")
 @_iterations(2000)
@@ -147,7 +147,7 @@ def play(game: Game, db: str | None, iterations: int, human: str, solver: bool, 
     play_in_terminal(game, db=db, iterations=iterations, human=int(human), solver=solver, c=c, seed=seed)
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @db_argument
 @json_option
 @library_errors
@@ -172,7 +172,7 @@ def info(db: str, as_json: bool) -> None:
         click.echo(f"{key:<{width}}  {shown}")
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @db_argument
 @library_errors
 def compact(db: str) -> None:

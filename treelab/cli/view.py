@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .options import db_argument, json_option, library_errors, path_option
+from .options import ExampleLast, db_argument, json_option, library_errors, path_option
 
 __all__ = ["COMMANDS", "render", "stats", "growth", "shape"]
 
@@ -37,7 +37,7 @@ def _out_option(suffixes: tuple[str, ...], example: str) -> Any:
     )
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @db_argument
 @path_option
 @click.option("--depth", type=click.IntRange(min=0), default=2, show_default=True, help="Levels drawn below --path.")
@@ -118,7 +118,7 @@ def describe(facts: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @db_argument
 @path_option
 @_c_option
@@ -141,7 +141,7 @@ def stats(db: str, path: str, c: float | None, as_json: bool) -> None:
     click.echo(json.dumps(facts) if as_json else describe(facts))
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @db_argument
 @_out_option((".png", ".svg", ".pdf"), "-o growth.png")
 @click.option("--window", type=click.IntRange(min=1), default=None,
@@ -164,7 +164,7 @@ def growth(db: str, out: str, window: int | None) -> None:
     click.echo(f"wrote {out} ({len(data.games)} games, {data.nodes[-1] if len(data.nodes) else 0:,} nodes)")
 
 
-@click.command()
+@click.command(cls=ExampleLast)
 @db_argument
 @path_option
 @_out_option((".png", ".svg", ".pdf"), "-o shape.png")

@@ -1,0 +1,38 @@
+"""The front door: every public name resolves, and importing treelab stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import treelab
+
+
+def test_every_public_name_resolves() -> None:
+    assert len(set(treelab.__all__)) == len(treelab.__all__)
+    for name in treelab.__all__:
+        assert getattr(treelab, name) is not None, name
+    assert set(treelab.__all__) <= set(dir(treelab))
+
+
+def test_import_does_not_pull_in_the_heavy_parts() -> None:
+    heavy = "('numpy', 'sqlite_utils', 'graphviz', 'matplotlib')"
+    code = f"import sys, treelab; print(sorted(m for m in {heavy} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_python_api_session_from_the_readme(tmp_path) -> None:
+    tree = treelab.Tree("connect4")
+    tree.record("4453", winner=1)
+    node = tree.find("445")
+    assert (node.nb_visit, node.nb_win) == (1, 1)
+    treelab.search(tree, "44", limit=treelab.Limit(iterations=300), rng=1)
+    db = tmp_path / "c4.db"
+    assert tree.save(db) == len(tree)
+    again = treelab.load(db)
+    assert again.root.nb_visit == 301 and len(again) == len(tree)
+    part = treelab.load(db, path="44", depth=1)
+    assert part.find("44").nb_visit == tree.find("44").nb_visit
+    result = treelab.analyse("connect4", "4453", iterations=200, seed=1)
+    assert result.to_dict()["iterations"] == 200
