@@ -9,23 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from treelab.cli import cli
-
-
-def run(*args: str, input: str | None = None):
-    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
-
-
-def assert_clean_error(result, *needles: str) -> None:
-    assert result.exit_code != 0
-    lines = [line for line in result.output.strip().splitlines() if line]
-    assert len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ")
-    assert "Traceback" not in result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
+from cli_helpers import assert_clean_error, run
 
 
 @pytest.mark.parametrize(

@@ -7,24 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import assert_clean_error, run
 
-from treelab.cli import cli
 from treelab.dbstats import db_stats
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def assert_clean_error(result, *needles: str) -> None:
-    assert result.exit_code != 0
-    lines = [line for line in result.output.strip().splitlines() if line]
-    assert len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ")
-    assert "Traceback" not in result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")
