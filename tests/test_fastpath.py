@@ -321,3 +321,36 @@ def test_compiled_walk_falls_back_to_getattr_for_other_node_classes():
     fastpath.compiled.backup(path, 1)  # type: ignore[union-attr]
     assert [n.nb_visit for n in path] == [31, 11, 13, 9]
     assert [n.nb_win for n in path] == [0, 5, 7, 3]
+
+
+def _digest(tree: treelab.Tree) -> str:
+    import hashlib
+
+    return hashlib.sha1(repr(sorted(snapshot(tree))).encode()).hexdigest()[:12]
+
+
+@pytest.mark.parametrize(
+    ("game", "moves", "solver", "iterations", "digest"),
+    [
+        ("connect4", "", False, 3000, "e76444ebfec0"),
+        ("connect4", "4453", True, 2000, "5a4e5f8e6f04"),
+        ("tictactoe", "5", False, 1500, "8693979f68bc"),
+    ],
+)
+def test_the_python_search_grows_the_trees_of_the_original_loop(monkeypatch, game, moves, solver, iterations,
+                                                                 digest):
+    """With Python playouts and walk, the same seed grows exactly the tree the search grew before the
+    frontier cache, batched ancestors and compiled walk (digests computed with commit 27d18ce), also
+    when the frontier cache is capped very low."""
+    search_module = sys.modules["treelab.search"]  # the package's ``search`` is the function
+
+    def playout(state, rng):
+        return state.game.python_playout(state, rng)
+
+    monkeypatch.setattr(fastpath, "compiled", None)
+    for cap in (search_module._FRONTIER_CAP, 7):
+        monkeypatch.setattr(search_module, "_FRONTIER_CAP", cap)
+        tree = treelab.Tree(game)
+        treelab.search(tree, moves, limit=treelab.Limit(iterations=iterations), c=1.1, solver=solver,
+                       playout=playout, rng=7)
+        assert _digest(tree) == digest

@@ -142,6 +142,12 @@ def search(
         playout: ``"random"``, ``"decisive"`` or a :data:`PlayoutFn`.
         rng: a seed or generator; the same seed grows the same tree.
         should_stop: polled every simulation; True ends the search early (Ctrl-C).
+
+    The tree walk (descend, select, back up) runs in C when ``treelab._speedups``
+    is built (:mod:`treelab.fastpath`), with exactly the Python rule. During the
+    search the positions of nodes not yet fully expanded are cached (at most
+    ``_FRONTIER_CAP``), the nodes above ``moves`` receive their counts when it
+    returns (also on an exception), and the cyclic garbage collector is paused.
     """
     if c < 0 or not math.isfinite(c):
         raise BudgetError(f"c {c!r} must be a finite number >= 0")
@@ -165,8 +171,9 @@ def search(
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
     # The frontier: for each node met below ``start`` that is not fully expanded, its position
-    # and its untried moves (None: not listed yet; a terminal position lists none). Fully
-    # expanded nodes are dropped, so the descent through them never plays a move on a State.
+    # and its untried moves in legal order (None: not listed yet; a terminal position lists
+    # none). Fully expanded nodes are dropped, so the descent through them never plays a move
+    # on a State; an entry dropped by the cap is rebuilt equal (replay, legal minus tried).
     frontier: dict[TreeNode, list[Any]] = {start: [start_state, None]}
     above = prefix[:-1]  # the nodes above ``start``: backed up once, at the end
     first_win = {1: (start.depth + 1) & 1, 2: start.depth & 1, None: None}  # path[i] is at depth start.depth + i
@@ -195,14 +202,13 @@ def search(
                         untried = [m for m in untried if labels[m] not in tried]
                     entry[1] = untried
                 if untried:
-                    i = int(rand() * len(untried))
-                    move = untried[i]
-                    untried[i] = untried[-1]
-                    untried.pop()
+                    move = untried.pop(int(rand() * len(untried)))  # in legal order: a cleared entry comes back equal
                     if not untried and len(kids or ()) + 1 == max_moves:
                         del frontier[node]  # fully expanded from now on
                     node = add_child(node, labels[move])
                     state = state.play(move)
+                    if len(frontier) >= _FRONTIER_CAP:
+                        frontier.clear()  # bounded memory: positions met again are replayed
                     frontier[node] = [state, None]
                     path.append(node)
                     break
@@ -301,6 +307,9 @@ def _backup(path: list[TreeNode], first_win: int | None) -> None:
         for node in path[first_win::2]:
             node.nb_win += 1
 
+
+_FRONTIER_CAP = 1 << 19
+"""Positions the frontier cache holds at most (about 100 MB); beyond, it starts again empty."""
 
 _PYTHON_WALK = (_descend, _select, _backup)
 """The pure-Python tree walk: the reference, and the fallback without the extension."""
