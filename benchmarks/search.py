@@ -44,6 +44,18 @@ print(bot.step(game.new_initial_state()))
 """OpenSpiel's side of the process mode: N simulations from the empty board, the chosen move printed."""
 
 
+_DESCRIBE = """\
+import os, treelab
+here = os.path.dirname(treelab.__file__)
+if os.path.exists(os.path.join(here, "fastpath.py")):
+    from treelab import fastpath
+    print(here, "-", fastpath.describe())
+else:
+    print(here, "- pure Python (before treelab.fastpath)")
+"""
+"""Which treelab a process imports, and whether its compiled hot paths run."""
+
+
 def time_openspiel(simulations: int, seed: int) -> float:
     import numpy as np
     import pyspiel
@@ -73,6 +85,7 @@ def in_process(simulations: int, rounds: int) -> float:
     """The in-process mode; returns the median ratio (treelab's speed over OpenSpiel's)."""
     ratios, ours, theirs = [], [], []
     time_treelab(200, 0), time_openspiel(200, 0)  # warm up imports
+    exec(_DESCRIBE, {})
     print(f"in-process, {simulations:,} simulations from the empty board")
     print(f"{'round':>5} {'openspiel sims/s':>17} {'treelab sims/s':>15} {'ratio':>6}")
     for r in range(rounds):
@@ -112,10 +125,8 @@ def whole_processes(budgets: list[int], rounds: int, pythonpath: str | None = No
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
     treelab = _treelab_command(pythonpath)
-    which = subprocess.run([sys.executable, "-c", "from treelab import fastpath; print(fastpath.describe())"],
-                           env=env, cwd=pythonpath, capture_output=True, text=True)
-    print(f"whole processes, start-up included, alternating; treelab: {' '.join(treelab)} "
-          f"[{which.stdout.strip() or 'fastpath unknown (an older treelab)'}]")
+    which = subprocess.run([sys.executable, "-c", _DESCRIBE], env=env, cwd=pythonpath, capture_output=True, text=True)
+    print(f"whole processes, start-up included, alternating; treelab: {' '.join(treelab)} [{which.stdout.strip()}]")
     print(f"{'simulations':>11} {'openspiel s':>12} {'treelab s':>10} {'os sims/s':>10} {'tl sims/s':>10} "
           f"{'ratio':>6} {'(min-max)':>12}")
     _run([sys.executable, "-c", OPENSPIEL_SCRIPT, "10", "0"], env)  # warm the file cache
