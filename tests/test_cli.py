@@ -150,3 +150,11 @@ def test_compact_keeps_the_tree_and_refuses_other_files(tmp_path: Path) -> None:
     text.write_text("not a database")
     assert_clean_error(run("compact", str(text)), "notes.db")
     assert text.read_text() == "not a database"
+
+
+def test_version_says_which_hot_paths_run() -> None:
+    from treelab import fastpath
+
+    result = run("--version")
+    assert result.exit_code == 0
+    assert "treelab 0.1.0" in result.output and fastpath.describe() in result.output

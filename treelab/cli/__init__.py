@@ -12,8 +12,12 @@ from typing import Any
 import click
 
 from .. import __version__
+from ..fastpath import describe
 
 __all__ = ["cli", "main"]
+
+
+_VERSION = f"%(prog)s %(version)s; hot paths: {describe()}"
 
 
 class _Group(click.Group):
@@ -39,7 +43,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="treelab")
+@click.version_option(__version__, prog_name="treelab", message=_VERSION)
 def cli() -> None:
     """Grow, keep, draw and measure Monte Carlo Tree Search trees.
 
