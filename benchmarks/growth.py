@@ -12,6 +12,7 @@ curves mean the cost follows the work done, not the size of the tree.
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import tempfile
 import time
@@ -55,6 +56,7 @@ def main() -> None:
         save(tree, db, games=[{"id": game_id, "moves": game.notation(moves), "winner": state.winner,
                                "opponent": "heuristic", "tree_player": mine, "iterations": args.iterations}])
         rows.append((len(tree), searched, time.perf_counter() - started, tree.root.nb_visit - sims, changed))
+        gc.freeze()  # as treelab.train does after every save: the collector need not walk the tree again
         while marks and len(tree) >= marks[0]:
             recent = rows[-20:]
             print(f"{len(tree):>10,} {game_id:>6} {1000 * statistics.median(r[1] for r in recent):>8.0f} "

@@ -180,6 +180,7 @@ def train(
                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             }
             save(tree, db, games=[row])
+            gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
             played += 1
             key = "draws" if winner is None else "wins" if winner == tree_player else "losses"
             tally[key] += 1
