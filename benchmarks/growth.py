@@ -83,7 +83,7 @@ def main() -> None:
             a.set_ylim(bottom=0)
             a.xaxis.set_minor_formatter(NullFormatter())
             a.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
-        fig.suptitle(f"Connect Four training, {args.iterations} simulations per move: cost per game stays flat")
+        fig.suptitle(f"Connect Four training, {args.iterations} simulations per move: cost per game as the tree grows")
         fig.savefig(args.output, dpi=120)
         print(f"wrote {args.output}")
 
