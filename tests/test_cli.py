@@ -158,3 +158,14 @@ def test_version_says_which_hot_paths_run() -> None:
     result = run("--version")
     assert result.exit_code == 0
     assert "treelab 0.1.0" in result.output and fastpath.describe() in result.output
+
+
+def test_choice_ucb1_plays_the_best_ucb1_score(tmp_path: Path) -> None:
+    data = json.loads(run("analyse", "connect4", "--choice", "ucb1", "--iterations", "300", "--seed", "1",
+                          "--json").output)
+    best = max(data["children"], key=lambda k: k["ucb1"])
+    assert data["best_move"] == best["move"]
+    result = run("train", "tictactoe", "--db", str(tmp_path / "t.db"), "--games", "2", "--iterations", "50",
+                 "--choice", "ucb1", "--seed", "1", "-q")
+    assert result.exit_code == 0 and "trained 2 games" in result.output
+    assert_clean_error(run("analyse", "connect4", "--choice", "random"), "random")

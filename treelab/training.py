@@ -95,6 +95,7 @@ def train(
     algorithm: str = "uct",
     evaluator: str = "rollout",
     temperature: float = 0.0,
+    how: str = "visits",
     progress: bool = True,
     on_game: Callable[[int, str, int | None], None] | None = None,
 ) -> TrainSummary:
@@ -113,6 +114,8 @@ def train(
         algorithm: ``"uct"`` or ``"puct"`` (AlphaZero style; ``c`` is then ``c_puct``).
         evaluator: PUCT's ``"rollout"`` or ``"heuristic"`` evaluator.
         temperature: ``> 0`` samples the tree's moves from visit counts (more varied games).
+        how: the UCT tree's move choice: ``"visits"`` (most visited) or ``"ucb1"`` (the
+            original persistent-tree rule: the best UCB1 score).
         progress: show a progress bar (games, win/draw/loss, nodes, rate).
         on_game: called after every logged game with (game id, moves, winner).
     """
@@ -125,6 +128,8 @@ def train(
         raise BudgetError(f"iterations {iterations!r} must be a whole number of at least 1")
     if algorithm not in ("uct", "puct"):
         raise BudgetError(f"unknown algorithm {algorithm!r}: use uct or puct")
+    if how not in ("visits", "ucb1"):
+        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
     if temperature < 0:
         raise BudgetError(f"temperature {temperature!r} must be >= 0")
     if opponent not in OPPONENTS:
@@ -147,7 +152,7 @@ def train(
                         rng=random.Random(rng.getrandbits(64)))
     else:
         me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
-                        temperature=temperature, rng=random.Random(rng.getrandbits(64)))
+                        temperature=temperature, how=how, rng=random.Random(rng.getrandbits(64)))
     other: Player | None = None
     if opponent == "random":
         other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))

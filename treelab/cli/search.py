@@ -44,11 +44,14 @@ def _solver_option(f):  # type: ignore[no-untyped-def]
               help="PUCT's priors and value.")
 @click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
               help="Sample the tree's moves from visits^(1/T) for more varied games; 0: most visited.")
+@click.option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits", show_default=True,
+              help="Move to play: the most visited, or the best UCB1 score (the original persistent-tree rule).")
 @seed_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @library_errors
 def train(game: Game, db: str, games: int, iterations: int, opponent: str, algorithm: str, c: float | None,
-          solver: bool, playout: str, evaluator: str, temperature: float, seed: int | None, quiet: bool) -> None:
+          solver: bool, playout: str, evaluator: str, temperature: float, how: str, seed: int | None,
+          quiet: bool) -> None:
     """Grow the tree in DB by playing whole games; re-running resumes.
 
     The tree is saved after every game in one transaction; Ctrl-C saves and
@@ -62,7 +65,7 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
 
     summary = run(game, db, games=games, iterations=iterations, opponent=opponent, c=c, seed=seed,
                   solver=solver, playout=playout, algorithm=algorithm, evaluator=evaluator,
-                  temperature=temperature, progress=not quiet)
+                  temperature=temperature, how=how, progress=not quiet)
     click.echo(summary.describe())
     if summary.interrupted:
         click.echo("stopped early: run the same command again to resume")
@@ -84,14 +87,16 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
               help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality.")
 @click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
               help="Pick the best move by sampling visits^(1/T); 0: the most visited.")
+@click.option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits", show_default=True,
+              help="Move to play: the most visited, or the best UCB1 score (the original persistent-tree rule).")
 @click.option("--c", "c", type=click.FloatRange(min=0.0), default=None,
               help="Exploration constant: UCB1's c (default sqrt(2)) or PUCT's c_puct (default 1.25).")
 @seed_option
 @json_option
 @library_errors
 def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None,
-            algorithm: str, solver: bool, playout: str, evaluator: str, temperature: float, c: float | None,
-            seed: int | None, as_json: bool) -> None:
+            algorithm: str, solver: bool, playout: str, evaluator: str, temperature: float, how: str,
+            c: float | None, seed: int | None, as_json: bool) -> None:
     """Search a position and report every move's statistics.
 
     Without --iterations or --seconds, 1,000 simulations are run.
@@ -103,7 +108,7 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     from ..positions import analyse as run
 
     result = run(game, moves, iterations=iterations, seconds=seconds, algorithm=algorithm, solver=solver, c=c,
-                 seed=seed, playout=playout, evaluator=evaluator, temperature=temperature, db=db)
+                 seed=seed, playout=playout, evaluator=evaluator, temperature=temperature, how=how, db=db)
     if as_json:
         click.echo(json.dumps(result.to_dict()))
         return
