@@ -16,8 +16,8 @@ import treelab
 from treelab.analysis import TreeArrays, child_rows, gini, normalised_entropy, stats
 from treelab.dbstats import db_stats
 from treelab.growth import growth_data, plot_growth, tree_at
-from treelab.search import summarize
 from treelab.shape import layout, p1_mean, plot_shape
+from treelab.summary import summarize
 
 
 def grow(game: str, games: int, seed: int, *, max_len: int = 7) -> treelab.Tree:

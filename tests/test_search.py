@@ -13,7 +13,7 @@ import treelab
 from treelab import BudgetError, IllegalMoveError, Limit, Tree, search
 from treelab.agents import HeuristicPlayer, MCTSPlayer, RandomPlayer
 from treelab.games import Game, State, find_game
-from treelab.search import choose_move, summarize
+from treelab.summary import choose_move, summarize
 
 
 def snapshot(tree: Tree) -> list[tuple]:

@@ -20,7 +20,8 @@ import treelab
 from treelab.agents import HeuristicPlayer, MCTSPlayer
 from treelab.arena import play_game
 from treelab.puct import puct_search
-from treelab.search import Limit, choose_move, search, summarize
+from treelab.search import Limit, search
+from treelab.summary import choose_move, summarize
 
 C4 = treelab.find_game("connect4")
 TTT = treelab.find_game("tictactoe")

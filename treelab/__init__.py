@@ -36,7 +36,8 @@ from .errors import (
 from .games import Game, State, find_game
 from .policies import decisive_playout, random_playout, ucb1
 from .positions import analyse
-from .search import ChildStats, Limit, SearchSummary, choose_move, search
+from .search import Limit, search
+from .summary import ChildStats, SearchSummary, choose_move
 from .tree import SQRT2, Tree, TreeNode
 
 # Loaded on first use, so `import treelab` (and every CLI command) starts fast:

@@ -14,7 +14,8 @@ from typing import Protocol
 from .errors import BudgetError
 from .games import Game, State
 from .policies import PlayoutFn, find_playout, make_rng
-from .search import Limit, choose_move, search
+from .search import Limit, search
+from .summary import choose_move
 from .tree import SQRT2, Tree
 
 __all__ = ["Player", "RandomPlayer", "HeuristicPlayer", "MonteCarloPlayer", "MCTSPlayer"]

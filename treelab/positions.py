@@ -8,7 +8,8 @@ from os import PathLike
 
 from .games import Game, find_game
 from .policies import PlayoutFn, make_rng
-from .search import Limit, SearchSummary, choose_move, search, summarize
+from .search import Limit, search
+from .summary import SearchSummary, choose_move, summarize
 from .tree import SQRT2, Moves, Tree
 
 __all__ = ["ALGORITHMS", "analyse"]

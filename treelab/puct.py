@@ -43,7 +43,8 @@ from .errors import BudgetError
 from .evaluators import Evaluator, find_evaluator
 from .games import Game, State
 from .policies import make_rng
-from .search import Limit, choose_move
+from .search import Limit
+from .summary import choose_move
 from .tree import Moves, Tree, TreeNode
 
 __all__ = [

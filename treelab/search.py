@@ -25,10 +25,7 @@ from .games import State
 from .policies import PlayoutFn, find_playout, make_rng, random_playout
 from .tree import SQRT2, Moves, Tree, TreeNode
 
-__all__ = ["Limit", "ChildStats", "SearchSummary", "search", "choose_move", "summarize", "PROOF_WORDS"]
-
-PROOF_WORDS = {1: "win", 0: "draw", -1: "loss", None: None}
-"""How a proven value reads in JSON (from the view of the player it belongs to)."""
+__all__ = ["Limit", "search"]
 
 _KIDS = "_LightNodeMixin__children"
 
@@ -49,74 +46,6 @@ class Limit:
             raise BudgetError(f"iterations {self.iterations!r} must be a whole number of at least 1")
         if self.seconds is not None and not (self.seconds > 0 and math.isfinite(self.seconds)):
             raise BudgetError(f"seconds {self.seconds!r} must be a positive number")
-
-
-@dataclass(frozen=True)
-class ChildStats:
-    """One move's statistics, from the view of the player who makes it."""
-
-    move: str
-    """The move label."""
-    nb_visit: int
-    """Simulations through the move."""
-    nb_win: int
-    """Of those, wins for the mover."""
-    nb_draw: int
-    """Of those, draws."""
-    mean: float
-    """``(nb_win + nb_draw / 2) / nb_visit``."""
-    ucb1: float | None
-    """UCB1 score with the search's ``c`` (None when unvisited: +inf)."""
-    proven: str | None
-    """``"win"``, ``"draw"``, ``"loss"`` for the mover, or None if unknown."""
-
-
-@dataclass(frozen=True)
-class SearchSummary:
-    """What a search found at one position: the ``analyse --json`` object."""
-
-    game: str
-    """Game name."""
-    moves: str
-    """The position, as moves from the start (compact notation)."""
-    to_move: int
-    """The player to move, 1 or 2."""
-    iterations: int
-    """Simulations actually run (a solver may stop early once the position is proven)."""
-    best_move: str | None
-    """The move chosen (None when the game is over)."""
-    value: float
-    """Mean reward for the player to move over all simulations below the position."""
-    proven: str | None
-    """``"win"``, ``"draw"`` or ``"loss"`` for the player to move, or None."""
-    children: tuple[ChildStats, ...]
-    """Per-move statistics, most visited first."""
-    seconds: float = 0.0
-    """Wall-clock time of the search."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Exactly the ``treelab analyse --json`` object of DESIGN.md."""
-        return {
-            "game": self.game,
-            "moves": self.moves,
-            "to_move": self.to_move,
-            "iterations": self.iterations,
-            "best_move": self.best_move,
-            "value": self.value,
-            "proven": self.proven,
-            "children": [
-                {
-                    "move": ch.move,
-                    "nb_visit": ch.nb_visit,
-                    "nb_win": ch.nb_win,
-                    "nb_draw": ch.nb_draw,
-                    "mean": ch.mean,
-                    "ucb1": ch.ucb1,
-                    "proven": ch.proven,
-                }
-                for ch in self.children
-            ],
-        }
 
 
 def search(
@@ -345,83 +274,3 @@ def _propagate(tree: Tree, path: list[TreeNode]) -> None:
             parent.proven = -max(k.proven for k in kids if k.proven is not None)
         tree.mark_dirty(parent)
     return
-
-
-def choose_move(
-    node: TreeNode,
-    *,
-    how: str = "visits",
-    c: float = SQRT2,
-    temperature: float = 0.0,
-    rng: random.Random | None = None,
-) -> TreeNode | None:
-    """Pick the move to play from ``node``'s children.
-
-    A proven win is always played and proven losses are avoided while other
-    moves remain. Otherwise ``how="visits"`` takes the most visited child
-    (Browne et al.'s "robust child"; with ``temperature > 0`` it samples
-    proportionally to ``visits ** (1 / temperature)`` as in AlphaZero), and
-    ``how="ucb1"`` takes the best UCB1 score, the original persistent-tree rule.
-    """
-    if how not in ("visits", "ucb1"):
-        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
-    wins = [k for k in node.kids if k.proven == 1]  # proven at creation counts, visited or not
-    if wins:
-        return max(wins, key=lambda k: k.nb_visit)
-    kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
-    if not kids:
-        return None
-    safe = [k for k in kids if k.proven != -1] or kids
-    if how == "ucb1":
-        return max(safe, key=lambda k: k.ucb1(c))
-    if temperature > 0:
-        rng = rng or random.Random()
-        top = max(k.nb_visit for k in safe)
-        weights = [(k.nb_visit / top) ** (1.0 / temperature) for k in safe]
-        return rng.choices(safe, weights=weights)[0]
-    return max(safe, key=lambda k: k.nb_visit)
-
-
-def summarize(
-    tree: Tree,
-    moves: Moves,
-    *,
-    iterations: int,
-    c: float = SQRT2,
-    best: TreeNode | None = None,
-    seconds: float = 0.0,
-) -> SearchSummary:
-    """The :class:`SearchSummary` of the position ``moves`` in ``tree``."""
-    game = tree.game
-    parsed = game.parse(moves)
-    node = tree.find(parsed)
-    state = game.replay(parsed)
-    kids = sorted(node.kids, key=lambda k: (-k.nb_visit, int(k.name)))
-    visits = sum(k.nb_visit for k in kids)
-    reward = sum(k.nb_win + 0.5 * k.nb_draw for k in kids)
-    if best is None and not state.is_terminal:
-        best = choose_move(node, c=c)
-    proof = None if node.proven is None else -node.proven  # for the player to move
-    children = tuple(
-        ChildStats(
-            move=k.name,
-            nb_visit=k.nb_visit,
-            nb_win=k.nb_win,
-            nb_draw=k.nb_draw,
-            mean=k.mean,
-            ucb1=k.ucb1(c) if k.nb_visit else None,
-            proven=PROOF_WORDS[k.proven],
-        )
-        for k in kids
-    )
-    return SearchSummary(
-        game=game.name,
-        moves=game.notation(parsed),
-        to_move=state.to_move,
-        iterations=iterations,
-        best_move=best.name if best is not None else None,
-        value=reward / visits if visits else 0.5,
-        proven=PROOF_WORDS[proof],
-        children=children,
-        seconds=seconds,
-    )
