@@ -21,7 +21,8 @@ from treelab.errors import (
     SchemaVersionError,
     StoreError,
 )
-from treelab.store import info, load, open_tree, read_games, read_history, save
+from treelab.records import info, read_games, read_history
+from treelab.store import load, open_tree, save
 from treelab.tree import Tree, TreeNode
 
 # -- helpers ----------------------------------------------------------------

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from treelab.store import load, open_tree, read_games, read_history, save
+from treelab.records import read_games, read_history
+from treelab.store import load, open_tree, save
 
 # Records random Connect Four games and saves each batch (with one games row per game) in a loop.
 # Every committed state therefore has root nb_visit == number of games rows.

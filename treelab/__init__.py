@@ -57,7 +57,7 @@ _LAZY = {
     "to_dot": ("render", "to_dot"),
     "to_svg": ("render", "to_svg"),
     "plot_shape": ("shape", "plot_shape"),
-    "info": ("store", "info"),
+    "info": ("records", "info"),
     "load": ("store", "load"),
     "open_tree": ("store", "open_tree"),
     "save": ("store", "save"),
@@ -75,9 +75,9 @@ _LAZY = {
     "make_player": ("arena", "make_player"),
     "MatchResult": ("arena", "MatchResult"),
     "OpenSpielPlayer": ("openspiel", "OpenSpielPlayer"),
-    "compact": ("store", "compact"),
-    "read_games": ("store", "read_games"),
-    "read_history": ("store", "read_history"),
+    "compact": ("records", "compact"),
+    "read_games": ("records", "read_games"),
+    "read_history": ("records", "read_history"),
     "train": ("training", "train"),
 }
 
@@ -91,9 +91,10 @@ if TYPE_CHECKING:
     from .growth import GrowthData, growth_data, plot_growth, tree_at
     from .openspiel import OpenSpielPlayer
     from .puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
+    from .records import compact, info, read_games, read_history
     from .render import render, to_dot, to_svg
     from .shape import plot_shape
-    from .store import compact, info, load, open_tree, read_games, read_history, save
+    from .store import load, open_tree, save
     from .training import TrainSummary, train
 
 

@@ -30,7 +30,7 @@ from .games import Game, find_game
 from .schema import DbPath, check_meta, create, display, is_empty, migrate, reading, writing
 from .tree import SQRT2, Tree, TreeNode
 
-__all__ = ["Binding", "GAME_FIELDS", "save", "load", "open_tree", "info", "read_games", "read_history", "compact"]
+__all__ = ["Binding", "GAME_FIELDS", "save", "load", "open_tree"]
 
 GAME_FIELDS = ("id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at")
 """The keys a game row passed to :func:`save` may have (``moves`` is required)."""
@@ -370,75 +370,3 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
     tree = Tree(game, c=SQRT2 if c is None else c)
     tree._db = Binding(Path(db).resolve(), None)
     return tree
-
-
-def info(db: DbPath) -> dict[str, Any]:
-    """Facts about the tree in ``db`` from SQL aggregates, without loading it.
-
-    Returns:
-        ``game``, ``nodes``, ``games``, ``simulations`` (the root's visits),
-        ``max_depth``, ``size_bytes`` (file and log), ``bytes_per_node``, ``schema_version``,
-        ``treelab_version`` and ``c``.
-    """
-    with reading(db) as (conn, meta):
-        nodes, max_depth = conn.execute("SELECT count(*), max(depth) FROM nodes").fetchone()
-        simulations = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()
-        played = conn.execute("SELECT count(*) FROM games").fetchone()[0]
-    size = _bytes_on_disk(Path(db))
-    return {
-        "game": meta["game"], "nodes": nodes, "games": played,
-        "simulations": simulations[0] if simulations else 0, "max_depth": max_depth or 0,
-        "size_bytes": size, "bytes_per_node": round(size / nodes, 1) if nodes else None,
-        "schema_version": int(meta["schema_version"]), "treelab_version": meta.get("treelab_version"),
-        "c": float(meta.get("c", SQRT2)),
-    }
-
-
-def _select(db: DbPath, sql: str) -> list[dict[str, Any]]:
-    with reading(db) as (conn, _):
-        cur = conn.execute(sql)
-        keys = [d[0] for d in cur.description]
-        return [dict(zip(keys, row, strict=True)) for row in cur]
-
-
-def compact(db: DbPath) -> tuple[int, int]:
-    """Fold the write-ahead log into ``db`` and rebuild the file without free pages (``VACUUM``).
-
-    Safe at any moment: SQLite's VACUUM is one transaction. Returns the bytes on
-    disk (file and log) before and after.
-
-    Raises:
-        StoreError: not a treelab database, or in use by another writer.
-    """
-    path, name = Path(db), display(db)
-    with reading(db):
-        pass  # refuses missing files and files that are not treelab databases, changing nothing
-    before = _bytes_on_disk(path)
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot compact {name!r} ({exc}): close other programs using it and retry") from None
-    finally:
-        conn.close()
-    return before, _bytes_on_disk(path)
-
-
-def _bytes_on_disk(path: Path) -> int:
-    wal = Path(f"{path}-wal")
-    return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
-
-
-def read_games(db: DbPath) -> list[dict[str, Any]]:
-    """The ``games`` rows of ``db``, in id order."""
-    return _select(db, "SELECT * FROM games ORDER BY id")
-
-
-def read_history(db: DbPath) -> list[dict[str, Any]]:
-    """The ``history`` rows of ``db`` (growth per logged game), JSON columns decoded."""
-    rows = _select(db, "SELECT * FROM history ORDER BY game_id")
-    for row in rows:
-        row["depth_counts"], row["root_children"] = json.loads(row["depth_counts"]), json.loads(row["root_children"])
-    return rows

@@ -163,7 +163,7 @@ def info(db: str, as_json: bool) -> None:
     Example:
       treelab info data/demo.db
     """
-    from ..store import info as read
+    from ..records import info as read
 
     facts = read(db)
     if as_json:
@@ -189,7 +189,7 @@ def compact(db: str) -> None:
     Example:
       treelab compact data/demo.db
     """
-    from ..store import compact as run
+    from ..records import compact as run
 
     before, after = run(db)
     click.echo(f"{db}: {before:,} -> {after:,} bytes ({100 * (before - after) / max(before, 1):.1f}% smaller)")
