@@ -269,3 +269,11 @@ def test_analyse_in_a_database_reads_only_the_searched_subtree(tmp_path) -> None
     after = treelab.load(db)
     assert after.root.nb_visit == 3100 and after.find("4444443").nb_visit == 100
     check_invariants(after)
+
+
+def test_analyse_of_a_finished_game_reports_its_result() -> None:
+    lost = treelab.analyse("tictactoe", "14253", iterations=10).to_dict()
+    assert (lost["iterations"], lost["best_move"], lost["children"]) == (0, None, [])
+    assert lost["to_move"] == 2 and lost["proven"] == "loss" and lost["value"] == 0.0
+    drawn = treelab.analyse("tictactoe", "123547968", iterations=10).to_dict()
+    assert drawn["proven"] == "draw" and drawn["value"] == 0.5

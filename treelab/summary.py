@@ -138,6 +138,10 @@ def summarize(
     if best is None and not state.is_terminal:
         best = choose_move(node, c=c)
     proof = None if node.proven is None else -node.proven  # for the player to move
+    value = reward / visits if visits else 0.5
+    if state.is_terminal:  # the game is over: its result is the value, and a fact
+        proof = 0 if state.winner is None else (1 if state.winner == state.to_move else -1)
+        value = (proof + 1) / 2
     children = tuple(
         ChildStats(
             move=k.name,
@@ -156,7 +160,7 @@ def summarize(
         to_move=state.to_move,
         iterations=iterations,
         best_move=best.name if best is not None else None,
-        value=reward / visits if visits else 0.5,
+        value=value,
         proven=PROOF_WORDS[proof],
         children=children,
         seconds=seconds,
