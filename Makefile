@@ -28,7 +28,7 @@ dot:
 
 demo: setup
 	$(BIN)/treelab train connect4 --db data/demo.db --games 60 --iterations 400 --opponent heuristic --seed 1
-	$(BIN)/treelab analyse connect4 --db data/demo.db --iterations 2000 --seed 1
+	$(BIN)/treelab stats data/demo.db
 	$(BIN)/treelab info data/demo.db
 	$(BIN)/treelab render data/demo.db --depth 2 --top 3 -o data/demo.svg
 	@echo "drew the top of the tree (UCB1 on every edge) into data/demo.svg"
