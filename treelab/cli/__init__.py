@@ -13,6 +13,7 @@ import click
 
 from .. import __version__
 from ..fastpath import describe
+from .options import ExampleLast
 
 __all__ = ["cli", "main"]
 
@@ -20,7 +21,7 @@ __all__ = ["cli", "main"]
 _VERSION = f"%(prog)s %(version)s; hot paths: {describe()}"
 
 
-class _Group(click.Group):
+class _Group(ExampleLast, click.Group):
     """A group whose errors are always one line: ``Error: <what>`` and a non-zero exit."""
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
@@ -55,16 +56,10 @@ def cli() -> None:
 
 
 def _register() -> None:
-    import importlib
+    from . import match, search, view
 
-    for module in ("search", "view", "match"):
-        try:
-            mod = importlib.import_module(f"{__name__}.{module}")
-        except ModuleNotFoundError as exc:  # a command module not written yet
-            if exc.name != f"{__name__}.{module}":
-                raise
-            continue
-        for command in getattr(mod, "COMMANDS", ()):
+    for module in (search, view, match):
+        for command in module.COMMANDS:
             cli.add_command(command)
 
 
