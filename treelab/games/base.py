@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from ..errors import GameOverError, IllegalMoveError, NotationError
 
@@ -96,9 +96,39 @@ class Game(ABC):
     def initial(self) -> State:
         """The starting position."""
 
-    @abstractmethod
+    compiled_playout: Callable[[int, int, int, int], int | None] | None = None
+    """The compiled playout of this game (:mod:`treelab.fastpath`), if it is built:
+    ``(*playout_board(state), seed) -> winner``."""
+
     def playout(self, state: State, rng: random.Random | None = None) -> int | None:
-        """Play uniformly random moves from ``state`` to the end; return the winner (None: draw)."""
+        """Play uniformly random moves from ``state`` to the end; return the winner (None: draw).
+
+        Runs the compiled playout (seeded with ``rng.getrandbits(64)``) when it is
+        built, else :meth:`python_playout`, the reference. ``rng`` may also be a
+        ``numpy.random.Generator``, or None for a fresh unseeded one.
+        """
+        if rng is None:
+            rng = random.Random()
+        if state.winner is not None:
+            return state.winner
+        compiled = self.compiled_playout
+        if compiled is None:
+            return self.python_playout(state, rng)
+        try:
+            seed = rng.getrandbits(64)
+        except AttributeError:  # a numpy Generator
+            from .. import fastpath
+
+            seed = fastpath.seed64(rng)
+        return compiled(*self.playout_board(state), seed)
+
+    @abstractmethod
+    def python_playout(self, state: State, rng: random.Random) -> int | None:
+        """The pure-Python random playout: the reference, and the fallback without the extension."""
+
+    def playout_board(self, state: State) -> tuple[int, int, int]:
+        """The three integers the compiled playout reads (two bitboards and the ply)."""
+        raise NotImplementedError(f"{self.name} has no compiled playout")
 
     def label(self, move: int) -> str:
         """The notation of ``move`` (its node name in a tree)."""

@@ -169,32 +169,16 @@ class ConnectFour(Game):
     move_word = "column"
     full_word = "full"
     example = "4453"
+    compiled_playout = _COMPILED_PLAYOUT
 
     def initial(self) -> ConnectFourState:
         return ConnectFourState()
 
-    def playout(self, state: State, rng: random.Random | None = None) -> int | None:
-        """A uniformly random game from ``state``; the winner, or None for a draw.
-
-        Runs the compiled playout (:mod:`treelab.fastpath`, seeded with
-        ``rng.getrandbits(64)``) when it is built, else :meth:`python_playout`.
-        ``rng`` may also be a ``numpy.random.Generator``.
-        """
+    def playout_board(self, state: State) -> tuple[int, int, int]:
         assert isinstance(state, ConnectFourState)
-        if rng is None:
-            rng = random.Random()
-        if state._winner is not None:
-            return state._winner
-        if _COMPILED_PLAYOUT is not None:
-            try:
-                seed = rng.getrandbits(64)
-            except AttributeError:  # a numpy Generator
-                seed = fastpath.seed64(rng)
-            return _COMPILED_PLAYOUT(state.cur, state.mask, state.ply, seed)  # type: ignore[no-any-return]
-        return self.python_playout(state, rng)
+        return state.cur, state.mask, state.ply
 
     def python_playout(self, state: State, rng: random.Random) -> int | None:
-        """The pure-Python random playout: the reference, and the fallback without the extension."""
         assert isinstance(state, ConnectFourState)
         if state._winner is not None:
             return state._winner

@@ -111,32 +111,16 @@ class TicTacToe(Game):
     move_word = "cell"
     full_word = "taken"
     example = "519"
+    compiled_playout = _COMPILED_PLAYOUT
 
     def initial(self) -> TicTacToeState:
         return TicTacToeState()
 
-    def playout(self, state: State, rng: random.Random | None = None) -> int | None:
-        """A uniformly random game from ``state``; the winner, or None for a draw.
-
-        Runs the compiled playout (:mod:`treelab.fastpath`, seeded with
-        ``rng.getrandbits(64)``) when it is built, else :meth:`python_playout`.
-        ``rng`` may also be a ``numpy.random.Generator``.
-        """
+    def playout_board(self, state: State) -> tuple[int, int, int]:
         assert isinstance(state, TicTacToeState)
-        if rng is None:
-            rng = random.Random()
-        if state._winner is not None:
-            return state._winner
-        if _COMPILED_PLAYOUT is not None:
-            try:
-                seed = rng.getrandbits(64)
-            except AttributeError:  # a numpy Generator
-                seed = fastpath.seed64(rng)
-            return _COMPILED_PLAYOUT(state.x, state.o, state.ply, seed)  # type: ignore[no-any-return]
-        return self.python_playout(state, rng)
+        return state.x, state.o, state.ply
 
     def python_playout(self, state: State, rng: random.Random) -> int | None:
-        """The pure-Python random playout: the reference, and the fallback without the extension."""
         assert isinstance(state, TicTacToeState)
         if state._winner is not None:
             return state._winner
