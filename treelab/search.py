@@ -21,7 +21,7 @@ from typing import Any
 
 from . import fastpath
 from .errors import BudgetError
-from .games import State
+from .games import Game, State
 from .policies import PlayoutFn, find_playout, make_rng, random_playout
 from .tree import SQRT2, Moves, Tree, TreeNode
 
@@ -88,7 +88,7 @@ def search(
         return 0
     game = tree.game
     if play_out is random_playout:
-        play_out = game.playout  # the same function, one call less
+        play_out = _direct_playout(game, rng)
     labels = [game.label(m) for m in range(game.num_moves + 1)]
     move_of = {label: m for m, label in enumerate(labels)}
     rand = rng.random
@@ -178,6 +178,19 @@ def search(
                 pnode.nb_win += wins_odd if pnode.depth & 1 else wins_even
             dirty.update(above)
     return done
+
+
+def _direct_playout(game: Game, rng: random.Random) -> PlayoutFn:
+    """``game.playout`` without its checks (the search only plays out live positions), same stream."""
+    compiled, board = game.compiled_playout, game.playout_board
+    if compiled is None:
+        return game.playout
+    bits = rng.getrandbits
+
+    def play_out(state: State, _rng: random.Random) -> int | None:
+        return compiled(*board(state), bits(64))
+
+    return play_out
 
 
 def _select(node: TreeNode, c: float, solver: bool) -> TreeNode:

@@ -9,6 +9,7 @@ Moves are columns ``1``-``7`` from the left.
 from __future__ import annotations
 
 import random
+from operator import attrgetter
 
 from .. import fastpath
 from ..errors import GameOverError, IllegalMoveError
@@ -174,9 +175,8 @@ class ConnectFour(Game):
     def initial(self) -> ConnectFourState:
         return ConnectFourState()
 
-    def playout_board(self, state: State) -> tuple[int, int, int]:
-        assert isinstance(state, ConnectFourState)
-        return state.cur, state.mask, state.ply
+    playout_board = staticmethod(attrgetter("cur", "mask", "ply"))  # type: ignore[assignment]
+    """The compiled playout's view of a state: two bitboards and the ply."""
 
     def python_playout(self, state: State, rng: random.Random) -> int | None:
         assert isinstance(state, ConnectFourState)

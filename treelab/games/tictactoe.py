@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from operator import attrgetter
 
 from .. import fastpath
 from ..errors import GameOverError, IllegalMoveError
@@ -116,9 +117,8 @@ class TicTacToe(Game):
     def initial(self) -> TicTacToeState:
         return TicTacToeState()
 
-    def playout_board(self, state: State) -> tuple[int, int, int]:
-        assert isinstance(state, TicTacToeState)
-        return state.x, state.o, state.ply
+    playout_board = staticmethod(attrgetter("x", "o", "ply"))  # type: ignore[assignment]
+    """The compiled playout's view of a state: two bitboards and the ply."""
 
     def python_playout(self, state: State, rng: random.Random) -> int | None:
         assert isinstance(state, TicTacToeState)
