@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# CI replays the same examples every run (a failure there is a real, reproducible bug, never
+# luck), and no example is failed for being slow on a busy machine. Locally Hypothesis explores.
+settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 C4_POSITIONS = SHARED / "data" / "connect4" / "Test_L3_R1"
