@@ -162,6 +162,7 @@ def train(
     played = 0
     started = time.perf_counter()
     bar = _progress_bar(games, progress, the_game.name)
+    score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
     with _stop_on_signals() as stopped:
         me.should_stop = stopped
         for _ in range(games):
@@ -192,8 +193,10 @@ def train(
             if on_game is not None:
                 on_game(game_id, row["moves"], winner)
             if bar is not None:
+                rate = (tree.root.nb_visit - start_sims) / max(time.perf_counter() - started, 1e-9)
                 bar.set_postfix_str(
-                    f"W/D/L {tally['wins']}/{tally['draws']}/{tally['losses']}, {tree.size:,} nodes",
+                    f"{score_label} {tally['wins']}/{tally['draws']}/{tally['losses']}, {tree.size:,} nodes, "
+                    f"{rate:,.0f} sims/s",
                     refresh=False,
                 )
                 bar.update(1)
