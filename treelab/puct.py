@@ -143,7 +143,6 @@ def puct_search(
     for move in parsed:
         prefix_states.append(prefix_states[-1].play(move))
     move_of = {game.label(m): m for m in range(1, game.num_moves + 1)}
-    dirty = tree._dirty
     truncated = tree.truncated
     sqrt = math.sqrt
     noisy: dict[TreeNode, float] | None = None
@@ -201,13 +200,7 @@ def puct_search(
             state = state.play(move_of[node.name])
             path.append(node)
             states.append(state)
-        for pnode in path:
-            pnode.nb_visit += 1
-            if winner is None:
-                pnode.nb_draw += 1
-            elif winner == (1 if pnode.depth & 1 else 2):
-                pnode.nb_win += 1
-            dirty.add(pnode)
+        tree.backup(path, winner)
         done += 1
         if deadline is not None and time.perf_counter() >= deadline:
             break

@@ -27,6 +27,30 @@ def _solver_option(f):  # type: ignore[no-untyped-def]
     return click.option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
 
 
+def _search_options(f):  # type: ignore[no-untyped-def]
+    """The options every searching command shares: algorithm, c, solver, playout, evaluator,
+    temperature and move choice."""
+    options = [
+        click.option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct", show_default=True,
+                     help="UCT (UCB1) or AlphaZero-style PUCT."),
+        click.option("--c", "c", type=click.FloatRange(min=0.0), default=None,
+                     help="Exploration constant: UCB1's c (default sqrt(2)) or PUCT's c_puct (default 1.25)."),
+        _solver_option,
+        _playout_option,
+        click.option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout",
+                     show_default=True,
+                     help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality."),
+        click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+                     help="Pick moves by sampling visits^(1/T); 0: the most visited."),
+        click.option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits",
+                     show_default=True,
+                     help="Move to play: the most visited, or the best UCB1 score (the original rule)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 @click.command(cls=ExampleLast)
 @game_argument
 @click.option("--db", required=True, type=click.Path(dir_okay=False), help="Tree database (created if missing).")
@@ -34,18 +58,7 @@ def _solver_option(f):  # type: ignore[no-untyped-def]
 @_iterations(400)
 @click.option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
               show_default=True, help="Who the tree plays (colours alternate).")
-@click.option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct", show_default=True,
-              help="UCT (UCB1) or AlphaZero-style PUCT.")
-@click.option("--c", "c", type=click.FloatRange(min=0.0), default=None,
-              help="Exploration constant: UCB1's c (default sqrt(2)) or PUCT's c_puct (default 1.25).")
-@_solver_option
-@_playout_option
-@click.option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout", show_default=True,
-              help="PUCT's priors and value.")
-@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
-              help="Sample the tree's moves from visits^(1/T) for more varied games; 0: most visited.")
-@click.option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits", show_default=True,
-              help="Move to play: the most visited, or the best UCB1 score (the original persistent-tree rule).")
+@_search_options
 @seed_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @library_errors
@@ -79,18 +92,7 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
 @_iterations(None)
 @click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Time budget instead of (or as well as) --iterations.")
-@click.option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct", show_default=True,
-              help="UCT (UCB1) or AlphaZero-style PUCT.")
-@_solver_option
-@_playout_option
-@click.option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout", show_default=True,
-              help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality.")
-@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
-              help="Pick the best move by sampling visits^(1/T); 0: the most visited.")
-@click.option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits", show_default=True,
-              help="Move to play: the most visited, or the best UCB1 score (the original persistent-tree rule).")
-@click.option("--c", "c", type=click.FloatRange(min=0.0), default=None,
-              help="Exploration constant: UCB1's c (default sqrt(2)) or PUCT's c_puct (default 1.25).")
+@_search_options
 @seed_option
 @json_option
 @library_errors
