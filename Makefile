@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP) dot
 
-$(STAMP): pyproject.toml treelab/_speedups.c
+$(STAMP): pyproject.toml $(wildcard treelab/*.c treelab/*.h)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e . --group dev

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 import treelab
+from treelab import bulk  # the rows a first save writes, so both sides insert identical rows
 from treelab.agents import MCTSPlayer
-from treelab.store import _ROW  # the row maker the store uses, so both sides write identical rows
 
 LOADER = r"""
 import gc, json, sys, time
@@ -107,9 +107,9 @@ def main() -> None:
     treelab.search(tree, "", limit=treelab.Limit(iterations=args.nodes - 1), rng=1)
     print(f"  {len(tree):,} nodes in {time.perf_counter() - started:.1f}s")
 
-    nodes = sorted(tree, key=lambda n: n.node_id)
-    rows = [(tree.root.node_id, None, "root", 0, tree.root.nb_visit, tree.root.nb_win, tree.root.nb_draw,
-             tree.root.proven, None)] + [_ROW(n) for n in nodes[1:]]
+    order, parents = bulk.breadth_first(tree.root)
+    rows = bulk.rows(order, parents, 0, len(order), 1)
+    del order, parents
     ours, theirs, theirs_indexed = [], [], []
     in_memory = tree._new  # every node, in id order: what a first save writes
     for r in range(args.rounds):

@@ -25,6 +25,7 @@ from typing import Any
 
 import sqlite_utils
 
+from . import bulk
 from .errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from .games import Game, find_game
 from .schema import DbPath, check_meta, create, display, is_empty, migrate, reading, writing
@@ -168,13 +169,13 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
         if meta is None:  # a new file: everything
             tree_id: str | None = secrets.token_hex(8)
             generation = 0
-            new = tree._new if len(tree._new) == tree.size else sorted(tree, key=attrgetter("node_id"))
+            new, parents = bulk.breadth_first(tree.root)  # numbered anew: see treelab.bulk
             counts = list(tree.depth_counts) if sum(tree.depth_counts) == len(new) else _add_counts([], new)
             old: list[TreeNode] = []
         else:
             tree_id, generation, new, old, counts = _plan_update(conn, tree, meta, binding, name)
         if meta is None:
-            create(conn, lambda: conn.executemany(_INSERT, _rows(new)))
+            create(conn, lambda: bulk.write(conn, new, parents, 1))
         else:
             conn.executemany(_INSERT, _rows(new))
             conn.executemany(_UPDATE, [(n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.node_id) for n in old])
@@ -187,6 +188,9 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
         conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
         conn.execute("COMMIT")
     written = len(new) + len(old)
+    if meta is None:  # committed: the nodes take the ids they were written with
+        bulk.renumber(new, 1)
+        tree._next_id = len(new) + 1
     if meta is None or binding is None:
         tree.truncated.clear()  # the new file holds exactly this tree
         binding = tree._db = Binding(Path(db).resolve(), tree_id)

@@ -61,7 +61,7 @@ class TreeNode(LightNodeMixin):
     prior: float
     """Prior probability of the move into this node (PUCT's ``P``; 0.0 when unused, not stored)."""
     node_id: int
-    """Row id in the database (assigned at creation, kept across saves)."""
+    """Row id in the database: set at creation; a save to a new file renumbers breadth-first, later saves keep it."""
     created_game: int | None
     """The ``games.id`` of the training game that created the node, if any."""
 

@@ -1,0 +1,303 @@
+/* treelab._speedups, part 2: TreeNode slots and the UCT tree walk of treelab.search.
+ *
+ * ``descend``, ``select`` and ``backup`` do exactly what the Python loop of
+ * treelab/search.py does with the nodes' ``nb_visit``/``nb_win``/``nb_draw``/``proven`` slots.
+ */
+#include "_speedups.h"
+
+#include <math.h>
+#include <structmember.h>
+
+/* -- the UCT descent over treelab.tree.TreeNode objects --------------------------------------
+ *
+ * Nodes keep their statistics in __slots__. For the exact class of the nodes
+ * met (normally TreeNode) the slot offsets are read once from the class's
+ * member descriptors, then each value is a pointer read; an object of another
+ * class, or a class whose attribute is not a plain slot (a property, say),
+ * goes through the ordinary getattr/setattr, so the results are those of the
+ * Python code in every case. Scores are computed with the very operations, in
+ * the very order, of treelab/search.py (IEEE doubles, libm log and sqrt), so
+ * both pick the same child.
+ */
+
+static const char *FIELD_NAMES[N_FIELDS] = {
+    "_LightNodeMixin__children", "nb_visit", "nb_win", "nb_draw", "proven",
+    "_LightNodeMixin__parent", "node_id", "name", "depth", "created_game",
+};
+static PyObject *one;                       /* the int 1 */
+static PyObject *field_names[N_FIELDS];     /* interned */
+static PyTypeObject *layout_type = NULL;    /* the class the offsets belong to (a strong reference) */
+static Py_ssize_t layout_offset[N_FIELDS];  /* slot offsets for layout_type, -1: use getattr */
+
+static void learn_layout(PyTypeObject *type) {
+    Py_INCREF(type);
+    Py_XSETREF(layout_type, type);
+    for (int f = 0; f < N_FIELDS; f++) {
+        layout_offset[f] = -1;
+        PyObject *descr = PyObject_GetAttr((PyObject *)type, field_names[f]);
+        if (descr == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+            PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+            if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) layout_offset[f] = member->offset;
+        }
+        Py_DECREF(descr);
+    }
+}
+
+static inline Py_ssize_t offset_of(PyObject *obj, int field) {
+    if (Py_TYPE(obj) != layout_type) learn_layout(Py_TYPE(obj));
+    return layout_offset[field];
+}
+
+Py_ssize_t slot_offset(PyObject *obj, int field) {
+    return offset_of(obj, field);
+}
+
+/* A new reference to obj.<field>, or NULL with an exception (AttributeError when unset). */
+PyObject *get_field(PyObject *obj, int field) {
+    Py_ssize_t off = offset_of(obj, field);
+    if (off >= 0) {
+        PyObject *value = *(PyObject **)((char *)obj + off);
+        if (value != NULL) {
+            Py_INCREF(value);
+            return value;
+        }
+    }
+    return PyObject_GetAttr(obj, field_names[field]);
+}
+
+/* obj.<field> as a double (as Python converts it in arithmetic); -1.0 with an exception on error. */
+static double get_double(PyObject *obj, int field) {
+    Py_ssize_t off = offset_of(obj, field);
+    PyObject *value = off >= 0 ? *(PyObject **)((char *)obj + off) : NULL;
+    if (value != NULL && PyLong_CheckExact(value)) return PyLong_AsDouble(value);
+    value = value != NULL ? (Py_INCREF(value), value) : PyObject_GetAttr(obj, field_names[field]);
+    if (value == NULL) return -1.0;
+    double x = PyFloat_AsDouble(value);
+    Py_DECREF(value);
+    return x;
+}
+
+/* obj.<field> += 1; 0, or -1 with an exception. */
+static int increment(PyObject *obj, int field) {
+    PyObject *value = get_field(obj, field);
+    if (value == NULL) return -1;
+    PyObject *more = PyNumber_Add(value, one);
+    Py_DECREF(value);
+    if (more == NULL) return -1;
+    Py_ssize_t off = offset_of(obj, field);
+    if (off >= 0) {
+        PyObject **slot = (PyObject **)((char *)obj + off);
+        PyObject *old = *slot;
+        *slot = more;
+        Py_XDECREF(old);
+        return 0;
+    }
+    int status = PyObject_SetAttr(obj, field_names[field], more);
+    Py_DECREF(more);
+    return status;
+}
+
+/* obj.<field> = value (a plain slot store when it is one); 0, or -1 with an exception. */
+int set_field(PyObject *obj, int field, PyObject *value) {
+    Py_ssize_t off = offset_of(obj, field);
+    if (off >= 0) {
+        PyObject **slot = (PyObject **)((char *)obj + off);
+        PyObject *old = *slot;
+        Py_INCREF(value);
+        *slot = value;
+        Py_XDECREF(old);
+        return 0;
+    }
+    return PyObject_SetAttr(obj, field_names[field], value);
+}
+
+int nodes_init(void) {
+    for (int f = 0; f < N_FIELDS; f++) {
+        field_names[f] = PyUnicode_InternFromString(FIELD_NAMES[f]);
+        if (field_names[f] == NULL) return -1;
+    }
+    one = PyLong_FromLong(1);
+    return one == NULL ? -1 : 0;
+}
+
+/* The children of node as a borrowed list/tuple, NULL without children; *error set on failure. */
+PyObject *children_of(PyObject *node, int *error) {
+    Py_ssize_t off = offset_of(node, F_KIDS);
+    *error = 0;
+    if (off >= 0) {
+        PyObject *kids = *(PyObject **)((char *)node + off);
+        if (kids == NULL || PyList_CheckExact(kids) || PyTuple_CheckExact(kids)) return kids;
+    }
+    *error = 1;
+    PyErr_SetString(PyExc_TypeError, "descend/select need nodes whose children are a list slot (TreeNode)");
+    return NULL;
+}
+
+/* The child UCT descends to (a new reference), or NULL with an exception. As in search.py:
+ * unvisited first, proven children skipped by the solver, then the best UCB1 score, ties to the
+ * first; if the solver skipped them all, the first most visited. The list is re-read at every
+ * step: converting an exotic count could run Python code. */
+static PyObject *best_child(PyObject *node, PyObject *kids, double c, int solver) {
+    double big_n = get_double(node, F_VISIT);
+    if (big_n == -1.0 && PyErr_Occurred()) return NULL;
+    double explore = big_n > 1 ? c * sqrt(log(big_n)) : 0.0;
+    PyObject *best = NULL;
+    double best_score = -Py_HUGE_VAL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(kids); i++) {
+        PyObject *kid = PySequence_Fast_GET_ITEM(kids, i);
+        Py_INCREF(kid);
+        double n = get_double(kid, F_VISIT), win = 0, draw = 0;
+        int skip = 0;
+        if (n == -1.0 && PyErr_Occurred()) goto fail;
+        if (solver) {
+            PyObject *proven = get_field(kid, F_PROVEN);
+            if (proven == NULL) goto fail;
+            skip = proven != Py_None; /* never waste simulations below a proven move */
+            Py_DECREF(proven);
+        }
+        if (!skip && n == 0) {
+            Py_XDECREF(best);
+            return kid;
+        }
+        if (!skip) {
+            win = get_double(kid, F_WIN);
+            if (win == -1.0 && PyErr_Occurred()) goto fail;
+            draw = get_double(kid, F_DRAW);
+            if (draw == -1.0 && PyErr_Occurred()) goto fail;
+            double score = (win + 0.5 * draw) / n + explore / sqrt(n);
+            if (score > best_score) {
+                best_score = score;
+                Py_XSETREF(best, kid);
+                continue;
+            }
+        }
+        Py_DECREF(kid);
+        continue;
+    fail:
+        Py_DECREF(kid);
+        Py_XDECREF(best);
+        return NULL;
+    }
+    if (best == NULL) { /* every move proven but the node not: the first most visited */
+        double most = 0;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(kids); i++) {
+            PyObject *kid = PySequence_Fast_GET_ITEM(kids, i);
+            Py_INCREF(kid);
+            double n = get_double(kid, F_VISIT);
+            if (n == -1.0 && PyErr_Occurred()) {
+                Py_DECREF(kid);
+                Py_XDECREF(best);
+                return NULL;
+            }
+            if (best == NULL || n > most) {
+                most = n;
+                Py_XSETREF(best, kid);
+            } else {
+                Py_DECREF(kid);
+            }
+        }
+    }
+    if (best == NULL) PyErr_SetString(PyExc_ValueError, "select needs a node with children");
+    return best;
+}
+
+static int parse_walk(PyObject *const *args, int at, double *c, int *solver) {
+    *c = PyFloat_AsDouble(args[at]);
+    if (*c == -1.0 && PyErr_Occurred()) return -1;
+    *solver = PyObject_IsTrue(args[at + 1]);
+    return *solver < 0 ? -1 : 0;
+}
+
+/* select(node, c, solver) -> the child UCT descends to (node has children). */
+PyObject *select_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    double c;
+    int solver, error;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "select(node, c, solver) takes 3 arguments, got %zd", nargs);
+        return NULL;
+    }
+    if (parse_walk(args, 1, &c, &solver) < 0) return NULL;
+    PyObject *kids = children_of(args[0], &error);
+    if (error) return NULL;
+    if (kids == NULL || PySequence_Fast_GET_SIZE(kids) == 0) {
+        PyErr_SetString(PyExc_ValueError, "select needs a node with children");
+        return NULL;
+    }
+    Py_INCREF(kids); /* a score's conversion could run Python code */
+    PyObject *best = best_child(args[0], kids, c, solver);
+    Py_DECREF(kids);
+    return best;
+}
+
+/* descend(node, path, c, solver, max_moves) -> the first node met with fewer than max_moves
+ * children, walking down by select() and appending every node entered to path. */
+PyObject *descend(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    double c;
+    int solver, error;
+    if (nargs != 5 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "descend(node, path: list, c, solver, max_moves)");
+        return NULL;
+    }
+    if (parse_walk(args, 2, &c, &solver) < 0) return NULL;
+    Py_ssize_t max_moves = PyLong_AsSsize_t(args[4]);
+    if (max_moves == -1 && PyErr_Occurred()) return NULL;
+    PyObject *node = args[0];
+    Py_INCREF(node);
+    for (;;) {
+        PyObject *kids = children_of(node, &error);
+        if (error) {
+            Py_DECREF(node);
+            return NULL;
+        }
+        if (kids == NULL || PySequence_Fast_GET_SIZE(kids) < max_moves || max_moves < 1) return node;
+        Py_INCREF(kids);
+        PyObject *best = best_child(node, kids, c, solver);
+        Py_DECREF(kids);
+        Py_DECREF(node);
+        if (best == NULL) return NULL;
+        if (PyList_Append(args[1], best) < 0) {
+            Py_DECREF(best);
+            return NULL;
+        }
+        node = best;
+    }
+}
+
+/* backup(path, first_win) -> None: nb_visit += 1 on every node of path; then nb_draw += 1 on
+ * every node if first_win is None (a draw), else nb_win += 1 on path[first_win::2]. */
+PyObject *backup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "backup(path: list, first_win: int | None)");
+        return NULL;
+    }
+    PyObject *path = args[0];
+    Py_ssize_t first = -1;
+    if (args[1] != Py_None) {
+        first = PyLong_AsSsize_t(args[1]);
+        if (first == -1 && PyErr_Occurred()) return NULL;
+        if (first < 0) {
+            PyErr_SetString(PyExc_ValueError, "first_win must be >= 0 or None");
+            return NULL;
+        }
+    }
+    Py_INCREF(path);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(path); i++) {
+        PyObject *node = PyList_GET_ITEM(path, i);
+        Py_INCREF(node);
+        int status = increment(node, F_VISIT);
+        if (status == 0 && first < 0) status = increment(node, F_DRAW);
+        if (status == 0 && first >= 0 && i >= first && (i - first) % 2 == 0) status = increment(node, F_WIN);
+        Py_DECREF(node);
+        if (status < 0) {
+            Py_DECREF(path);
+            return NULL;
+        }
+    }
+    Py_DECREF(path);
+    Py_RETURN_NONE;
+}
+

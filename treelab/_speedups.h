@@ -1,0 +1,39 @@
+/* Shared declarations of treelab._speedups, built from three sources:
+ *
+ *   _speedups.c  the module, and the uniformly random playouts of Connect Four and tic-tac-toe;
+ *   _nodes.c     reading and writing TreeNode slots, and the UCT tree walk (select, descend, backup);
+ *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows.
+ */
+#ifndef TREELAB_SPEEDUPS_H
+#define TREELAB_SPEEDUPS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* The TreeNode attributes the compiled code reads or writes (_nodes.c maps them to slot offsets). */
+enum {
+    F_KIDS, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_PARENT, F_ID, F_NAME, F_DEPTH, F_CREATED, N_FIELDS
+};
+
+/* The pair (a, b), taking over both references (either may be NULL: then NULL, the error kept). */
+static inline PyObject *pair_of(PyObject *a, PyObject *b) {
+    PyObject *pair = a != NULL && b != NULL ? PyTuple_Pack(2, a, b) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return pair;
+}
+
+int nodes_init(void);                                         /* once, at import: 0 or -1 */
+Py_ssize_t slot_offset(PyObject *obj, int field);             /* >= 0: a plain slot at that offset */
+PyObject *get_field(PyObject *obj, int field);                /* a new reference, NULL on error */
+int set_field(PyObject *obj, int field, PyObject *value);     /* 0, or -1 with an exception */
+PyObject *children_of(PyObject *node, int *error);            /* borrowed list/tuple or NULL */
+
+PyObject *select_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *descend(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *backup(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *breadth_first(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *node_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *renumber(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+#endif
