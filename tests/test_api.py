@@ -36,3 +36,17 @@ def test_python_api_session_from_the_readme(tmp_path) -> None:
     assert part.find("44").nb_visit == tree.find("44").nb_visit
     result = treelab.analyse("connect4", "4453", iterations=200, seed=1)
     assert result.to_dict()["iterations"] == 200
+
+
+def test_front_door_names_stay_functions_after_their_modules_load() -> None:
+    """`treelab.search` and `treelab.render` are the functions, whatever imported the modules first."""
+    import importlib
+
+    probe = (
+        "import treelab.search, treelab.render, treelab.store, treelab, types;"
+        "print(all(isinstance(getattr(treelab, n), types.FunctionType)"
+        " for n in ('search', 'render', 'save', 'load', 'analyse')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"
+    assert importlib.import_module("treelab.search").search is treelab.search

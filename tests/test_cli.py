@@ -169,3 +169,24 @@ def test_choice_ucb1_plays_the_best_ucb1_score(tmp_path: Path) -> None:
                  "--choice", "ucb1", "--seed", "1", "-q")
     assert result.exit_code == 0 and "trained 2 games" in result.output
     assert_clean_error(run("analyse", "connect4", "--choice", "random"), "random")
+
+
+def test_the_lazy_group_knows_every_command() -> None:
+    """Every command of the command modules is listed in the group's table, under its own module."""
+    from treelab.cli import _COMMANDS, cli, match, search, view
+
+    listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in (search, view, match) for c in m.COMMANDS}
+    assert listed == _COMMANDS
+    assert cli.list_commands(None) == sorted(listed)  # type: ignore[arg-type]
+
+
+def test_a_command_imports_only_what_it_needs() -> None:
+    """`treelab analyse` starts without the drawing, storage or match code (start-up time)."""
+    probe = (
+        "import sys; from treelab.cli import main; sys.argv = ['treelab', 'analyse', 'ttt', '--iterations', '5'];"
+        "import atexit; atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith("
+        "('treelab.cli.', 'sqlite_utils', 'graphviz', 'numpy', 'treelab.store', 'treelab.render')))));"
+        "main()"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "['treelab.cli.options', 'treelab.cli.search']"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import random
@@ -209,7 +210,8 @@ def test_a_bare_node_can_be_drawn(c4: treelab.Tree) -> None:
 
 
 def test_missing_dot_says_how_to_install(monkeypatch: pytest.MonkeyPatch, c4: treelab.Tree, tmp_path: Path) -> None:
-    monkeypatch.setattr("treelab.render.shutil.which", lambda name: None)
+    module = importlib.import_module("treelab.render")  # `treelab.render` itself is the function
+    monkeypatch.setattr(module.shutil, "which", lambda name: None)
     with pytest.raises(ExecutableNotFoundError, match="install Graphviz"):
         render(c4, tmp_path / "x.svg")
     assert isinstance(ExecutableNotFoundError("x"), FileNotFoundError)

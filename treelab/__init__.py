@@ -12,11 +12,12 @@ Example:
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from .agents import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
 from .errors import (
     BudgetError,
     ExecutableNotFoundError,
@@ -33,16 +34,31 @@ from .errors import (
     TreelabError,
     UnknownGameError,
 )
-from .games import Game, State, find_game
-from .policies import decisive_playout, random_playout, ucb1
-from .positions import analyse
-from .search import Limit, search
-from .summary import ChildStats, SearchSummary, choose_move
-from .tree import SQRT2, Tree, TreeNode
 
-# Loaded on first use, so `import treelab` (and every CLI command) starts fast:
-# numpy, sqlite-utils and Graphviz come in only with the parts that need them.
+# Every name loads on first use, so `import treelab` takes about a millisecond and each
+# CLI command imports only its own modules: numpy, sqlite-utils and Graphviz come in
+# only with the parts that need them (the errors above are the one eager import).
 _LAZY = {
+    "HeuristicPlayer": ("agents", "HeuristicPlayer"),
+    "MCTSPlayer": ("agents", "MCTSPlayer"),
+    "MonteCarloPlayer": ("agents", "MonteCarloPlayer"),
+    "Player": ("agents", "Player"),
+    "RandomPlayer": ("agents", "RandomPlayer"),
+    "Game": ("games", "Game"),
+    "State": ("games", "State"),
+    "find_game": ("games", "find_game"),
+    "decisive_playout": ("policies", "decisive_playout"),
+    "random_playout": ("policies", "random_playout"),
+    "ucb1": ("policies", "ucb1"),
+    "analyse": ("positions", "analyse"),
+    "Limit": ("search", "Limit"),
+    "search": ("search", "search"),
+    "ChildStats": ("summary", "ChildStats"),
+    "SearchSummary": ("summary", "SearchSummary"),
+    "choose_move": ("summary", "choose_move"),
+    "SQRT2": ("tree", "SQRT2"),
+    "Tree": ("tree", "Tree"),
+    "TreeNode": ("tree", "TreeNode"),
     "TreeArrays": ("analysis", "TreeArrays"),
     "tree_stats": ("analysis", "stats"),
     "db_stats": ("dbstats", "db_stats"),
@@ -82,20 +98,27 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from .agents import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
     from .analysis import TreeArrays
     from .analysis import stats as tree_stats
     from .arena import MatchResult, make_player, play_match
     from .dbstats import db_stats
     from .display import Diagram, draw, side_by_side
     from .evaluators import Evaluation, Evaluator, HeuristicEvaluator, RolloutEvaluator, find_evaluator
+    from .games import Game, State, find_game
     from .growth import GrowthData, growth_data, plot_growth, tree_at
     from .openspiel import OpenSpielPlayer
+    from .policies import decisive_playout, random_playout, ucb1
+    from .positions import analyse
     from .puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
     from .records import compact, info, read_games, read_history
     from .render import render, to_dot, to_svg
+    from .search import Limit, search
     from .shape import plot_shape
     from .store import load, open_tree, save
+    from .summary import ChildStats, SearchSummary, choose_move
     from .training import TrainSummary, train
+    from .tree import SQRT2, Tree, TreeNode
 
 
 def __getattr__(name: str) -> Any:
@@ -110,6 +133,24 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+class _FrontDoor(types.ModuleType):
+    """``treelab`` itself: ``treelab.search`` and ``treelab.render`` stay the functions.
+
+    Importing a submodule binds it as an attribute of its package, so the first
+    ``import treelab.search`` anywhere would hide the lazily loaded function of
+    that name behind the module. The binding is dropped for those names; the
+    modules stay in ``sys.modules`` (``from treelab.search import ...`` works).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and name in _LAZY and value.__name__ == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _FrontDoor
 
 
 __all__ = [

@@ -1,11 +1,14 @@
 """The ``treelab`` command line: a thin click group; every command calls the library.
 
-Commands live in small modules (``search.py``: train, analyse, play, info;
-``view.py``: render, stats, growth; ``match.py``: arena) and are registered here.
+Commands live in small modules (``search.py``: train, analyse, play, info,
+compact; ``view.py``: render, stats, growth, shape; ``match.py``: arena). The
+group imports a command's module only when that command runs (click's "lazy
+group" pattern), so ``treelab analyse`` never loads the drawing code.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -21,8 +24,29 @@ __all__ = ["cli", "main"]
 _VERSION = f"%(prog)s %(version)s; hot paths: {describe()}"
 
 
+_COMMANDS = {
+    "train": "search", "analyse": "search", "play": "search", "info": "search", "compact": "search",
+    "render": "view", "stats": "view", "growth": "view", "shape": "view",
+    "arena": "match",
+}
+"""Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
+
+
 class _Group(ExampleLast, click.Group):
-    """A group whose errors are always one line: ``Error: <what>`` and a non-zero exit."""
+    """A group whose errors are always one line: ``Error: <what>`` and a non-zero exit.
+
+    Its commands load on demand from the modules named in :data:`_COMMANDS`.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*_COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            module = importlib.import_module(f".{_COMMANDS[cmd_name]}", __name__)
+            for command in module.COMMANDS:
+                self.add_command(command)
+        return self.commands.get(cmd_name)
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -53,17 +77,6 @@ def cli() -> None:
       treelab train connect4 --db c4.db --games 50 --iterations 400
       treelab analyse connect4 --moves 4453 --db c4.db --json
     """
-
-
-def _register() -> None:
-    from . import match, search, view
-
-    for module in (search, view, match):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:
