@@ -117,8 +117,8 @@ class TreeArrays:
         Reads only the needed rows (a recursive query on ``parent_id`` for a
         subtree), without building tree nodes.
         """
+        from .dbfile import reading
         from .games import find_game
-        from .schema import reading
         from .viewload import path_rows
 
         name = os.fspath(db)

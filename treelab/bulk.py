@@ -18,12 +18,14 @@ from __future__ import annotations
 import gc
 import sqlite3
 from array import array
+from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 from .fastpath import compiled
 from .tree import TreeNode
 
-__all__ = ["WIDTH", "CHUNK", "breadth_first", "rows", "write", "renumber"]
+__all__ = ["WIDTH", "CHUNK", "breadth_first", "rows", "write", "insert", "renumber"]
 
 WIDTH = 50
 """Rows per ``INSERT ... VALUES (...), (...)`` statement (450 parameters, under every SQLite's limit)."""
@@ -113,6 +115,16 @@ def write(conn: sqlite3.Connection, nodes: list[TreeNode], parents: bytes, first
     finally:
         if collecting:
             gc.enable()
+
+
+def insert(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Insert ``nodes`` rows (9-tuples, as :func:`rows` with ``width=1`` makes them), :data:`WIDTH` per statement."""
+    flat = list(chain.from_iterable(rows))
+    step = 9 * WIDTH
+    whole = len(flat) - len(flat) % step
+    conn.executemany(_insert(WIDTH), [tuple(flat[i:i + step]) for i in range(0, whole, step)])
+    if whole < len(flat):
+        conn.execute(_insert((len(flat) - whole) // 9), flat[whole:])
 
 
 def renumber(nodes: list[TreeNode], first_id: int) -> None:

@@ -17,8 +17,8 @@ import sqlite3
 from typing import Any
 
 from .analysis import assemble
+from .dbfile import reading
 from .games import find_game
-from .schema import reading
 from .tree import Moves
 from .viewload import path_rows
 

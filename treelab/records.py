@@ -8,8 +8,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from .dbfile import reading
 from .errors import StoreError
-from .schema import DbPath, display, reading
+from .schema import DbPath, display
 from .tree import SQRT2
 
 __all__ = ["info", "read_games", "read_history", "compact"]

@@ -1,4 +1,4 @@
-"""The treelab database format: tables, migrations, and safe ways to open a file.
+"""The treelab database format: tables, indexes, migrations, and the checks of ``meta``.
 
 One SQLite file holds one tree (see DESIGN.md, *Database*). ``meta`` holds
 ``schema_version``, ``game``, ``treelab_version``, ``c`` and the bookkeeping
@@ -7,18 +7,14 @@ of :mod:`treelab.store` (``tree_id``, ``generation``, ``depth_counts``);
 per logged game with the tree's size at that moment, so growth can be plotted
 without replaying.
 
-Opening never damages a file: a file that is not SQLite is refused after
-reading its 16-byte header, reads use a read-only connection (and tidy the
-``-wal``/``-shm`` files that SQLite creates for it), and a write checks the
-file is a treelab database (or empty) before changing anything.
+Opening files (reads, writes in one transaction) is :mod:`treelab.dbfile`.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import sqlite_utils
@@ -26,8 +22,8 @@ import sqlite_utils
 from .errors import GameMismatchError, NotATreelabDatabaseError, SchemaVersionError, StoreError
 
 __all__ = [
-    "SCHEMA_VERSION", "MIGRATIONS", "create", "migrate", "reading", "writing", "check_meta", "display",
-    "is_empty",
+    "SCHEMA_VERSION", "MIGRATIONS", "DbPath", "create", "migrate", "check_file", "read_meta", "check_meta",
+    "display",
 ]
 
 SCHEMA_VERSION = 1
@@ -114,7 +110,7 @@ def display(db: DbPath) -> str:
     return os.fspath(db)
 
 
-def _check_file(path: Path, name: str) -> int:
+def check_file(path: Path, name: str) -> int:
     """Refuse directories and non-SQLite files; return the file size (0 allowed)."""
     if path.is_dir():
         raise StoreError(f"{name!r} is a directory, not a database file: give the path of a .db file")
@@ -178,212 +174,3 @@ def check_meta(meta: dict[str, str], name: str, game: str | None = None) -> int:
             f"{name!r} holds a {meta['game']} tree, not {game}: use game {meta['game']!r} or another database"
         )
     return version
-
-
-def _tidy(path: Path) -> None:
-    """Remove the empty ``-wal``/``-shm`` files a read-only connection left behind.
-
-    A read-write connection that closes as the last one checkpoints (nothing:
-    the log is empty) and deletes both; if another connection is open it
-    leaves them, as SQLite must.
-    """
-    wal = Path(f"{path}-wal")
-    try:
-        if wal.exists() and wal.stat().st_size == 0:
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-            finally:
-                conn.close()
-    except (OSError, sqlite3.Error):  # tidying is a courtesy; never fail a read for it
-        pass
-
-
-def is_empty(db: DbPath) -> bool:
-    """Whether ``db`` is an empty file or an SQLite database without tables (a save may fill it)."""
-    path = Path(db)
-    if not _check_file(path, display(db)):
-        return True
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
-    had_wal = Path(f"{path}-wal").exists()
-    try:
-        return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        conn.close()
-        if not had_wal:
-            _tidy(path)
-
-
-@contextmanager
-def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Connection, dict[str, str]]]:
-    """A read-only connection inside one read transaction, with the checked ``meta``.
-
-    Never creates or changes the file.
-
-    Raises:
-        StoreError: no such file, or a directory.
-        NotATreelabDatabaseError: not SQLite, or no treelab meta (also an empty database).
-        SchemaVersionError, GameMismatchError: see :func:`check_meta`.
-    """
-    path, name = Path(db), display(db)
-    if not path.exists():
-        raise StoreError(f"no such database {name!r}: check the path, or save or train a tree to create it")
-    if not _check_file(path, name):
-        raise NotATreelabDatabaseError(f"{name!r} is an empty file, not a treelab database: check the path")
-    had_wal = Path(f"{path}-wal").exists()
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
-    try:
-        conn.execute("BEGIN")
-        meta = read_meta(conn, name)
-        if meta is None:
-            raise NotATreelabDatabaseError(
-                f"{name!r} is an empty database, not a treelab tree: check the path"
-            )
-        check_meta(meta, name, game)
-        yield conn, meta
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"cannot read {name!r}: {exc}") from exc
-    finally:
-        conn.close()
-        if not had_wal:
-            _tidy(path)
-
-
-def _uri(path: Path, mode: str) -> str:
-    return f"{path.resolve().as_uri()}?mode={mode}"
-
-
-def _fsync(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # a directory on Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _close(conn: sqlite3.Connection) -> None:
-    """Roll back whatever is open and close (also when already closed)."""
-    try:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-    except sqlite3.Error:
-        pass
-    conn.close()
-
-
-def _as_store_error(exc: BaseException, name: str) -> None:
-    if isinstance(exc, sqlite3.Error):
-        raise StoreError(f"cannot write {name!r} ({exc}); it is unchanged: retry, or check the file") from exc
-
-
-def _sweep(path: Path) -> None:
-    """Delete the temporary files of first saves to ``path`` whose process died (POSIX only)."""
-    if os.name != "posix":
-        return
-    for stale in path.parent.glob(f".{path.name}.*.tmp*"):
-        try:
-            pid = int(stale.name[len(path.name) + 2:].split("-", 1)[0])
-            os.kill(pid, 0)  # signal 0: only asks whether the process exists
-        except ProcessLookupError:
-            stale.unlink(missing_ok=True)
-        except (ValueError, OSError):
-            pass
-
-
-def _creating(path: Path, name: str, replace: bool) -> Iterator[tuple[sqlite3.Connection, None]]:
-    """Build a new database in a hidden temporary file, then move it to ``path`` in one step.
-
-    The temporary file needs no journal (nobody else sees it), so a first save
-    of a big tree runs at plain-insert speed; a crash leaves ``path`` as it was
-    (absent or empty) and at worst a stray ``.NAME.*.tmp`` file.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
-    try:
-        conn = sqlite3.connect(_uri(tmp, "rwc"), uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot create {name!r} ({exc}): check the path and permissions") from None
-    try:
-        for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -65536", "temp_store = MEMORY"):
-            conn.execute(f"PRAGMA {pragma}")
-        conn.execute("BEGIN")
-        yield conn, None
-        if conn.in_transaction:
-            raise StoreError(f"internal error: the save to {name!r} did not commit")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.close()
-        _fsync(tmp)
-        if replace:
-            wal = Path(f"{path}-wal")
-            if wal.exists() and wal.stat().st_size:  # its log would be replayed onto the new file
-                raise StoreError(f"{name!r} is in use by another process: close it, then save again")
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)  # fails if someone created ``path`` meanwhile: never clobber it
-            except FileExistsError:
-                raise StoreError(
-                    f"{name!r} was created by someone else while saving: load it, or save elsewhere"
-                ) from None
-            except OSError:  # no hard links on this file system
-                os.replace(tmp, path)
-        _fsync(path.parent)
-    except BaseException as exc:
-        _close(conn)
-        _as_store_error(exc, name)
-        raise
-    finally:
-        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), Path(f"{tmp}-journal")):
-            leftover.unlink(missing_ok=True)
-
-
-@contextmanager
-def writing(db: DbPath) -> Iterator[tuple[sqlite3.Connection, dict[str, str] | None]]:
-    """A read-write connection inside a transaction, with ``meta`` (None: a new database).
-
-    An existing treelab database is written in place inside ``BEGIN IMMEDIATE``
-    (WAL mode). A missing or empty file is built aside and moved into place
-    after the commit. The caller checks ``meta`` and commits; any exception
-    rolls everything back. A file that is not a treelab database is refused
-    before anything is written to it.
-    """
-    path, name = Path(db), display(db)
-    if not path.exists() and not path.parent.is_dir():
-        raise StoreError(f"cannot create {name!r}: no such directory {str(path.parent)!r}")
-    _sweep(path)
-    if not path.exists():
-        yield from _creating(path, name, replace=False)
-        return
-    if not _check_file(path, name):
-        yield from _creating(path, name, replace=True)
-        return
-    try:
-        conn = sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open {name!r} for writing ({exc}): check the permissions") from None
-    try:
-        for pragma in ("synchronous = NORMAL", "cache_size = -65536", "temp_store = MEMORY"):
-            conn.execute(f"PRAGMA {pragma}")
-        conn.execute("BEGIN IMMEDIATE")
-        meta = read_meta(conn, name)
-    except BaseException as exc:
-        _close(conn)
-        _as_store_error(exc, name)
-        raise
-    if meta is None:  # an empty SQLite database: build a new one instead
-        _close(conn)
-        yield from _creating(path, name, replace=True)
-        return
-    try:
-        yield conn, meta
-    except BaseException as exc:
-        _close(conn)
-        _as_store_error(exc, name)
-        raise
-    _close(conn)

@@ -119,7 +119,7 @@ def train(
         progress: show a progress bar (games, win/draw/loss, nodes, rate).
         on_game: called after every logged game with (game id, moves, winner).
     """
-    from .store import open_tree, save
+    from .store import kept_open, open_tree, save
 
     the_game = find_game(game)
     if not isinstance(games, int) or games < 0:
@@ -163,7 +163,7 @@ def train(
     started = time.perf_counter()
     bar = _progress_bar(games, progress, the_game.name)
     score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
-    with _stop_on_signals() as stopped:
+    with _stop_on_signals() as stopped, kept_open(tree):
         me.should_stop = stopped
         for _ in range(games):
             game_id = tree.last_game_id + 1

@@ -224,6 +224,7 @@ class Tree:
         self._dirty: set[TreeNode] = {self.root}
         self._new: list[TreeNode] = [self.root]
         self._db: Any = None  # the store.Binding this tree was loaded from or saved to
+        self._kept: Any = None  # a dbfile.KeptConnection while store.kept_open(tree) runs
 
     # -- lookup ----------------------------------------------------------
     def labels(self, moves: Moves) -> tuple[str, ...]:

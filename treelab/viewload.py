@@ -18,9 +18,9 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from .dbfile import reading
 from .errors import PathNotFoundError
 from .games import Game, find_game
-from .schema import reading
 from .subtree import MAX_NODES, filter_children
 from .tree import Moves, Tree, TreeNode
 

@@ -1,0 +1,320 @@
+"""Opening treelab database files without ever damaging them.
+
+A file that is not SQLite is refused after reading its 16-byte header. Reads
+use a read-only connection inside one transaction (and tidy the ``-wal``/``-shm``
+files SQLite creates for it). A write checks that the file is a treelab
+database (or empty) before changing anything, runs in one transaction, and
+builds a new file aside before moving it into place. During training, a
+:class:`KeptConnection` keeps the write connection open from one save to the
+next: SQLite's page cache stays warm and closing does not checkpoint the log
+after every game. The format itself is :mod:`treelab.schema`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import NotATreelabDatabaseError, StoreError
+from .schema import DbPath, check_file, check_meta, display, read_meta
+
+__all__ = ["KeptConnection", "reading", "writing", "is_empty"]
+
+
+def _tidy(path: Path) -> None:
+    """Remove the empty ``-wal``/``-shm`` files a read-only connection left behind.
+
+    A read-write connection that closes as the last one checkpoints (nothing:
+    the log is empty) and deletes both; if another connection is open it
+    leaves them, as SQLite must.
+    """
+    wal = Path(f"{path}-wal")
+    try:
+        if wal.exists() and wal.stat().st_size == 0:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            finally:
+                conn.close()
+    except (OSError, sqlite3.Error):  # tidying is a courtesy; never fail a read for it
+        pass
+
+
+def is_empty(db: DbPath) -> bool:
+    """Whether ``db`` is an empty file or an SQLite database without tables (a save may fill it)."""
+    path = Path(db)
+    if not check_file(path, display(db)):
+        return True
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    had_wal = Path(f"{path}-wal").exists()
+    try:
+        return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+        if not had_wal:
+            _tidy(path)
+
+
+@contextmanager
+def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Connection, dict[str, str]]]:
+    """A read-only connection inside one read transaction, with the checked ``meta``.
+
+    Never creates or changes the file.
+
+    Raises:
+        StoreError: no such file, or a directory.
+        NotATreelabDatabaseError: not SQLite, or no treelab meta (also an empty database).
+        SchemaVersionError, GameMismatchError: see :func:`check_meta`.
+    """
+    path, name = Path(db), display(db)
+    if not path.exists():
+        raise StoreError(f"no such database {name!r}: check the path, or save or train a tree to create it")
+    if not check_file(path, name):
+        raise NotATreelabDatabaseError(f"{name!r} is an empty file, not a treelab database: check the path")
+    had_wal = Path(f"{path}-wal").exists()
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        meta = read_meta(conn, name)
+        if meta is None:
+            raise NotATreelabDatabaseError(
+                f"{name!r} is an empty database, not a treelab tree: check the path"
+            )
+        check_meta(meta, name, game)
+        yield conn, meta
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"cannot read {name!r}: {exc}") from exc
+    finally:
+        conn.close()
+        if not had_wal:
+            _tidy(path)
+
+
+def _uri(path: Path, mode: str) -> str:
+    return f"{path.resolve().as_uri()}?mode={mode}"
+
+
+def _fsync(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # a directory on Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _close(conn: sqlite3.Connection) -> None:
+    """Roll back whatever is open and close (also when already closed)."""
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+    conn.close()
+
+
+def _as_store_error(exc: BaseException, name: str) -> None:
+    if isinstance(exc, sqlite3.Error):
+        raise StoreError(f"cannot write {name!r} ({exc}); it is unchanged: retry, or check the file") from exc
+
+
+def _sweep(path: Path) -> None:
+    """Delete the temporary files of first saves to ``path`` whose process died (POSIX only)."""
+    if os.name != "posix":
+        return
+    for stale in path.parent.glob(f".{path.name}.*.tmp*"):
+        try:
+            pid = int(stale.name[len(path.name) + 2:].split("-", 1)[0])
+            os.kill(pid, 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            stale.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            pass
+
+
+def _creating(path: Path, name: str, replace: bool) -> Iterator[tuple[sqlite3.Connection, None]]:
+    """Build a new database in a hidden temporary file, then move it to ``path`` in one step.
+
+    The temporary file needs no journal (nobody else sees it), so a first save
+    of a big tree runs at plain-insert speed; a crash leaves ``path`` as it was
+    (absent or empty) and at worst a stray ``.NAME.*.tmp`` file.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    try:
+        conn = sqlite3.connect(_uri(tmp, "rwc"), uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot create {name!r} ({exc}): check the path and permissions") from None
+    try:
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -65536", "temp_store = MEMORY"):
+            conn.execute(f"PRAGMA {pragma}")
+        conn.execute("BEGIN")
+        yield conn, None
+        if conn.in_transaction:
+            raise StoreError(f"internal error: the save to {name!r} did not commit")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.close()
+        _fsync(tmp)
+        if replace:
+            wal = Path(f"{path}-wal")
+            if wal.exists() and wal.stat().st_size:  # its log would be replayed onto the new file
+                raise StoreError(f"{name!r} is in use by another process: close it, then save again")
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)  # fails if someone created ``path`` meanwhile: never clobber it
+            except FileExistsError:
+                raise StoreError(
+                    f"{name!r} was created by someone else while saving: load it, or save elsewhere"
+                ) from None
+            except OSError:  # no hard links on this file system
+                os.replace(tmp, path)
+        _fsync(path.parent)
+    except BaseException as exc:
+        _close(conn)
+        _as_store_error(exc, name)
+        raise
+    finally:
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), Path(f"{tmp}-journal")):
+            leftover.unlink(missing_ok=True)
+
+
+class KeptConnection:
+    """A write connection kept open from one save to the next (see :func:`writing`).
+
+    It is used only for the file it was opened on (same path, device and
+    inode). A file deleted or replaced meanwhile is refused, never written
+    through the old connection: its ``-wal`` log beside the path belongs to the
+    old file, and SQLite would replay it onto the new one. :meth:`close` ends
+    it; SQLite then folds the log into the file.
+    """
+
+    def __init__(self) -> None:
+        self.conn: sqlite3.Connection | None = None
+        self._file: tuple[Path, int, int] | None = None
+
+    def check(self, path: Path, name: str) -> None:
+        """Refuse ``path`` if the kept connection is to a file no longer there (closing it).
+
+        Raises:
+            StoreError: the file was deleted or replaced since the connection opened.
+        """
+        if self.conn is None:
+            return
+        try:
+            st = path.stat()
+            same = self._file == (path.resolve(), st.st_dev, st.st_ino)
+        except OSError:
+            same = False
+        if not same and self._file is not None and self._file[0] == path.resolve():
+            self.close()
+            raise StoreError(
+                f"{name!r} was deleted or replaced while a training run kept it open; {name}-wal beside it "
+                "is the old file's log: move the -wal and -shm files away, then train again"
+            )
+
+    def take(self, path: Path) -> sqlite3.Connection | None:
+        """The open connection to ``path``, or None (closing one to another file)."""
+        if self.conn is not None and self._file is not None and self._file[0] != path.resolve():
+            self.close()
+        return self.conn
+
+    def keep(self, conn: sqlite3.Connection, path: Path) -> None:
+        st = path.stat()
+        self.conn, self._file = conn, (path.resolve(), st.st_dev, st.st_ino)
+
+    def close(self) -> None:
+        """Close the kept connection, if any."""
+        conn, self.conn, self._file = self.conn, None, None
+        if conn is not None:
+            _close(conn)
+
+
+def _open_rw(path: Path, name: str, kept: KeptConnection | None) -> sqlite3.Connection:
+    conn = kept.take(path) if kept is not None else None
+    if conn is not None:
+        return conn
+    try:
+        conn = sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None, check_same_thread=kept is None)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {name!r} for writing ({exc}): check the permissions") from None
+    try:
+        for pragma in ("synchronous = NORMAL", "cache_size = -65536", "temp_store = MEMORY"):
+            conn.execute(f"PRAGMA {pragma}")
+    except BaseException:
+        _close(conn)
+        raise
+    return conn
+
+
+@contextmanager
+def writing(
+    db: DbPath, kept: KeptConnection | None = None
+) -> Iterator[tuple[sqlite3.Connection, dict[str, str] | None]]:
+    """A read-write connection inside a transaction, with ``meta`` (None: a new database).
+
+    An existing treelab database is written in place inside ``BEGIN IMMEDIATE``
+    (WAL mode). A missing or empty file is built aside and moved into place
+    after the commit. The caller checks ``meta`` and commits; any exception
+    rolls everything back. A file that is not a treelab database is refused
+    before anything is written to it. With ``kept``, the connection to an
+    existing database is taken from it and left open in it after a successful
+    write (closed after an error); a new file is built with a connection of its own.
+    """
+    path, name = Path(db), display(db)
+    if not path.exists() and not path.parent.is_dir():
+        raise StoreError(f"cannot create {name!r}: no such directory {str(path.parent)!r}")
+    if kept is not None:
+        kept.check(path, name)
+    _sweep(path)
+    if not path.exists():
+        yield from _creating(path, name, replace=False)
+        return
+    if not check_file(path, name):
+        yield from _creating(path, name, replace=True)
+        return
+    conn = None
+    try:
+        conn = _open_rw(path, name, kept)
+        conn.execute("BEGIN IMMEDIATE")
+        meta = read_meta(conn, name)
+    except BaseException as exc:
+        _finish(conn, kept, path, ok=False)
+        _as_store_error(exc, name)
+        raise
+    if meta is None:  # an empty SQLite database: build a new one instead
+        _finish(conn, kept, path, ok=False)
+        yield from _creating(path, name, replace=True)
+        return
+    try:
+        yield conn, meta
+    except BaseException as exc:
+        _finish(conn, kept, path, ok=False)
+        _as_store_error(exc, name)
+        raise
+    _finish(conn, kept, path, ok=True)
+
+
+def _finish(conn: sqlite3.Connection | None, kept: KeptConnection | None, path: Path, ok: bool) -> None:
+    """After a write: keep ``conn`` open in ``kept`` if it succeeded, else roll back and close it."""
+    if conn is None:
+        return
+    if ok and kept is not None and not conn.in_transaction:
+        try:
+            if kept.conn is not conn:
+                kept.keep(conn, path)
+            return
+        except OSError:  # the file is gone: nothing to keep open
+            pass
+    if kept is not None and kept.conn is conn:
+        kept.close()
+    else:
+        _close(conn)
