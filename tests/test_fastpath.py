@@ -354,3 +354,61 @@ def test_the_python_search_grows_the_trees_of_the_original_loop(monkeypatch, gam
         treelab.search(tree, moves, limit=treelab.Limit(iterations=iterations), c=1.1, solver=solver,
                        playout=playout, rng=7)
         assert _digest(tree) == digest
+
+
+def _loop(state, moves):
+    for move in moves:
+        state = state.play(move)
+    return state
+
+
+def _outcome(fn, *args):
+    try:
+        state = fn(*args)
+    except (treelab.IllegalMoveError, treelab.GameOverError) as exc:
+        return type(exc), str(exc)
+    return type(state), state.key(), state.ply, state.winner, state.to_move, state.is_terminal
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled-if-built", "python"])
+@pytest.mark.parametrize("game", [C4, TTT], ids=["connect4", "tictactoe"])
+def test_play_all_is_play_move_by_move(game, compiled, monkeypatch):
+    """Random sequences from random positions, legal or not: the same position, or the same error."""
+    if not compiled:
+        monkeypatch.setattr(type(game), "compiled_replay", None)
+    rng = random.Random(11)
+    starts = [game.initial(), *random_positions(game, 150, seed=3)]
+    for k, state in enumerate(starts * 3):
+        legal = []
+        end = state
+        while not end.is_terminal and rng.random() < 0.9:
+            move = rng.choice(end.legal_moves())
+            legal.append(move)
+            end = end.play(move)
+        moves = list(legal)
+        if k % 3 == 1:  # then something illegal: a move after the end, a full or taken spot, no move at all
+            moves.append(rng.choice([0, 1, 4, game.num_moves, game.num_moves + 1, 300, -2]))
+        assert _outcome(state.play_all, moves) == _outcome(_loop, state, moves)
+        if not moves or k % 3 != 1:
+            assert state.play_all(moves) == end
+
+
+@needs_compiled
+def test_compiled_replays_refuse_bad_input():
+    c = fastpath.compiled
+    assert c is not None
+    assert c.connect4_replay(0, 0, 0, b"") == (0, 0, 0, None)
+    with pytest.raises(ValueError, match=r"move 7 \(4\) cannot be played: the column is full"):
+        c.connect4_replay(0, 0, 0, bytes([4] * 7))
+    with pytest.raises(ValueError, match="the game is over"):
+        c.connect4_replay(0, 0, 0, bytes([1, 2, 1, 2, 1, 2, 1, 2]))
+    with pytest.raises(ValueError, match="not a column"):
+        c.connect4_replay(0, 0, 0, bytes([8]))
+    with pytest.raises(ValueError, match="not a Connect Four position"):
+        c.connect4_replay(1, 0, 0, b"4")
+    with pytest.raises(TypeError):
+        c.connect4_replay(0, 0, 0, [4])
+    with pytest.raises(ValueError, match="the cell is taken"):
+        c.tictactoe_replay(0, 0, 0, bytes([5, 5]))
+    with pytest.raises(ValueError, match="the game is over"):
+        c.tictactoe_replay(0b111, 0b11000, 5, bytes([9]))  # X already has the top row

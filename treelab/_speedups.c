@@ -19,6 +19,8 @@
  *      connect4_trace(cur, mask, ply, seed)  -> (winner or None, bytes of the columns 1-7 played)
  *      tictactoe(x, o, ply, seed)            -> winner (1 or 2) or None (draw)
  *      tictactoe_trace(x, o, ply, seed)      -> (winner or None, bytes of the cells 1-9 played)
+ *      connect4_replay(cur, mask, ply, columns: bytes) / tictactoe_replay(x, o, ply, cells: bytes)
+ *                                            -> the position after those moves, each checked
  *
  *    Connect Four boards are Pascal Pons' bitboards (treelab.games.connect4):
  *    column c uses bits 7c..7c+5, ``mask`` holds every disc, ``cur`` those of
@@ -100,15 +102,10 @@ static int popcount64(uint64_t v) {
     return n;
 }
 
-/* Parse and validate (cur, mask, ply, seed); 0 on success. */
-static int c4_args(PyObject *const *args, Py_ssize_t nargs, uint64_t *cur, uint64_t *mask, int *ply,
-                   uint64_t *seed) {
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "expected 4 arguments (cur, mask, ply, seed), got %zd", nargs);
-        return -1;
-    }
+/* Parse and validate the Connect Four position args[0..2] = (cur, mask, ply); 0 on success. */
+static int c4_position(PyObject *const *args, uint64_t *cur, uint64_t *mask, int *ply) {
     if (read_u64(args[0], "cur", cur) < 0 || read_u64(args[1], "mask", mask) < 0 ||
-        read_small(args[2], "ply", 0, CELLS, ply) < 0 || read_u64(args[3], "seed", seed) < 0)
+        read_small(args[2], "ply", 0, CELLS, ply) < 0)
         return -1;
     uint64_t m = *mask;
     if ((m & ~BOARD_BITS) || (*cur & ~m) || popcount64(m) != *ply ||
@@ -116,6 +113,17 @@ static int c4_args(PyObject *const *args, Py_ssize_t nargs, uint64_t *cur, uint6
         PyErr_SetString(PyExc_ValueError, "not a Connect Four position (cur, mask, ply)");
         return -1;
     }
+    return 0;
+}
+
+/* Parse and validate (cur, mask, ply, seed); 0 on success. */
+static int c4_args(PyObject *const *args, Py_ssize_t nargs, uint64_t *cur, uint64_t *mask, int *ply,
+                   uint64_t *seed) {
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "expected 4 arguments (cur, mask, ply, seed), got %zd", nargs);
+        return -1;
+    }
+    if (c4_position(args, cur, mask, ply) < 0 || read_u64(args[3], "seed", seed) < 0) return -1;
     return 0;
 }
 
@@ -183,14 +191,11 @@ static inline int ttt_won(unsigned bits) {
     return 0;
 }
 
-static int ttt_args(PyObject *const *args, Py_ssize_t nargs, unsigned *x, unsigned *o, int *ply, uint64_t *seed) {
+/* Parse and validate the tic-tac-toe position args[0..2] = (x, o, ply); 0 on success. */
+static int ttt_position(PyObject *const *args, unsigned *x, unsigned *o, int *ply) {
     int xi, oi;
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "expected 4 arguments (x, o, ply, seed), got %zd", nargs);
-        return -1;
-    }
     if (read_small(args[0], "x", 0, 511, &xi) < 0 || read_small(args[1], "o", 0, 511, &oi) < 0 ||
-        read_small(args[2], "ply", 0, 9, ply) < 0 || read_u64(args[3], "seed", seed) < 0)
+        read_small(args[2], "ply", 0, 9, ply) < 0)
         return -1;
     *x = (unsigned)xi;
     *o = (unsigned)oi;
@@ -198,6 +203,15 @@ static int ttt_args(PyObject *const *args, Py_ssize_t nargs, unsigned *x, unsign
         PyErr_SetString(PyExc_ValueError, "not a tic-tac-toe position (x, o, ply)");
         return -1;
     }
+    return 0;
+}
+
+static int ttt_args(PyObject *const *args, Py_ssize_t nargs, unsigned *x, unsigned *o, int *ply, uint64_t *seed) {
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "expected 4 arguments (x, o, ply, seed), got %zd", nargs);
+        return -1;
+    }
+    if (ttt_position(args, x, o, ply) < 0 || read_u64(args[3], "seed", seed) < 0) return -1;
     return 0;
 }
 
@@ -247,6 +261,73 @@ static PyObject *tictactoe_trace(PyObject *self, PyObject *const *args, Py_ssize
     return pair_of(winner_object(winner), PyBytes_FromStringAndSize((const char *)trace, length));
 }
 
+/* -- replays: a known sequence of moves from a position, checked, without a Python object per move -- */
+
+static PyObject *replay_error(Py_ssize_t i, int move, const char *why) {
+    PyErr_Format(PyExc_ValueError, "move %zd (%d) cannot be played: %s", i + 1, move, why);
+    return NULL;
+}
+
+/* The 4-tuple (a, b, ply, winner or None) of a replayed position. */
+static PyObject *board_tuple(uint64_t a, uint64_t b, int ply, int winner) {
+    return Py_BuildValue("(KKiN)", (unsigned long long)a, (unsigned long long)b, ply, winner_object(winner));
+}
+
+/* connect4_replay(cur, mask, ply, columns: bytes) -> (cur, mask, ply, winner or None). */
+static PyObject *connect4_replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    uint64_t cur, mask;
+    int ply, winner = 0;
+    if (nargs != 4 || !PyBytes_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "connect4_replay(cur, mask, ply, columns: bytes)");
+        return NULL;
+    }
+    if (c4_position(args, &cur, &mask, &ply) < 0) return NULL;
+    if (c4_four(cur ^ mask)) winner = 1 + ((ply + 1) & 1); /* the last mover already has four */
+    const unsigned char *columns = (const unsigned char *)PyBytes_AS_STRING(args[3]);
+    for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(args[3]); i++) {
+        int c = columns[i];
+        if (winner || ply == CELLS) return replay_error(i, c, "the game is over");
+        if (c < 1 || c > WIDTH) return replay_error(i, c, "not a column");
+        if (mask & (1ULL << (H1 * (c - 1) + HEIGHT - 1))) return replay_error(i, c, "the column is full");
+        uint64_t grown = mask | (mask + (1ULL << (H1 * (c - 1))));
+        uint64_t other = cur ^ mask;
+        if (c4_four(other ^ grown)) winner = 1 + (ply & 1);
+        cur = other;
+        mask = grown;
+        ply++;
+    }
+    return board_tuple(cur, mask, ply, winner);
+}
+
+/* tictactoe_replay(x, o, ply, cells: bytes) -> (x, o, ply, winner or None). */
+static PyObject *tictactoe_replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    unsigned x, o;
+    int ply, winner = 0;
+    if (nargs != 4 || !PyBytes_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "tictactoe_replay(x, o, ply, cells: bytes)");
+        return NULL;
+    }
+    if (ttt_position(args, &x, &o, &ply) < 0) return NULL;
+    winner = ttt_won(x) ? 1 : ttt_won(o) ? 2 : 0;
+    const unsigned char *cells = (const unsigned char *)PyBytes_AS_STRING(args[3]);
+    for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(args[3]); i++) {
+        int c = cells[i];
+        if (winner || ply == 9) return replay_error(i, c, "the game is over");
+        if (c < 1 || c > 9) return replay_error(i, c, "not a cell");
+        unsigned bit = 1u << (c - 1);
+        if ((x | o) & bit) return replay_error(i, c, "the cell is taken");
+        if (ply & 1) {
+            o |= bit;
+            if (ttt_won(o)) winner = 2;
+        } else {
+            x |= bit;
+            if (ttt_won(x)) winner = 1;
+        }
+        ply++;
+    }
+    return board_tuple(x, o, ply, winner);
+}
+
 static PyMethodDef methods[] = {
     {"connect4", (PyCFunction)(void (*)(void))connect4, METH_FASTCALL,
      "connect4(cur, mask, ply, seed) -> winner (1, 2) or None: a uniformly random Connect Four game."},
@@ -256,6 +337,12 @@ static PyMethodDef methods[] = {
      "tictactoe(x, o, ply, seed) -> winner (1, 2) or None: a uniformly random tic-tac-toe game."},
     {"tictactoe_trace", (PyCFunction)(void (*)(void))tictactoe_trace, METH_FASTCALL,
      "tictactoe_trace(x, o, ply, seed) -> (winner or None, bytes of the cells 1-9 played)."},
+    {"connect4_replay", (PyCFunction)(void (*)(void))connect4_replay, METH_FASTCALL,
+     "connect4_replay(cur, mask, ply, columns: bytes) -> (cur, mask, ply, winner or None): the columns played "
+     "in turn, each checked (ValueError names the first that cannot be played)."},
+    {"tictactoe_replay", (PyCFunction)(void (*)(void))tictactoe_replay, METH_FASTCALL,
+     "tictactoe_replay(x, o, ply, cells: bytes) -> (x, o, ply, winner or None): the cells played in turn, "
+     "each checked (ValueError names the first that cannot be played)."},
     {"select", (PyCFunction)(void (*)(void))select_child, METH_FASTCALL,
      "select(node, c, solver) -> the child UCT descends to: treelab.search's rule, in C."},
     {"descend", (PyCFunction)(void (*)(void))descend, METH_FASTCALL,

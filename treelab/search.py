@@ -259,9 +259,7 @@ _PYTHON_WALK = (_descend, _select, _backup)
 
 def _replay(state: State, path: list[TreeNode], move_of: dict[str, int]) -> State:
     """The position at ``path[-1]``, playing the moves of ``path[1:]`` from ``state`` (at ``path[0]``)."""
-    for node in path[1:]:
-        state = state.play(move_of[node.name])
-    return state
+    return state.play_all([move_of[node.name] for node in path[1:]])
 
 
 def _propagate(tree: Tree, path: list[TreeNode]) -> None:

@@ -62,6 +62,24 @@ class State(ABC):
     def play(self, move: int) -> State:
         """The position after ``move``. Raises :class:`IllegalMoveError` if it is not legal."""
 
+    def play_all(self, moves: Sequence[int]) -> State:
+        """The position after ``moves``, played in turn from here, each checked as :meth:`play` does.
+
+        Runs the game's compiled replay (:attr:`Game.compiled_replay`) when it is
+        built: one call, no position object per move. An illegal move is
+        replayed in Python, which raises the error that names it.
+        """
+        replay = self.game.compiled_replay
+        if replay is not None and moves:
+            try:
+                return type(self)(*replay(*self.game.playout_board(self), bytes(moves)))  # type: ignore[call-arg]
+            except (ValueError, TypeError):
+                pass
+        state: State = self
+        for move in moves:
+            state = state.play(move)
+        return state
+
     @abstractmethod
     def key(self) -> Hashable:
         """A value that identifies the position (equal positions, equal keys)."""
@@ -99,6 +117,10 @@ class Game(ABC):
     compiled_playout: Callable[[int, int, int, int], int | None] | None = None
     """The compiled playout of this game (:mod:`treelab.fastpath`), if it is built:
     ``(*playout_board(state), seed) -> winner``."""
+
+    compiled_replay: Callable[[int, int, int, bytes], tuple[int, int, int, int | None]] | None = None
+    """The compiled :meth:`State.play_all` of this game, if built: ``(*playout_board(state), moves)
+    -> the new state's constructor arguments``."""
 
     def playout(self, state: State, rng: random.Random | None = None) -> int | None:
         """Play uniformly random moves from ``state`` to the end; return the winner (None: draw).

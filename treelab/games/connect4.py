@@ -32,6 +32,7 @@ _OPEN_COLUMNS = {  # the top cells taken (mask & _TOPS) -> the columns still ope
     for full in range(1 << WIDTH)
 }
 _COMPILED_PLAYOUT = fastpath.compiled.connect4 if fastpath.compiled is not None else None
+_COMPILED_REPLAY = fastpath.compiled.connect4_replay if fastpath.compiled is not None else None
 
 
 def has_four(pos: int) -> bool:
@@ -171,6 +172,7 @@ class ConnectFour(Game):
     full_word = "full"
     example = "4453"
     compiled_playout = _COMPILED_PLAYOUT
+    compiled_replay = _COMPILED_REPLAY
 
     def initial(self) -> ConnectFourState:
         return ConnectFourState()

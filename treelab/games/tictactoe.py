@@ -18,6 +18,7 @@ _LINES = [
 ]
 _FULL = 0b111111111
 _COMPILED_PLAYOUT = fastpath.compiled.tictactoe if fastpath.compiled is not None else None
+_COMPILED_REPLAY = fastpath.compiled.tictactoe_replay if fastpath.compiled is not None else None
 
 
 def _won(bits: int) -> bool:
@@ -113,6 +114,7 @@ class TicTacToe(Game):
     full_word = "taken"
     example = "519"
     compiled_playout = _COMPILED_PLAYOUT
+    compiled_replay = _COMPILED_REPLAY
 
     def initial(self) -> TicTacToeState:
         return TicTacToeState()
