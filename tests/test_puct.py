@@ -39,7 +39,8 @@ def check_counts(tree: treelab.Tree) -> None:
         assert node.nb_win + node.nb_draw <= node.nb_visit
         assert node.nb_visit >= sum(k.nb_visit for k in node.kids)
         if node.kids and node.proven is None:
-            assert math.isclose(sum(k.prior for k in node.kids), 1.0) or not any(k.prior for k in node.kids)
+            priors = [tree.priors[k] for k in node.kids if k in tree.priors]
+            assert math.isclose(sum(priors), 1.0) or not priors
 
 
 def fixed(priors: dict[int, float], value: float = 0.5):
@@ -66,15 +67,15 @@ def test_selection_takes_the_highest_puct_score(c_puct):
         kid.nb_visit = rng.randint(1, 30)
         kid.nb_win = rng.randint(0, kid.nb_visit)
         kid.nb_draw = rng.randint(0, kid.nb_visit - kid.nb_win)
-        kid.prior = rng.random()
-    total = sum(k.prior for k in root.kids)
+        tree.priors[kid] = rng.random()
+    total = sum(tree.priors[k] for k in root.kids)
     for kid in root.kids:
-        kid.prior /= total
+        tree.priors[kid] /= total
     root.nb_visit = sum(k.nb_visit for k in root.kids) + 1
 
     def score(kid):
         q = (kid.nb_win + 0.5 * kid.nb_draw) / kid.nb_visit
-        return q + c_puct * kid.prior * math.sqrt(root.nb_visit) / (1 + kid.nb_visit)
+        return q + c_puct * tree.priors[kid] * math.sqrt(root.nb_visit) / (1 + kid.nb_visit)
 
     expected = max(root.kids, key=score)
     before = {k.name: k.nb_visit for k in root.kids}
@@ -89,7 +90,7 @@ def test_unvisited_children_use_the_parents_value_and_their_prior():
     evaluator = fixed({1: 0.05, 2: 0.05, 3: 0.1, 4: 0.5, 5: 0.1, 6: 0.1, 7: 0.1})
     puct_search(tree, limit=limit(2), evaluator=evaluator, rng=1)
     assert [k.name for k in tree.root.kids if k.nb_visit] == ["4"]
-    assert math.isclose(tree.find("4").prior, 0.5)
+    assert math.isclose(tree.priors[tree.find("4")], 0.5)
 
 
 def test_priors_steer_the_search():
@@ -104,11 +105,11 @@ def test_priors_steer_the_search():
 def test_raw_prior_weights_are_normalised_and_all_zero_is_uniform():
     tree = treelab.Tree("tictactoe")
     puct_search(tree, limit=limit(1), evaluator=lambda state, rng: Evaluation({5: 8.0, 1: 2.0}, 0.5), rng=1)
-    priors = {k.name: k.prior for k in tree.root.kids}
+    priors = {k.name: tree.priors[k] for k in tree.root.kids}
     assert priors["5"] == pytest.approx(0.8) and priors["1"] == pytest.approx(0.2) and priors["9"] == 0.0
     tree = treelab.Tree("tictactoe")
     puct_search(tree, limit=limit(1), evaluator=lambda state, rng: Evaluation({}, 0.5), rng=1)
-    assert all(k.prior == pytest.approx(1 / 9) for k in tree.root.kids)
+    assert all(tree.priors[k] == pytest.approx(1 / 9) for k in tree.root.kids)
 
 
 # -- backup -----------------------------------------------------------------
@@ -170,7 +171,7 @@ def test_root_dirichlet_noise_changes_the_search_but_not_the_stored_priors():
     quiet, noisy = treelab.Tree("connect4"), treelab.Tree("connect4")
     puct_search(quiet, limit=limit(400), evaluator="heuristic", rng=1)
     puct_search(noisy, limit=limit(400), evaluator="heuristic", rng=1, dirichlet_alpha=0.3, dirichlet_fraction=0.5)
-    assert [k.prior for k in quiet.root.kids] == [k.prior for k in noisy.root.kids]
+    assert [quiet.priors[k] for k in quiet.root.kids] == [noisy.priors[k] for k in noisy.root.kids]
     assert [k.nb_visit for k in quiet.root.kids] != [k.nb_visit for k in noisy.root.kids]
     assert dirichlet_alpha_for(7) == pytest.approx(10 / 7)
 

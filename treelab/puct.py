@@ -8,7 +8,7 @@ the child maximising
     ``U = Q + c_puct * P * sqrt(N) / (1 + n)``
 
 where ``Q`` is the child's mean reward for its mover (in [0, 1]), ``P`` its
-prior (stored in ``node.prior``) and ``n`` its visits. An unvisited child's
+prior (kept in ``tree.priors``, by node) and ``n`` its visits. An unvisited child's
 ``Q`` is its parent's value for the same player ("first-play urgency" from the
 parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
 :data:`~treelab.evaluators.Evaluator`, and all its legal moves are then added
@@ -144,6 +144,7 @@ def puct_search(
         prefix_states.append(prefix_states[-1].play(move))
     move_of = {game.label(m): m for m in range(1, game.num_moves + 1)}
     truncated = tree.truncated
+    priors = tree.priors
     sqrt = math.sqrt
     noisy: dict[TreeNode, float] | None = None
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
@@ -163,7 +164,7 @@ def puct_search(
                     _propagate(tree, path, states)
                 break
             kids = node.kids
-            if node.nb_visit == 0 or len(kids) < len(state.legal_moves()) or not any(k.prior for k in kids):
+            if node.nb_visit == 0 or len(kids) < len(state.legal_moves()) or not any(k in priors for k in kids):
                 evaluation = evaluate(state, rng)
                 if node in truncated:  # children not loaded: never grow here, just evaluate
                     winner = _leaf_result(node, state, evaluation.value, rng)
@@ -177,7 +178,7 @@ def puct_search(
                     break
                 kids = node.kids
             if node is start and dirichlet_alpha is not None and noisy is None:
-                noisy = _noisy_priors(kids, dirichlet_alpha, dirichlet_fraction, rng)
+                noisy = _noisy_priors(kids, priors, dirichlet_alpha, dirichlet_fraction, rng)
             # -- selection: the best PUCT score among unproven children --
             big_n = node.nb_visit
             scale = c_puct * sqrt(big_n)
@@ -188,7 +189,7 @@ def puct_search(
                 if solver and kid.proven is not None:
                     continue
                 n = kid.nb_visit
-                prior = noisy[kid] if noisy is not None and node is start else kid.prior
+                prior = noisy[kid] if noisy is not None and node is start else priors.get(kid, 0.0)
                 q = (kid.nb_win + 0.5 * kid.nb_draw) / n if n else fpu
                 score = q + scale * prior / (1 + n)
                 if score > best_score:
@@ -241,7 +242,7 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
         if kid is None:
             kid = tree.add_child(node, label)
             dirty.add(kid)
-        kid.prior = weight / total if total > 0 else 1.0 / len(legal)
+        tree.priors[kid] = weight / total if total > 0 else 1.0 / len(legal)
         if solver and kid.proven is None:
             after = state.play(move)
             if after.is_terminal:
@@ -274,11 +275,14 @@ def _propagate(tree: Tree, path: list[TreeNode], states: list[State], *, from_no
         tree.mark_dirty(node)
 
 
-def _noisy_priors(kids: Sequence[TreeNode], alpha: float, fraction: float, rng: random.Random) -> dict[TreeNode, float]:
+def _noisy_priors(
+    kids: Sequence[TreeNode], priors: Mapping[TreeNode, float], alpha: float, fraction: float, rng: random.Random
+) -> dict[TreeNode, float]:
     """``(1 - fraction) * P + fraction * Dir(alpha)`` over ``kids`` (Silver et al. 2017)."""
     draws = [rng.gammavariate(alpha, 1.0) for _ in kids]
     total = sum(draws) or 1.0
-    return {kid: (1.0 - fraction) * kid.prior + fraction * d / total for kid, d in zip(kids, draws, strict=True)}
+    return {kid: (1.0 - fraction) * priors.get(kid, 0.0) + fraction * d / total
+            for kid, d in zip(kids, draws, strict=True)}
 
 
 def choose_puct_move(
