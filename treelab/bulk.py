@@ -10,7 +10,8 @@ Nothing in the tree changes until the rows are committed: :func:`breadth_first`
 records each node's parent *position*, :func:`rows` turns positions into ids,
 and the caller runs :func:`renumber` after the commit. The compiled versions in
 ``treelab._speedups`` (``_rows.c``) run when built; the Python code here is the
-reference they must match.
+reference they must match. A later save's new nodes go in through :func:`insert`,
+with the same multi-row statements.
 """
 
 from __future__ import annotations
@@ -117,9 +118,9 @@ def write(conn: sqlite3.Connection, nodes: list[TreeNode], parents: bytes, first
             gc.enable()
 
 
-def insert(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Insert ``nodes`` rows (9-tuples, as :func:`rows` with ``width=1`` makes them), :data:`WIDTH` per statement."""
-    flat = list(chain.from_iterable(rows))
+def insert(conn: sqlite3.Connection, node_rows: Iterable[tuple[Any, ...]]) -> None:
+    """Insert ``nodes`` rows given as 9-tuples (a later save's new nodes), :data:`WIDTH` per statement."""
+    flat = list(chain.from_iterable(node_rows))
     step = 9 * WIDTH
     whole = len(flat) - len(flat) % step
     conn.executemany(_insert(WIDTH), [tuple(flat[i:i + step]) for i in range(0, whole, step)])
