@@ -2,11 +2,13 @@
 
 The C extension is built at install time when a compiler is present
 (``[[tool.setuptools.ext-modules]]`` in ``pyproject.toml``, ``optional``). It
-holds the uniformly random playouts of Connect Four and tic-tac-toe and the
-UCT tree walk (``descend``, ``select``, ``backup``) of :func:`treelab.search`.
-Without it, or with the environment variable ``TREELAB_PURE_PYTHON=1``, the
-pure-Python code runs instead: the playouts of :mod:`treelab.games`, which stay
-the reference, and the walk of :mod:`treelab.search`.
+holds the uniformly random playouts and the move replays (``State.play_all``)
+of Connect Four and tic-tac-toe, the UCT tree walk (``descend``, ``select``,
+``backup``) of :func:`treelab.search`, and the rows of a first save
+(:mod:`treelab.bulk`). Without it, or with the environment variable
+``TREELAB_PURE_PYTHON=1``, the pure-Python code runs instead: the rules of
+:mod:`treelab.games`, which stay the reference, the walk of
+:mod:`treelab.search` and the rows of :mod:`treelab.bulk`.
 
 The compiled walk picks exactly the children the Python one picks. The
 compiled playouts play the same uniformly random games but draw their
@@ -24,7 +26,7 @@ from typing import Any
 __all__ = ["compiled", "ACTIVE", "describe", "seed64"]
 
 compiled: ModuleType | None = None
-"""The compiled module (``connect4``, ``tictactoe``, their ``*_trace``, ``descend``, ``select``, ``backup``)."""
+"""The compiled module (playouts, ``*_trace``, ``*_replay``, ``descend``, ``select``, ``backup``, first-save rows)."""
 
 _reason = "disabled by TREELAB_PURE_PYTHON"
 if os.environ.get("TREELAB_PURE_PYTHON", "") in ("", "0"):
@@ -34,14 +36,14 @@ if os.environ.get("TREELAB_PURE_PYTHON", "") in ("", "0"):
         _reason = f"extension not built: {exc}"
 
 ACTIVE = "compiled" if compiled is not None else "python"
-"""``"compiled"`` or ``"python"``: the playouts and tree walk in use."""
+"""``"compiled"`` or ``"python"``: the hot paths in use."""
 
 
 def describe() -> str:
     """One line saying which code runs (for ``--version``, ``info`` and benchmarks)."""
     if compiled is not None:
-        return f"compiled playouts and tree walk ({os.path.basename(compiled.__file__ or '_speedups')})"
-    return f"pure-Python playouts and tree walk ({_reason})"
+        return f"compiled playouts, tree walk and save rows ({os.path.basename(compiled.__file__ or '_speedups')})"
+    return f"pure-Python playouts, tree walk and save rows ({_reason})"
 
 
 def seed64(rng: Any) -> int:
