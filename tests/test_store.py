@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treelab import schema, store
+from treelab import fastpath, schema, store
 from treelab.errors import (
     GameMismatchError,
     NotATreelabDatabaseError,
@@ -523,7 +523,45 @@ def test_node_slots_survive_a_round_trip(tmp_path: Path) -> None:
     leaf.proven = -1
     save(tree, tmp_path / "t.db")
     back = load(tmp_path / "t.db").find("12")
-    not_stored = {"prior"}  # PUCT's prior comes from the evaluator, not the database
-    for slot in set(TreeNode.__slots__) - not_stored:  # a new slot fails here until the store keeps it
+    for slot in TreeNode.__slots__:  # a new slot fails here until the store keeps it
         assert getattr(back, slot) == getattr(leaf, slot), slot
     assert isinstance(back, TreeNode) and back.kids == () and back.name == "2"
+
+
+def _snapshot(tree: Tree) -> list[tuple[Any, ...]]:
+    """Every node's slots, its children in order, and the tree's counts and cuts."""
+    out: list[tuple[Any, ...]] = [(tree.size, tuple(tree.depth_counts), sorted(n.node_id for n in tree.truncated))]
+    for n in tree:
+        out.append((n.node_id, n.name, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game,
+                    n.parent.node_id if n.parent else None, [k.node_id for k in n.kids]))
+    return out
+
+
+@pytest.mark.skipif(fastpath.compiled is None, reason="the compiled loader is not built")
+@pytest.mark.parametrize("how", [{}, {"path": "44", "depth": 2}, {"path": "4"}, {"depth": 1}])
+def test_compiled_and_python_loads_build_the_same_tree(
+    saved: tuple[Tree, Path], monkeypatch: pytest.MonkeyPatch, how: dict[str, Any]
+) -> None:
+    _, db = saved
+    compiled = load(db, **how)
+    monkeypatch.setattr(fastpath, "compiled", None)
+    python = load(db, **how)
+    assert _snapshot(compiled) == _snapshot(python)
+    assert type(compiled.root) is TreeNode and not hasattr(compiled.root, "__dict__")
+    check_invariants(compiled)
+
+
+@pytest.mark.skipif(fastpath.compiled is None, reason="the compiled loader is not built")
+def test_compiled_loader_refuses_bad_rows() -> None:
+    build = fastpath.compiled.build  # type: ignore[union-attr]
+    with pytest.raises(KeyError):  # a parent that was not built first
+        build(TreeNode, [(2, 1, "4", 1, 0, 0, None, None, 0)], [None] * 3, [], {}, set())
+    with pytest.raises(TypeError, match="9-tuple"):
+        build(TreeNode, [(1, None, "root")], [None] * 2, [], {}, set())
+    nodes: list[Any] = [None] * 4
+    counts: list[int] = []
+    build(TreeNode, [(1, None, "root", 3, 1, 1, None, None, 0), (2, 1, "4", 2, 1, 0, 1, 7, 1),
+                     (3, 1, "3", 1, 0, 1, None, 7, 0)], nodes, counts, {}, cut := set())
+    root = nodes[1]
+    assert counts == [1, 2] and [k.name for k in root.kids] == ["4", "3"] and cut == {nodes[2]}
+    assert nodes[2].depth == 1 and nodes[2].proven == 1 and nodes[2].created_game is nodes[3].created_game

@@ -184,3 +184,147 @@ PyObject *renumber(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     Py_RETURN_NONE;
 }
+
+/* -- the other way: rows to nodes (treelab.store's loads) ----------------------------------------------- */
+
+/* nodes[key] for a list (index) or a dict; a new reference, NULL with an exception. */
+static PyObject *lookup(PyObject *nodes, PyObject *key) {
+    if (PyList_CheckExact(nodes)) {
+        Py_ssize_t i = PyLong_AsSsize_t(key);
+        if (i == -1 && PyErr_Occurred()) return NULL;
+        if (i < 0 || i >= PyList_GET_SIZE(nodes) || PyList_GET_ITEM(nodes, i) == Py_None) {
+            PyErr_Format(PyExc_KeyError, "no node %zd (a row whose parent comes later, or is missing)", i);
+            return NULL;
+        }
+        PyObject *found = PyList_GET_ITEM(nodes, i);
+        Py_INCREF(found);
+        return found;
+    }
+    return PyObject_GetItem(nodes, key);
+}
+
+static int store(PyObject *nodes, PyObject *key, PyObject *node) {
+    if (PyList_CheckExact(nodes)) {
+        Py_ssize_t i = PyLong_AsSsize_t(key);
+        if (i == -1 && PyErr_Occurred()) return -1;
+        return PyList_SetItem(nodes, i, (Py_INCREF(node), node));
+    }
+    return PyObject_SetItem(nodes, key, node);
+}
+
+/* One node from a row (id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, cut),
+ * linked under its parent; its depth is written to *depth. A new reference, NULL with an exception. */
+static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyObject *shared, long *depth) {
+    PyObject *parent = NULL, *node = NULL, *value = NULL;
+    if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 9) {
+        PyErr_SetString(PyExc_TypeError, "build: every row must be a 9-tuple");
+        return NULL;
+    }
+    PyObject *pid = PyTuple_GET_ITEM(row, 1);
+    if (pid != Py_None && (parent = lookup(nodes, pid)) == NULL) return NULL;
+    if ((node = cls->tp_alloc(cls, 0)) == NULL) goto fail;
+    static const int fields[] = {F_ID, -1, F_NAME, F_VISIT, F_WIN, F_DRAW, F_PROVEN};
+    for (int f = 0; f < 7; f++)
+        if (fields[f] >= 0 && set_field(node, fields[f], PyTuple_GET_ITEM(row, f)) < 0) goto fail;
+    PyObject *created = PyTuple_GET_ITEM(row, 7); /* one int object per game id, shared by its nodes */
+    PyObject *one_copy = PyDict_SetDefault(shared, created, created);
+    if (one_copy == NULL || set_field(node, F_CREATED, one_copy) < 0) goto fail;
+    *depth = 0;
+    if (parent != NULL) {
+        PyObject *above = get_field(parent, F_DEPTH);
+        if (above == NULL) goto fail;
+        *depth = PyLong_AsLong(above) + 1;
+        Py_DECREF(above);
+        if (*depth == 0 && PyErr_Occurred()) goto fail;
+        if (set_field(node, F_PARENT, parent) < 0) goto fail;
+        Py_ssize_t off = slot_offset(parent, F_KIDS);
+        PyObject *kids = off >= 0 ? *(PyObject **)((char *)parent + off) : NULL;
+        if (kids != NULL && PyList_CheckExact(kids)) {
+            if (PyList_Append(kids, node) < 0) goto fail;
+        } else if (kids == NULL && off >= 0) {
+            PyObject *fresh = PyList_New(1);
+            if (fresh == NULL) goto fail;
+            PyList_SET_ITEM(fresh, 0, (Py_INCREF(node), node));
+            int status = set_field(parent, F_KIDS, fresh);
+            Py_DECREF(fresh);
+            if (status < 0) goto fail;
+        } else {
+            PyErr_SetString(PyExc_TypeError, "build needs nodes whose children are a list slot (TreeNode)");
+            goto fail;
+        }
+    }
+    if ((value = PyLong_FromLong(*depth)) == NULL || set_field(node, F_DEPTH, value) < 0) goto fail;
+    Py_DECREF(value);
+    Py_XDECREF(parent);
+    return node;
+fail:
+    Py_XDECREF(value);
+    Py_XDECREF(parent);
+    Py_XDECREF(node);
+    return NULL;
+}
+
+/* counts[d] += per_depth[d] for every depth (the list grows with zeros as needed); 0 or -1. */
+static int add_counts(PyObject *counts, const Py_ssize_t *per_depth, Py_ssize_t depths) {
+    for (Py_ssize_t d = 0; d < depths; d++) {
+        if (PyList_GET_SIZE(counts) <= d) {
+            PyObject *zero = PyLong_FromLong(0);
+            int status = zero == NULL ? -1 : PyList_Append(counts, zero);
+            Py_XDECREF(zero);
+            if (status < 0) return -1;
+        }
+        PyObject *more = PyLong_FromSsize_t(per_depth[d]);
+        PyObject *sum = more == NULL ? NULL : PyNumber_Add(PyList_GET_ITEM(counts, d), more);
+        Py_XDECREF(more);
+        if (sum == NULL || PyList_SetItem(counts, d, sum) < 0) return -1;
+    }
+    return 0;
+}
+
+/* build(cls, rows, nodes, counts, shared, cut) -> None: what treelab.store._build does in Python. */
+PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyType_Check(args[0]) || !PyList_Check(args[3]) || !PyDict_Check(args[4]) ||
+        !PyAnySet_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "build(cls: type, rows, nodes: list | dict, counts: list, shared: dict, cut: set)");
+        return NULL;
+    }
+    PyTypeObject *cls = (PyTypeObject *)args[0];
+    PyObject *rows = PyObject_GetIter(args[1]), *row;
+    if (rows == NULL) return NULL;
+    Py_ssize_t *per_depth = NULL, depths = 0, room = 0;
+    int status = 0;
+    while (status == 0 && (row = PyIter_Next(rows)) != NULL) {
+        long depth = 0;
+        PyObject *node = node_of(cls, row, args[2], args[4], &depth);
+        status = node == NULL ? -1 : store(args[2], PyTuple_GET_ITEM(row, 0), node);
+        if (status == 0 && PyObject_IsTrue(PyTuple_GET_ITEM(row, 8)) == 1) status = PySet_Add(args[5], node);
+        if (status == 0 && depth < 0) {
+            PyErr_Format(PyExc_ValueError, "build: a negative depth (%ld)", depth);
+            status = -1;
+        }
+        if (status == 0 && depth >= room) { /* room for the counts of one more level, and more */
+            Py_ssize_t want = 2 * (depth + 1);
+            Py_ssize_t *grown = PyMem_Realloc(per_depth, want * sizeof(Py_ssize_t));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                status = -1;
+            } else {
+                for (Py_ssize_t d = room; d < want; d++) grown[d] = 0;
+                per_depth = grown;
+                room = want;
+            }
+        }
+        if (status == 0) {
+            per_depth[depth]++;
+            if (depth + 1 > depths) depths = depth + 1;
+        }
+        Py_XDECREF(node);
+        Py_DECREF(row);
+    }
+    Py_DECREF(rows);
+    if (status == 0 && !PyErr_Occurred()) status = add_counts(args[3], per_depth, depths);
+    PyMem_Free(per_depth);
+    if (status < 0 || PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}

@@ -356,6 +356,9 @@ static PyMethodDef methods[] = {
     {"rows", (PyCFunction)(void (*)(void))node_rows, METH_FASTCALL,
      "rows(nodes, parents, start, stop, first_id, width) -> the nodes rows of nodes[start:stop] (the node at "
      "position i numbered first_id + i), width rows per flat tuple."},
+    {"build", (PyCFunction)(void (*)(void))build_nodes, METH_FASTCALL,
+     "build(cls, rows, nodes, counts, shared, cut) -> None: a TreeNode per row (id, parent_id, move, nb_visit, "
+     "nb_win, nb_draw, proven, created_game, cut), linked under nodes[parent_id], as treelab.store._build."},
     {"renumber", (PyCFunction)(void (*)(void))renumber, METH_FASTCALL,
      "renumber(nodes, first_id) -> None: node_id = first_id + position."},
     {NULL, NULL, 0, NULL},

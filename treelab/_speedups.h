@@ -2,7 +2,7 @@
  *
  *   _speedups.c  the module, and the uniformly random playouts of Connect Four and tic-tac-toe;
  *   _nodes.c     reading and writing TreeNode slots, and the UCT tree walk (select, descend, backup);
- *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows.
+ *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows; nodes from rows (loads).
  */
 #ifndef TREELAB_SPEEDUPS_H
 #define TREELAB_SPEEDUPS_H
@@ -35,5 +35,6 @@ PyObject *backup(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *breadth_first(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *node_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *renumber(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -26,7 +26,7 @@ from typing import Any
 
 import sqlite_utils
 
-from . import bulk
+from . import bulk, fastpath
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from .games import Game, find_game
@@ -267,13 +267,21 @@ def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) ->
 
 
 def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any]) -> None:
-    """Create the nodes of ``rows`` (ordered by id, parents first), counting them per depth."""
+    """Create the nodes of ``rows`` (ordered by id, parents first), counting them per depth.
+
+    A row is ``(id, parent_id, move, nb_visit, nb_win, nb_draw, proven,
+    created_game, cut)``; ``cut`` puts the node in ``tree.truncated``. The
+    compiled ``build`` (``_rows.c``) does the same as the loop here, about 5x faster.
+    """
     counts = tree.depth_counts
     cut = tree.truncated
     shared: dict[int, int] = {}  # one int object per game id, not one per node (~32 bytes a node)
     collecting = gc.isenabled()
     gc.disable()  # a million new objects would trigger many full collections: twice as slow
     try:
+        if fastpath.compiled is not None:
+            fastpath.compiled.build(TreeNode, rows, nodes, counts, shared, cut)
+            return
         for nid, pid, move, visits, wins, draws, proven, created, truncated in rows:
             node = TreeNode(move, nodes[pid] if pid is not None else None, node_id=nid, nb_visit=visits,
                             nb_win=wins, nb_draw=draws, proven=proven,
