@@ -412,3 +412,25 @@ def test_compiled_replays_refuse_bad_input():
         c.tictactoe_replay(0, 0, 0, bytes([5, 5]))
     with pytest.raises(ValueError, match="the game is over"):
         c.tictactoe_replay(0b111, 0b11000, 5, bytes([9]))  # X already has the top row
+
+
+@needs_compiled
+def test_compiled_child_is_the_python_node():
+    """Tree.add_child's compiled node maker fills the very slots TreeNode.__init__ fills."""
+    from treelab.tree import TreeNode
+
+    c = fastpath.compiled
+    assert c is not None
+    slots = ("name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "node_id", "created_game")
+    for make in (c.child, lambda cls, parent, name, nid, game: cls(name, parent, node_id=nid, created_game=game)):
+        root = TreeNode("root", node_id=1)
+        first = make(TreeNode, root, "4", 2, None)
+        second = make(TreeNode, root, "3", 3, 7)
+        deep = make(TreeNode, first, "4", 4, 7)
+        got = [tuple(getattr(n, s) for s in slots) for n in (first, second, deep)]
+        assert got == [("4", 1, 0, 0, 0, None, 2, None), ("3", 1, 0, 0, 0, None, 3, 7), ("4", 2, 0, 0, 0, None, 4, 7)]
+        assert list(root.kids) == [first, second] and deep.parent is first and list(first.kids) == [deep]
+        assert not hasattr(first, "__dict__") and deep.path == (root, first, deep)
+    for make in (c.child, lambda cls, parent, name, nid, game: cls(name, parent, node_id=nid, created_game=game)):
+        with pytest.raises(AttributeError, match="depth"):  # not a node, as TreeNode itself says
+            make(TreeNode, object(), "4", 2, None)

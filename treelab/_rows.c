@@ -212,23 +212,15 @@ static int store(PyObject *nodes, PyObject *key, PyObject *node) {
     return PyObject_SetItem(nodes, key, node);
 }
 
-/* One node from a row (id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, cut),
- * linked under its parent; its depth is written to *depth. A new reference, NULL with an exception. */
-static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyObject *shared, long *depth) {
-    PyObject *parent = NULL, *node = NULL, *value = NULL;
-    if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 9) {
-        PyErr_SetString(PyExc_TypeError, "build: every row must be a 9-tuple");
-        return NULL;
-    }
-    PyObject *pid = PyTuple_GET_ITEM(row, 1);
-    if (pid != Py_None && (parent = lookup(nodes, pid)) == NULL) return NULL;
-    if ((node = cls->tp_alloc(cls, 0)) == NULL) goto fail;
-    static const int fields[] = {F_ID, -1, F_NAME, F_VISIT, F_WIN, F_DRAW, F_PROVEN};
+/* A new node of cls with the slots id, name, nb_visit, nb_win, nb_draw, proven, created_game set
+ * from values[0..6], linked as the last child of parent (NULL: a root), its depth one more than
+ * the parent's (written to *depth too). A new reference, NULL with an exception. */
+static PyObject *make_node(PyTypeObject *cls, PyObject *parent, PyObject *const *values, long *depth) {
+    static const int fields[] = {F_ID, F_NAME, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_CREATED};
+    PyObject *value = NULL, *node = cls->tp_alloc(cls, 0);
+    if (node == NULL) return NULL;
     for (int f = 0; f < 7; f++)
-        if (fields[f] >= 0 && set_field(node, fields[f], PyTuple_GET_ITEM(row, f)) < 0) goto fail;
-    PyObject *created = PyTuple_GET_ITEM(row, 7); /* one int object per game id, shared by its nodes */
-    PyObject *one_copy = PyDict_SetDefault(shared, created, created);
-    if (one_copy == NULL || set_field(node, F_CREATED, one_copy) < 0) goto fail;
+        if (set_field(node, fields[f], values[f]) < 0) goto fail;
     *depth = 0;
     if (parent != NULL) {
         PyObject *above = get_field(parent, F_DEPTH);
@@ -249,19 +241,54 @@ static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyOb
             Py_DECREF(fresh);
             if (status < 0) goto fail;
         } else {
-            PyErr_SetString(PyExc_TypeError, "build needs nodes whose children are a list slot (TreeNode)");
+            PyErr_SetString(PyExc_TypeError, "nodes must keep their children in a list slot (TreeNode)");
             goto fail;
         }
     }
     if ((value = PyLong_FromLong(*depth)) == NULL || set_field(node, F_DEPTH, value) < 0) goto fail;
     Py_DECREF(value);
-    Py_XDECREF(parent);
     return node;
 fail:
     Py_XDECREF(value);
-    Py_XDECREF(parent);
-    Py_XDECREF(node);
+    Py_DECREF(node);
     return NULL;
+}
+
+/* One node from a row (id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, cut),
+ * linked under nodes[parent_id]; *depth gets its depth. A new reference, NULL with an exception. */
+static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyObject *shared, long *depth) {
+    if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 9) {
+        PyErr_SetString(PyExc_TypeError, "build: every row must be a 9-tuple");
+        return NULL;
+    }
+    PyObject *parent = NULL, *pid = PyTuple_GET_ITEM(row, 1);
+    if (pid != Py_None && (parent = lookup(nodes, pid)) == NULL) return NULL;
+    PyObject *created = PyTuple_GET_ITEM(row, 7); /* one int object per game id, shared by its nodes */
+    PyObject *one_copy = PyDict_SetDefault(shared, created, created);
+    if (one_copy == NULL) {
+        Py_XDECREF(parent);
+        return NULL;
+    }
+    PyObject *values[7] = {PyTuple_GET_ITEM(row, 0), PyTuple_GET_ITEM(row, 2), PyTuple_GET_ITEM(row, 3),
+                           PyTuple_GET_ITEM(row, 4), PyTuple_GET_ITEM(row, 5), PyTuple_GET_ITEM(row, 6), one_copy};
+    PyObject *node = make_node(cls, parent, values, depth);
+    Py_XDECREF(parent);
+    return node;
+}
+
+/* child(cls, parent, name, node_id, created_game) -> a new unvisited node linked under parent. */
+PyObject *new_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyType_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "child(cls: type, parent, name, node_id, created_game)");
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0);
+    if (zero == NULL) return NULL;
+    PyObject *values[7] = {args[3], args[2], zero, zero, zero, Py_None, args[4]};
+    long depth;
+    PyObject *node = make_node((PyTypeObject *)args[0], args[1], values, &depth);
+    Py_DECREF(zero);
+    return node;
 }
 
 /* counts[d] += per_depth[d] for every depth (the list grows with zeros as needed); 0 or -1. */

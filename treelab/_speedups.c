@@ -359,6 +359,9 @@ static PyMethodDef methods[] = {
     {"build", (PyCFunction)(void (*)(void))build_nodes, METH_FASTCALL,
      "build(cls, rows, nodes, counts, shared, cut) -> None: a TreeNode per row (id, parent_id, move, nb_visit, "
      "nb_win, nb_draw, proven, created_game, cut), linked under nodes[parent_id], as treelab.store._build."},
+    {"child", (PyCFunction)(void (*)(void))new_child, METH_FASTCALL,
+     "child(cls, parent, name, node_id, created_game) -> a new unvisited node of cls linked as parent's last "
+     "child, as TreeNode(name, parent, node_id=..., created_game=...)."},
     {"renumber", (PyCFunction)(void (*)(void))renumber, METH_FASTCALL,
      "renumber(nodes, first_id) -> None: node_id = first_id + position."},
     {NULL, NULL, 0, NULL},

@@ -36,5 +36,6 @@ PyObject *breadth_first(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 PyObject *node_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *renumber(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *new_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from anytree import LightNodeMixin
 
+from . import fastpath
 from .errors import IllegalMoveError, NotationError, PathNotFoundError, TreelabError
 from .games import Game, State, find_game, mover_at_depth
 
@@ -37,6 +38,8 @@ Moves = str | Iterable[str | int] | None
 
 _KIDS = "_LightNodeMixin__children"
 _PARENT = "_LightNodeMixin__parent"
+_CHILD = fastpath.compiled.child if fastpath.compiled is not None else None
+"""The compiled :meth:`Tree.add_child` node maker, if built (a new node with its slots set, linked)."""
 _NO_KIDS: tuple[TreeNode, ...] = ()
 
 
@@ -281,7 +284,10 @@ class Tree:
     # -- growth ----------------------------------------------------------
     def add_child(self, parent: TreeNode, label: str) -> TreeNode:
         """Create the child of ``parent`` reached by ``label`` (the caller checks legality)."""
-        node = TreeNode(label, parent, node_id=self._next_id, created_game=self.current_game)
+        if _CHILD is not None:  # the same node, its slots filled in C (treelab.fastpath)
+            node = _CHILD(TreeNode, parent, label, self._next_id, self.current_game)
+        else:
+            node = TreeNode(label, parent, node_id=self._next_id, created_game=self.current_game)
         self._next_id += 1
         self.size += 1
         self._new.append(node)
