@@ -308,7 +308,7 @@ static int add_counts(PyObject *counts, const Py_ssize_t *per_depth, Py_ssize_t 
     return 0;
 }
 
-/* build(cls, rows, nodes, counts, shared, cut) -> None: what treelab.store._build does in Python. */
+/* build(cls, rows, nodes, counts, shared, cut) -> None: what treelab.bulk.build does in Python. */
 PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 6 || !PyType_Check(args[0]) || !PyList_Check(args[3]) || !PyDict_Check(args[4]) ||
         !PyAnySet_Check(args[5])) {

@@ -358,7 +358,7 @@ static PyMethodDef methods[] = {
      "position i numbered first_id + i), width rows per flat tuple."},
     {"build", (PyCFunction)(void (*)(void))build_nodes, METH_FASTCALL,
      "build(cls, rows, nodes, counts, shared, cut) -> None: a TreeNode per row (id, parent_id, move, nb_visit, "
-     "nb_win, nb_draw, proven, created_game, cut), linked under nodes[parent_id], as treelab.store._build."},
+     "nb_win, nb_draw, proven, created_game, cut), linked under nodes[parent_id], as treelab.bulk.build."},
     {"child", (PyCFunction)(void (*)(void))new_child, METH_FASTCALL,
      "child(cls, parent, name, node_id, created_game) -> a new unvisited node of cls linked as parent's last "
      "child, as TreeNode(name, parent, node_id=..., created_game=...)."},

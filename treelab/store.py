@@ -11,7 +11,6 @@ it, ``save(tree, "c4.db", games=[{"moves": "4453", "winner": 1}])``.
 
 from __future__ import annotations
 
-import gc
 import json
 import secrets
 import sqlite3
@@ -26,7 +25,7 @@ from typing import Any
 
 import sqlite_utils
 
-from . import bulk, fastpath
+from . import bulk
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from .games import Game, find_game
@@ -266,39 +265,6 @@ def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) ->
             )
 
 
-def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any]) -> None:
-    """Create the nodes of ``rows`` (ordered by id, parents first), counting them per depth.
-
-    A row is ``(id, parent_id, move, nb_visit, nb_win, nb_draw, proven,
-    created_game, cut)``; ``cut`` puts the node in ``tree.truncated``. The
-    compiled ``build`` (``_rows.c``) does the same as the loop here, about 5x faster.
-    """
-    counts = tree.depth_counts
-    cut = tree.truncated
-    shared: dict[int, int] = {}  # one int object per game id, not one per node (~32 bytes a node)
-    collecting = gc.isenabled()
-    gc.disable()  # a million new objects would trigger many full collections: twice as slow
-    try:
-        if fastpath.compiled is not None:
-            fastpath.compiled.build(TreeNode, rows, nodes, counts, shared, cut)
-            return
-        for nid, pid, move, visits, wins, draws, proven, created, truncated in rows:
-            node = TreeNode(move, nodes[pid] if pid is not None else None, node_id=nid, nb_visit=visits,
-                            nb_win=wins, nb_draw=draws, proven=proven,
-                            created_game=shared.setdefault(created, created))
-            nodes[nid] = node
-            depth = node.depth
-            if depth < len(counts):
-                counts[depth] += 1
-            else:
-                counts.append(1)
-            if truncated:
-                cut.add(node)
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> Tree:
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
         raise ValueError(f"depth {depth!r} is not a whole number >= 0: give levels below the path, or None")
@@ -326,16 +292,16 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
         if not labels and depth is None:
             nodes = [None] * (top + 1)
             rows = conn.execute(f"SELECT {_COLUMNS}, 0 FROM nodes AS n ORDER BY n.id")
-            _build(tree, rows, nodes)
+            bulk.build(tree, rows, nodes)
         else:
             nodes = {}
             marks = ",".join("?" * (len(chain) - 1))
             above = conn.execute(
                 f"SELECT {_COLUMNS}, 0 FROM nodes AS n WHERE n.id IN ({marks}) ORDER BY n.id", chain[:-1]
             )
-            _build(tree, above, nodes)
+            bulk.build(tree, above, nodes)
             limit = depth if depth is not None else 1 << 62
-            _build(tree, conn.execute(_SUBTREE, (chain[-1], limit, limit)), nodes)
+            bulk.build(tree, conn.execute(_SUBTREE, (chain[-1], limit, limit)), nodes)
             wide = conn.execute(f"SELECT parent_id FROM nodes WHERE parent_id IN ({marks}) "
                                 "GROUP BY parent_id HAVING count(*) > 1", chain[:-1])
             tree.truncated.update(nodes[pid] for (pid,) in wide)
