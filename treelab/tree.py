@@ -7,8 +7,8 @@ counts wins of the player who made the move into it (the root counts as moved
 into by player 2); ``nb_draw`` counts draws.
 
 Nodes extend :class:`anytree.LightNodeMixin` with ``__slots__`` all the way
-down, so a node has no ``__dict__``: the object is 120 bytes (anytree's
-``Node`` costs 276), and a loaded million-node tree about 197 bytes a node with
+down, so a node has no ``__dict__``: the object is 112 bytes (anytree's
+``Node`` costs 276), and a loaded million-node tree about 182 bytes a node with
 its id and children lists (``benchmarks/scale.py``). Child lookup scans only the
 node's own few children; the tree is never searched.
 """
