@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -95,6 +96,7 @@ def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_DEPTH = attrgetter("depth")
 _ROW = attrgetter(
     "node_id", f"{_PARENT}.node_id", "name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "created_game"
 )
@@ -110,9 +112,10 @@ def _rows(nodes: list[TreeNode]) -> Iterator[tuple[Any, ...]]:
 
 
 def _add_counts(counts: list[int], nodes: Iterable[TreeNode]) -> list[int]:
-    for node in nodes:
-        counts.extend([0] * (node.depth + 1 - len(counts)))
-        counts[node.depth] += 1
+    """``counts`` (nodes per depth) with ``nodes`` added, grown as needed."""
+    for depth, n in Counter(map(_DEPTH, nodes)).items():
+        counts.extend([0] * (depth + 1 - len(counts)))
+        counts[depth] += n
     return counts
 
 
