@@ -4,18 +4,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench clean dot
+.PHONY: setup demo test test-fast lint bench clean dot bytecode
 
-setup: $(STAMP) dot
+setup: $(STAMP) bytecode dot
 
 $(STAMP): pyproject.toml $(wildcard treelab/*.c treelab/*.h)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e . --group dev
-	@# pip compiles an installed package's bytecode; an editable one gets none, and with
-	@# PYTHONDONTWRITEBYTECODE set every `treelab` start would compile the sources again (~15 ms)
-	$(BIN)/python -m compileall -q treelab
 	@touch $(STAMP)
+
+# pip compiles an installed package's bytecode, an editable install gets none, and with
+# PYTHONDONTWRITEBYTECODE set (as here) every `treelab` start would compile each edited module
+# again (~15 ms). compileall rewrites only what changed, so this runs before every command.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q treelab
 
 # Graphviz's `dot` program: install it with the system package manager when missing.
 dot:
