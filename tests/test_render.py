@@ -258,3 +258,47 @@ def test_jupyter_display(c4: treelab.Tree) -> None:
     assert html.count("<svg") == 2 and "<?xml" not in html and "after 4" in html
     with pytest.raises(ValueError, match="1 titles for 2 diagrams"):
         side_by_side([draw(c4), draw(c4)], titles=["one"])
+
+
+def test_radial_layout_draws_the_same_nodes_on_rings(c4: treelab.Tree) -> None:
+    tree_dot = to_dot(c4, path="4", depth=2, top=3)
+    radial = to_dot(c4, path="4", depth=2, top=3, layout="radial")
+    assert 'layout="twopi"' in radial and 'root="4"' in radial and "twopi" not in tree_dot
+
+    def drawn(text: str) -> tuple[set[str], set[tuple[str, str]]]:
+        lines = text.splitlines()
+        nodes = {m.group(1) for m in map(NODE.match, lines) if m}
+        edges = {(m.group(1), m.group(2)) for m in map(EDGE.match, lines) if m}
+        return nodes, edges
+
+    assert drawn(radial) == drawn(tree_dot) and drawn(radial)[0]  # the same nodes, edges and UCB1 labels
+    assert "weight=0" not in radial  # twopi refuses weight 0 (summary edges get 1)
+    with pytest.raises(ValueError, match="unknown layout 'spiral'"):
+        to_dot(c4, layout="spiral")
+
+
+@needs_dot
+def test_real_twopi_draws_the_radial_layout(c4: treelab.Tree, tmp_path: Path) -> None:
+    svg = render(c4, tmp_path / "r.svg", depth=2, top=3, layout="radial").read_text()
+    root = ET.fromstring(svg)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    boxes = {}
+    for g in root.iterfind(".//s:g[@class='node']", ns):
+        shape = g.find(".//s:path", ns)  # the node's box (a rounded path), inside its tooltip link
+        if shape is None:
+            shape = g.find(".//s:polygon", ns)
+        assert shape is not None
+        numbers = [float(v) for v in re.findall(r"-?\d+\.?\d*", shape.get("d") or shape.get("points") or "")]
+        xs, ys = numbers[0::2], numbers[1::2]
+        boxes[g.get("id")] = ((min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2)
+    assert {"root", "4", "4/4"} <= set(boxes)
+
+    def distance(nid: str) -> float:
+        (x0, y0), (x, y) = boxes["root"], boxes[nid]
+        return math.hypot(x - x0, y - y0)
+
+    # rings: every grandchild lies farther from the centre than the nearest child
+    children = [n for n in boxes if n.count("/") == 0 and n not in ("root",) and not n.endswith("more")]
+    grandchildren = [n for n in boxes if n.count("/") == 1 and not n.endswith("more")]
+    assert children and grandchildren
+    assert min(distance(n) for n in grandchildren) > min(distance(n) for n in children)

@@ -39,6 +39,10 @@ def test_render_writes_every_format(db: str, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     text = out.read_text()
     assert 'rankdir="LR"' in text and "<TABLE BORDER=\"1\"" not in text and '"4" [id="4"' in text
+    out = tmp_path / "radial.svg"
+    result = run("render", db, "--depth", "2", "--top", "3", "--layout", "radial", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"<?xml") and 'class="node"' in out.read_text()
 
 
 def test_render_errors_are_one_line(db: str, tmp_path: Path) -> None:
@@ -48,6 +52,7 @@ def test_render_errors_are_one_line(db: str, tmp_path: Path) -> None:
     assert_clean_error(run("render", db, "--path", "1111111", "-o", out), "not in")
     assert_clean_error(run("render", str(tmp_path / "missing.db"), "-o", out), "missing.db")
     assert_clean_error(run("render", db, "-o", str(tmp_path / "x.txt")), "suffix")
+    assert_clean_error(run("render", db, "--layout", "spiral", "-o", out), "'spiral'")
     notdb = tmp_path / "notes.db"
     notdb.write_text("hello")
     assert_clean_error(run("render", str(notdb), "-o", out), "not a treelab database")

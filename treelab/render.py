@@ -41,9 +41,11 @@ from .style import (
 from .subtree import MAX_NODES, Cut, Selection, select
 from .tree import Moves, Tree, TreeNode
 
-__all__ = ["FORMATS", "node_id", "render", "run_dot", "source_dot", "to_dot", "to_svg"]
+__all__ = ["FORMATS", "LAYOUTS", "node_id", "render", "run_dot", "source_dot", "to_dot", "to_svg"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
+LAYOUTS = ("tree", "radial")
+"""``to_dot``'s layouts: Graphviz ``dot`` (levels as rows) and ``twopi`` (levels as rings)."""
 """Output formats :func:`render` writes (``dot`` is the DOT text itself)."""
 
 DOT_TIMEOUT = 120.0
@@ -122,6 +124,7 @@ def to_dot(
     max_nodes: int = MAX_NODES,
     rankdir: str = "TB",
     counts_below: Mapping[TreeNode, tuple[int, int]] | None = None,
+    layout: str = "tree",
 ) -> str:
     """The DOT text of the subtree at ``path`` (pure and deterministic).
 
@@ -139,10 +142,14 @@ def to_dot(
         max_nodes: the size guard; more nodes raise :class:`TooLargeError`.
         rankdir: Graphviz layout direction, ``"TB"`` (top down) or ``"LR"``.
         counts_below: real ``(children, visits)`` of nodes whose children were not loaded.
+        layout: ``"tree"`` (Graphviz ``dot``, levels as rows) or ``"radial"`` (``twopi``:
+            the subtree root in the centre, each level a ring, so a lopsided tree looks lopsided).
 
     Returns:
         The DOT source; node ids are move paths (``"4/4/5"``, ``"root"``).
     """
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}: use one of {', '.join(LAYOUTS)}")
     start, g, tree_c = _resolve(source, path, game)
     if c is None:
         c = tree_c if tree_c is not None else 2**0.5
@@ -151,15 +158,17 @@ def to_dot(
         start, depth=depth, top_k=top, min_visits=min_visits, around_pv=around_pv,
         max_nodes=max_nodes, unloaded=truncated, counts_below=counts_below,
     )
-    return _Writer(sel, g, c, board=board, legend=legend, rankdir=rankdir).text()
+    return _Writer(sel, g, c, board=board, legend=legend, rankdir=rankdir, radial=layout == "radial").text()
 
 
 class _Writer:
     """Turns a :class:`Selection` into DOT lines."""
 
-    def __init__(self, sel: Selection, game: Game | None, c: float, *, board: bool, legend: bool, rankdir: str):
+    def __init__(
+        self, sel: Selection, game: Game | None, c: float, *, board: bool, legend: bool, rankdir: str, radial: bool
+    ):
         self.sel, self.game, self.c = sel, game, c
-        self.board, self.legend, self.rankdir = board, legend, rankdir
+        self.board, self.legend, self.rankdir, self.radial = board, legend, rankdir, radial
         self.pv = set(sel.pv)
         self.total = max(1, sel.top.nb_visit)
 
@@ -172,8 +181,15 @@ class _Writer:
             "rankdir": self.rankdir, "bgcolor": "white", "fontname": FONT, "fontsize": 12,
             "nodesep": 0.18, "ranksep": 0.5, "tooltip": title,
         }
+        if self.radial:  # twopi: rings around the subtree root; it draws no clusters, so the title goes below
+            graph.update(layout="twopi", root=node_id(top), ranksep=1.1, overlap="false", splines="true")
+            graph.update(label=title, labelloc="b", labeljust="c")
         if self.legend:
-            graph.update(label=f"<{legend_table(self.c)}>", labelloc="b", labeljust="l")
+            label = f"<{legend_table(self.c)}>"
+            if self.radial:
+                label = ('<<TABLE BORDER="0" CELLSPACING="0"><TR><TD ALIGN="LEFT">' + legend_table(self.c)
+                         + f"</TD></TR><TR><TD>{escape(title)}</TD></TR></TABLE>>")
+            graph.update(label=label, labelloc="b", labeljust="l")
         lines = [
             'digraph "treelab" {',
             "  graph " + _attrs(**graph) + ";",
@@ -254,7 +270,8 @@ class _Writer:
                 id=sid, label=f"<{text}>", shape="box", style="rounded,dashed", color="#9a9a9a",
                 fontcolor="#555555", fontsize=9, tooltip=f"{text.replace('<BR/>', ', ')} under {pid}, not drawn",
             ) + ";",
-            f"  {_q(pid)} -> {_q(sid)} " + _attrs(style="dashed", color="#9a9a9a", arrowhead="none", weight=0) + ";",
+            f"  {_q(pid)} -> {_q(sid)} "
+            + _attrs(style="dashed", color="#9a9a9a", arrowhead="none", weight=1 if self.radial else 0) + ";",
         ]
 
 

@@ -49,17 +49,21 @@ def _out_option(suffixes: tuple[str, ...], example: str) -> Any:
 @click.option("--no-board", is_flag=True, help="Do not draw the position at the subtree root.")
 @click.option("--no-legend", is_flag=True, help="Leave out the legend.")
 @click.option("--lr", is_flag=True, help="Lay the tree out left to right instead of top down.")
+@click.option("--layout", type=click.Choice(["tree", "radial"]), default="tree", show_default=True,
+              help="tree: levels as rows (Graphviz dot); radial: levels as rings around the subtree root (twopi).")
 @click.option("--max-nodes", type=click.IntRange(min=1), default=400, show_default=True,
               help="Size guard: refuse diagrams with more nodes.")
 @click.option("--dpi", type=click.FloatRange(min=10, max=1200), default=None, help="PNG resolution (default 96).")
 @_out_option(_SUFFIXES, "-o tree.svg")
 @library_errors
 def render(db: str, path: str, depth: int, top: int | None, min_visits: int, around_pv: bool, c: float | None,
-           no_board: bool, no_legend: bool, lr: bool, max_nodes: int, dpi: float | None, out: str) -> None:
+           no_board: bool, no_legend: bool, lr: bool, layout: str, max_nodes: int, dpi: float | None,
+           out: str) -> None:
     """Draw the subtree at --path with Graphviz (svg, png, pdf or dot).
 
     Only the drawn part is read from DB. Nodes show the move, wins/visits and
-    mean; edges the child's UCB1 score; cut moves are summarised.
+    mean; edges the child's UCB1 score; cut moves are summarised. --layout
+    radial puts the subtree root in the centre and each level on a ring.
 
     \b
     Example:
@@ -70,6 +74,7 @@ def render(db: str, path: str, depth: int, top: int | None, min_visits: int, aro
     written = draw(
         db, out, path=path, depth=depth, top=top, min_visits=min_visits, around_pv=around_pv, c=c,
         board=not no_board, legend=not no_legend, rankdir="LR" if lr else "TB", max_nodes=max_nodes, dpi=dpi,
+        layout=layout,
     )
     click.echo(f"wrote {written}")
 
