@@ -35,7 +35,26 @@ C4_WINDOWS = _c4_windows()
 assert len(C4_WINDOWS) == 69  # 24 horizontal + 21 vertical + 12 + 12 diagonal
 
 
-class RefConnectFour:
+class _RefGame:
+    """What both reference games share: whose turn it is, and the moves that win at once."""
+
+    moves: list[int]
+
+    @property
+    def to_move(self) -> int:
+        return 1 if len(self.moves) % 2 == 0 else 2
+
+    def winning_moves(self) -> list[int]:
+        result = []
+        for move in self.legal_moves():  # type: ignore[attr-defined]
+            after = self.copy()  # type: ignore[attr-defined]
+            after.play(move)
+            if after.winner == self.to_move:
+                result.append(move)
+        return result
+
+
+class RefConnectFour(_RefGame):
     """A Connect Four position; ``grid[row][col]`` with row 0 at the bottom, 0 = empty."""
 
     def __init__(self) -> None:
@@ -49,10 +68,6 @@ class RefConnectFour:
         other.moves = self.moves[:]
         other._winner = self._winner
         return other
-
-    @property
-    def to_move(self) -> int:
-        return 1 if len(self.moves) % 2 == 0 else 2
 
     def _scan(self) -> int | None:
         """Look at all 69 windows; the player holding a whole window, if any."""
@@ -94,15 +109,6 @@ class RefConnectFour:
         self.moves.append(move)
         self._winner = self._scan()
 
-    def winning_moves(self) -> list[int]:
-        result = []
-        for move in self.legal_moves():
-            after = self.copy()
-            after.play(move)
-            if after.winner == self.to_move:
-                result.append(move)
-        return result
-
     def threats(self) -> list[int]:
         """The columns where a disc of the opponent (were it their turn) would make four."""
         opponent = 3 - self.to_move
@@ -133,7 +139,7 @@ class RefConnectFour:
 TTT_LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
 
-class RefTicTacToe:
+class RefTicTacToe(_RefGame):
     """A tic-tac-toe position: ``cells[i]`` for cell ``i + 1``, 0 = empty."""
 
     def __init__(self) -> None:
@@ -145,10 +151,6 @@ class RefTicTacToe:
         other.cells = self.cells[:]
         other.moves = self.moves[:]
         return other
-
-    @property
-    def to_move(self) -> int:
-        return 1 if len(self.moves) % 2 == 0 else 2
 
     @property
     def winner(self) -> int | None:
@@ -173,15 +175,6 @@ class RefTicTacToe:
             raise ValueError(f"illegal move {move}")
         self.cells[move - 1] = self.to_move
         self.moves.append(move)
-
-    def winning_moves(self) -> list[int]:
-        result = []
-        for move in self.legal_moves():
-            after = self.copy()
-            after.play(move)
-            if after.winner == self.to_move:
-                result.append(move)
-        return result
 
     def threats(self) -> list[int]:
         """The cells where a mark of the opponent (were it their turn) would make three."""

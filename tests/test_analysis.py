@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import shutil
 import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
+from recorded import grow
 
 import treelab
 from treelab.analysis import TreeArrays, child_rows, gini, normalised_entropy, stats
@@ -20,24 +20,9 @@ from treelab.shape import layout, p1_mean, plot_shape
 from treelab.summary import summarize
 
 
-def grow(game: str, games: int, seed: int, *, max_len: int = 7) -> treelab.Tree:
-    """A tree from seeded random games recorded with `record` (no search code involved)."""
-    rng = random.Random(seed)
-    tree = treelab.Tree(game)
-    g = tree.game
-    for _ in range(games):
-        state, moves = g.initial(), []
-        while not state.is_terminal:
-            moves.append(rng.choice(state.legal_moves()))
-            state = state.play(moves[-1])
-        cut = rng.randint(1, min(len(moves), max_len))
-        tree.record(moves if cut == len(moves) else moves[:cut], state.winner)
-    return tree
-
-
 @pytest.fixture(scope="module")
 def c4() -> treelab.Tree:
-    tree = grow("connect4", 1500, seed=11)
+    tree = grow("connect4", 1500, seed=11, max_len=7)
     tree.find("3").proven = -1
     return tree
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import importlib
 import math
 import os
-import random
 import re
 import sqlite3
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from recorded import grow
 
 import treelab
 from treelab.display import Diagram, draw, side_by_side
@@ -27,25 +27,9 @@ EDGE = re.compile(r'^\s+"([^"]+)" -> "([^"]+)" \[id="[^"]+", label=<.*?>([^<>]+)
 needs_dot = pytest.mark.skipif(os.environ.get("TREELAB_NO_DOT") == "1", reason="dot disabled")
 
 
-def grow(game: str, games: int, seed: int, *, max_len: int = 6) -> treelab.Tree:
-    """A tree built only with `record` from seeded random games (independent of the search code)."""
-    rng = random.Random(seed)
-    tree = treelab.Tree(game)
-    g = tree.game
-    for _ in range(games):
-        state, moves = g.initial(), []
-        while not state.is_terminal:
-            move = rng.choice(state.legal_moves())
-            moves.append(move)
-            state = state.play(move)
-        cut = rng.randint(1, min(len(moves), max_len))
-        tree.record(moves if cut == len(moves) else moves[:cut], state.winner)
-    return tree
-
-
 @pytest.fixture(scope="module")
 def c4() -> treelab.Tree:
-    tree = grow("connect4", 600, seed=7)
+    tree = grow("connect4", 600, seed=7, max_len=6)
     tree.find("4").proven = 1  # marks to draw (the renderer does not judge proofs)
     tree.find("44").proven = -1
     return tree
