@@ -39,10 +39,6 @@ GAME_FIELDS = ("id", "moves", "winner", "opponent", "tree_player", "iterations",
 """The keys a game row passed to :func:`save` may have (``moves`` is required)."""
 
 _PARENT = "_LightNodeMixin__parent"
-_INSERT = (
-    "INSERT INTO nodes (id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 _UPDATE = "UPDATE nodes SET nb_visit = ?, nb_win = ?, nb_draw = ?, proven = ? WHERE id = ?"
 _COLUMNS = "n.id, n.parent_id, n.move, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game"
 _SUBTREE = f"""
