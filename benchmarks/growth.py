@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import treelab
-from treelab.agents import HeuristicPlayer, MCTSPlayer, Player
-from treelab.store import kept_open, open_tree, save
+from treelab.play.players import HeuristicPlayer, MCTSPlayer, Player
+from treelab.store.persistence import kept_open, open_tree, save
 
 
 def main() -> None:

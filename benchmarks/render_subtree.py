@@ -27,11 +27,11 @@ from pathlib import Path
 from tempfile import gettempdir
 
 import treelab
-from treelab.analysis import stats
-from treelab.dbstats import db_stats
-from treelab.render import render, run_dot, to_dot
-from treelab.subtree import select
-from treelab.viewload import load_view
+from treelab.analysis.arrays import stats
+from treelab.analysis.sqlstats import db_stats
+from treelab.view.dot import render, run_dot, to_dot
+from treelab.view.loading import load_view
+from treelab.view.subtree import select
 
 PATH, DEPTH, TOP = "44", 3, 6  # 1 + 6 + 36 + 216 drawn nodes, plus one "+N more" node per drawn parent
 

@@ -37,7 +37,7 @@ OPENSPIEL = "openspiel:simulations={n},uct_c=1.4142135623730951,solve={solve}"
 
 
 def _chunk(job: tuple[str, str, str, int, int]) -> dict:
-    from treelab.arena import play_match
+    from treelab.play.arena import play_match
 
     game, a, b, games, seed = job
     return play_match(game, a, b, games=games, seed=seed).to_dict()
@@ -60,7 +60,7 @@ def run(game: str, variants: list[str], budgets: list[int], games: int, seed: in
                                           "b_wins": 0, "draws": 0, "a_seconds": 0.0, "b_seconds": 0.0})
             for field in ("games", "a_wins", "b_wins", "draws", "a_seconds", "b_seconds"):
                 cell[field] += result[field]
-    from treelab.arena import elo_difference, wilson_interval
+    from treelab.play.arena import elo_difference, wilson_interval
 
     rows = []
     for cell in cells.values():

@@ -13,11 +13,11 @@ import pytest
 from recorded import grow
 
 import treelab
-from treelab.analysis import TreeArrays, child_rows, gini, normalised_entropy, stats
-from treelab.dbstats import db_stats
-from treelab.growth import growth_data, plot_growth, tree_at
-from treelab.shape import layout, p1_mean, plot_shape
-from treelab.summary import summarize
+from treelab.analysis.arrays import TreeArrays, child_rows, gini, normalised_entropy, stats
+from treelab.analysis.growth import growth_data, plot_growth, tree_at
+from treelab.analysis.shape import layout, p1_mean, plot_shape
+from treelab.analysis.sqlstats import db_stats
+from treelab.mcts.summary import summarize
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def c4_db(c4: treelab.Tree, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real trained tree with a games log and history (a few small games)."""
-    from treelab.training import train
+    from treelab.play.training import train
 
     db = tmp_path_factory.mktemp("growth") / "ttt.db"
     train("tictactoe", db, games=12, iterations=60, seed=5, progress=False)

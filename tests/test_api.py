@@ -43,10 +43,10 @@ def test_front_door_names_stay_functions_after_their_modules_load() -> None:
     import importlib
 
     probe = (
-        "import treelab.search, treelab.render, treelab.store, treelab, types;"
+        "import treelab.mcts.uct, treelab.view.dot, treelab.store.persistence, treelab, types;"
         "print(all(isinstance(getattr(treelab, n), types.FunctionType)"
         " for n in ('search', 'render', 'save', 'load', 'analyse')))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "True"
-    assert importlib.import_module("treelab.search").search is treelab.search
+    assert importlib.import_module("treelab.mcts.uct").search is treelab.search

@@ -11,8 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 import treelab
-from treelab.agents import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, RandomPlayer
-from treelab.arena import (
+from treelab.cli import cli
+from treelab.errors import SpecError
+from treelab.mcts.evaluators import HeuristicEvaluator, RolloutEvaluator
+from treelab.mcts.puct import PUCTPlayer
+from treelab.mcts.uct import Limit, search
+from treelab.play.arena import (
     MatchResult,
     OpenSpielPlayer,
     elo_difference,
@@ -22,11 +26,7 @@ from treelab.arena import (
     play_match,
     wilson_interval,
 )
-from treelab.cli import cli
-from treelab.errors import SpecError
-from treelab.evaluators import HeuristicEvaluator, RolloutEvaluator
-from treelab.puct import PUCTPlayer
-from treelab.search import Limit, search
+from treelab.play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, RandomPlayer
 
 
 # -- specs -------------------------------------------------------------------------

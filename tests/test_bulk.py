@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 import treelab
-from treelab import bulk, fastpath, store
+from treelab import fastpath
+from treelab.store import bulk
+from treelab.store import persistence as store
 from treelab.tree import TreeNode
 
 needs_compiled = pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())

@@ -185,7 +185,7 @@ def test_a_command_imports_only_what_it_needs() -> None:
     probe = (
         "import sys; from treelab.cli import main; sys.argv = ['treelab', 'analyse', 'ttt', '--iterations', '5'];"
         "import atexit; atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith("
-        "('treelab.cli.', 'sqlite_utils', 'graphviz', 'numpy', 'treelab.store', 'treelab.render')))));"
+        "('treelab.cli.', 'sqlite_utils', 'graphviz', 'numpy', 'treelab.store.persistence', 'treelab.view.dot')))));"
         "main()"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout

@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 import treelab
-from treelab import StoreError, dbfile, store
-from treelab.store import kept_open, save
+from treelab import StoreError
+from treelab.store import dbfile
+from treelab.store import persistence as store
+from treelab.store.persistence import kept_open, save
 
 
 def grow(tree: treelab.Tree, seed: int, n: int = 40) -> None:

@@ -230,7 +230,7 @@ def snapshot(tree: treelab.Tree) -> list[tuple]:
 
 @needs_compiled
 def test_compiled_select_and_descend_pick_the_python_children():
-    from treelab.search import _descend, _select
+    from treelab.mcts.uct import _descend, _select
 
     c_walk = fastpath.compiled
     assert c_walk is not None
@@ -255,7 +255,7 @@ def test_compiled_select_and_descend_pick_the_python_children():
 
 @needs_compiled
 def test_compiled_backup_counts_like_the_python_one():
-    from treelab.search import _backup
+    from treelab.mcts.uct import _backup
 
     a, b = grown_tree("connect4", iterations=500), grown_tree("connect4", iterations=500)
     assert snapshot(a) == snapshot(b)
@@ -296,7 +296,7 @@ def test_searches_grow_the_same_tree_with_either_walk(monkeypatch, game, moves, 
 @needs_compiled
 def test_compiled_walk_falls_back_to_getattr_for_other_node_classes():
     """A node class whose counts are properties, not slots, still gets the Python rule's answers."""
-    from treelab.search import _select
+    from treelab.mcts.uct import _select
     from treelab.tree import TreeNode
 
     class Scaled(TreeNode):
@@ -342,7 +342,7 @@ def test_the_python_search_grows_the_trees_of_the_original_loop(monkeypatch, gam
     """With Python playouts and walk, the same seed grows exactly the tree the search grew before the
     frontier cache, batched ancestors and compiled walk (digests computed with commit 27d18ce), also
     when the frontier cache is capped very low."""
-    search_module = sys.modules["treelab.search"]  # the package's ``search`` is the function
+    search_module = sys.modules["treelab.mcts.uct"]  # the package's ``search`` is the function
 
     def playout(state, rng):
         return state.game.python_playout(state, rng)

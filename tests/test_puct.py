@@ -10,7 +10,7 @@ import pytest
 
 import treelab
 from treelab.errors import BudgetError
-from treelab.evaluators import (
+from treelab.mcts.evaluators import (
     C4_LINES,
     Evaluation,
     HeuristicEvaluator,
@@ -18,7 +18,7 @@ from treelab.evaluators import (
     find_evaluator,
     uniform_priors,
 )
-from treelab.puct import (
+from treelab.mcts.puct import (
     C_PUCT,
     PUCTPlayer,
     _outcome,
@@ -26,7 +26,7 @@ from treelab.puct import (
     dirichlet_alpha_for,
     puct_search,
 )
-from treelab.search import Limit
+from treelab.mcts.uct import Limit
 
 
 def limit(n: int) -> Limit:
@@ -236,7 +236,7 @@ def test_heuristic_avoids_moves_that_hand_the_opponent_a_win(moves, blunder):
 
 
 def test_connect4_bitboard_priors_equal_the_generic_rules():
-    from treelab.evaluators import _centrality, _normalised
+    from treelab.mcts.evaluators import _centrality, _normalised
 
     h = HeuristicEvaluator()
 
@@ -303,7 +303,7 @@ def test_terminal_position_and_seconds_budget():
 
 
 def test_save_and_load_keep_puct_trees_and_proofs(tmp_path):
-    from treelab.store import load
+    from treelab.store.persistence import load
 
     tree = treelab.Tree("tictactoe")
     puct_search(tree, "1", limit=limit(5000), rng=1)

@@ -14,11 +14,11 @@ import pytest
 from recorded import grow
 
 import treelab
-from treelab.display import Diagram, draw, side_by_side
 from treelab.errors import ExecutableNotFoundError, PathNotFoundError, RenderError, TooLargeError
-from treelab.render import render, run_dot, to_dot, to_svg
-from treelab.subtree import select
-from treelab.viewload import load_view
+from treelab.view.dot import render, run_dot, to_dot, to_svg
+from treelab.view.jupyter import Diagram, draw, side_by_side
+from treelab.view.loading import load_view
+from treelab.view.subtree import select
 
 GOLDEN = Path(__file__).parent / "golden"
 REGOLD = os.environ.get("TREELAB_REGOLD") == "1"  # set to rewrite the golden files after a deliberate change
@@ -194,7 +194,7 @@ def test_a_bare_node_can_be_drawn(c4: treelab.Tree) -> None:
 
 
 def test_missing_dot_says_how_to_install(monkeypatch: pytest.MonkeyPatch, c4: treelab.Tree, tmp_path: Path) -> None:
-    module = importlib.import_module("treelab.render")  # `treelab.render` itself is the function
+    module = importlib.import_module("treelab.view.dot")  # `treelab.render` itself is the function
     monkeypatch.setattr(module.shutil, "which", lambda name: None)
     with pytest.raises(ExecutableNotFoundError, match="install Graphviz"):
         render(c4, tmp_path / "x.svg")

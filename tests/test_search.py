@@ -11,9 +11,9 @@ import pytest
 
 import treelab
 from treelab import BudgetError, IllegalMoveError, Limit, Tree, search
-from treelab.agents import HeuristicPlayer, MCTSPlayer, RandomPlayer
 from treelab.games import Game, State, find_game
-from treelab.summary import choose_move, summarize
+from treelab.mcts.summary import choose_move, summarize
+from treelab.play.players import HeuristicPlayer, MCTSPlayer, RandomPlayer
 
 
 def snapshot(tree: Tree) -> list[tuple]:

@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from exact_solver import ExactSolver
 
 import treelab
-from treelab.agents import HeuristicPlayer, MCTSPlayer
-from treelab.arena import play_game
-from treelab.puct import puct_search
-from treelab.search import Limit, search
-from treelab.summary import choose_move, summarize
+from treelab.mcts.puct import puct_search
+from treelab.mcts.summary import choose_move, summarize
+from treelab.mcts.uct import Limit, search
+from treelab.play.arena import play_game
+from treelab.play.players import HeuristicPlayer, MCTSPlayer
 
 C4 = treelab.find_game("connect4")
 TTT = treelab.find_game("tictactoe")
@@ -160,7 +160,7 @@ def test_selection_never_enters_proven_nodes(c4_positions, kind):
 
 @pytest.mark.parametrize("kind", SOLVERS)
 def test_proofs_survive_save_and_load(tmp_path, c4_positions, kind):
-    from treelab.store import load
+    from treelab.store.persistence import load
 
     moves, score = c4_positions[3]
     tree = treelab.Tree("connect4")
@@ -206,7 +206,7 @@ def test_choose_move_plays_an_unvisited_proven_win():
 
 
 def test_rendering_marks_proven_nodes(c4_positions):
-    from treelab.render import to_dot
+    from treelab.view.dot import to_dot
 
     moves = next(m for m, score in c4_positions if score > 0)  # the player to move wins
     tree = treelab.Tree("connect4")

@@ -13,7 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treelab import fastpath, schema, store
+from treelab import fastpath
+from treelab.store import persistence as store
+from treelab.store import schema
 from treelab.errors import (
     GameMismatchError,
     NotATreelabDatabaseError,
@@ -21,8 +23,8 @@ from treelab.errors import (
     SchemaVersionError,
     StoreError,
 )
-from treelab.records import info, read_games, read_history
-from treelab.store import load, open_tree, save
+from treelab.store.persistence import load, open_tree, save
+from treelab.store.records import info, read_games, read_history
 from treelab.tree import Tree, TreeNode
 
 # -- helpers ----------------------------------------------------------------

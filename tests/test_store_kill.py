@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from treelab.records import read_games, read_history
-from treelab.store import load, open_tree, save
+from treelab.store.persistence import load, open_tree, save
+from treelab.store.records import read_games, read_history
 
 # Records random Connect Four games and saves each batch (with one games row per game) in a loop.
 # Every committed state therefore has root nb_visit == number of games rows.
 WRITER = """
 import random, sys
-from treelab.store import open_tree, save
+from treelab.store.persistence import open_tree, save
 db, seed = sys.argv[1], int(sys.argv[2])
 rng = random.Random(seed)
 tree = open_tree(db, "connect4")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from exact_solver import PerfectPlayer
 
-from treelab.arena import play_match
+from treelab.play.arena import play_match
 
 C4_VARIANTS = [
     "uct:iterations=300",

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_clean_error, run
 
-from treelab.dbstats import db_stats
+from treelab.analysis.sqlstats import db_stats
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from treelab.training import train
+    from treelab.play.training import train
 
     path = tmp_path_factory.mktemp("view") / "c4.db"
     train("connect4", path, games=3, iterations=80, seed=2, progress=False)

@@ -8,21 +8,21 @@ treelab class or the builtin. Messages are lowercase, show the bad value with
 from __future__ import annotations
 
 __all__ = [
+    "BudgetError",
+    "ExecutableNotFoundError",
+    "GameMismatchError",
+    "GameOverError",
+    "IllegalMoveError",
+    "NotATreelabDatabaseError",
+    "NotationError",
+    "PathNotFoundError",
+    "RenderError",
+    "SchemaVersionError",
+    "SpecError",
+    "StoreError",
+    "TooLargeError",
     "TreelabError",
     "UnknownGameError",
-    "NotationError",
-    "IllegalMoveError",
-    "GameOverError",
-    "PathNotFoundError",
-    "BudgetError",
-    "StoreError",
-    "NotATreelabDatabaseError",
-    "GameMismatchError",
-    "SchemaVersionError",
-    "RenderError",
-    "TooLargeError",
-    "ExecutableNotFoundError",
-    "SpecError",
 ]
 
 

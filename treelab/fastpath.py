@@ -23,7 +23,7 @@ import os
 from types import ModuleType
 from typing import Any
 
-__all__ = ["compiled", "ACTIVE", "describe", "seed64"]
+__all__ = ["ACTIVE", "compiled", "describe", "seed64"]
 
 compiled: ModuleType | None = None
 """The compiled module (playouts, ``*_trace``, ``*_replay``, ``descend``, ``select``, ``backup``, first-save rows)."""

@@ -28,7 +28,7 @@ from .games import Game, State, find_game, mover_at_depth
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["TreeNode", "Tree", "Moves", "SQRT2"]
+__all__ = ["SQRT2", "Moves", "Tree", "TreeNode"]
 
 SQRT2 = math.sqrt(2.0)
 """The UCB1 exploration constant of Auer et al. (2002) for rewards in [0, 1]."""
@@ -164,7 +164,7 @@ class TreeNode(LightNodeMixin):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Jupyter shows the subtree below this node as an SVG diagram."""
-        from .display import Diagram
+        from .view.jupyter import Diagram
 
         return Diagram(self)._repr_mimebundle_(include, exclude)  # type: ignore[no-any-return]
 
@@ -377,7 +377,7 @@ class Tree:
         only new and changed nodes. ``games`` are logged in the same transaction
         (see :func:`treelab.store.save`).
         """
-        from .store import save
+        from .store.persistence import save
 
         return save(self, db, games=games)
 
@@ -392,6 +392,6 @@ class Tree:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Jupyter shows the tree's top as an SVG diagram (a text reason if ``dot`` is missing)."""
-        from .display import Diagram
+        from .view.jupyter import Diagram
 
         return Diagram(self)._repr_mimebundle_(include, exclude)  # type: ignore[no-any-return]

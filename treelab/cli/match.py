@@ -47,7 +47,7 @@ def arena(game: Game, spec_a: str, spec_b: str, games: int, seed: int | None, as
     Elo difference it implies. The same --seed replays the match exactly.
     A player with db=PATH searches a trained tree, which is never saved back.
     """
-    from ..arena import play_match
+    from ..play.arena import play_match
 
     result = play_match(game, spec_a, spec_b, games=games, seed=seed, progress=not quiet)
     if as_json:

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..games import Game
-from ..policies import PLAYOUTS
+from ..mcts.policies import PLAYOUTS
 from .options import ExampleLast, c_option, db_argument, game_argument, json_option, library_errors, seed_option
 
 
@@ -74,7 +74,7 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
     Example:
       treelab train connect4 --db c4.db --games 50 --iterations 400 --opponent heuristic --seed 1
     """
-    from ..training import train as run
+    from ..play.training import train as run
 
     summary = run(game, db, games=games, iterations=iterations, opponent=opponent, c=c, seed=seed,
                   solver=solver, playout=playout, algorithm=algorithm, evaluator=evaluator,
@@ -107,7 +107,7 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     Example:
       treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
     """
-    from ..positions import analyse as run
+    from ..play.positions import analyse as run
 
     result = run(game, moves, iterations=iterations, seconds=seconds, algorithm=algorithm, solver=solver, c=c,
                  seed=seed, playout=playout, evaluator=evaluator, temperature=temperature, how=how, db=db)
@@ -149,7 +149,7 @@ def play(game: Game, db: str | None, iterations: int, human: str, solver: bool, 
     Example:
       treelab play tictactoe --iterations 3000 --human 2
     """
-    from ..play import play_in_terminal
+    from ..play.terminal import play_in_terminal
 
     play_in_terminal(game, db=db, iterations=iterations, human=int(human), solver=solver, c=c, seed=seed)
 
@@ -165,7 +165,7 @@ def info(db: str, as_json: bool) -> None:
     Example:
       treelab info data/demo.db
     """
-    from ..records import info as read
+    from ..store.records import info as read
 
     facts = read(db)
     if as_json:
@@ -191,7 +191,7 @@ def compact(db: str) -> None:
     Example:
       treelab compact data/demo.db
     """
-    from ..records import compact as run
+    from ..store.records import compact as run
 
     before, after = run(db)
     click.echo(f"{db}: {before:,} -> {after:,} bytes ({100 * (before - after) / max(before, 1):.1f}% smaller)")

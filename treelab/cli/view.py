@@ -11,7 +11,7 @@ import click
 
 from .options import ExampleLast, db_argument, json_option, library_errors, path_option
 
-__all__ = ["COMMANDS", "render", "stats", "growth", "shape"]
+__all__ = ["COMMANDS", "growth", "render", "shape", "stats"]
 
 _SUFFIXES = (".svg", ".png", ".pdf", ".dot", ".gv")
 
@@ -69,7 +69,7 @@ def render(db: str, path: str, depth: int, top: int | None, min_visits: int, aro
     Example:
       treelab render data/connect4.db --path 44 --depth 2 --top 3 -o subtree.svg
     """
-    from ..render import render as draw
+    from ..view.dot import render as draw
 
     written = draw(
         db, out, path=path, depth=depth, top=top, min_visits=min_visits, around_pv=around_pv, c=c,
@@ -140,7 +140,7 @@ def stats(db: str, path: str, c: float | None, as_json: bool) -> None:
     Example:
       treelab stats data/connect4.db --path 4 --json
     """
-    from ..dbstats import db_stats
+    from ..analysis.sqlstats import db_stats
 
     facts = db_stats(db, path or None, c=c)
     click.echo(json.dumps(facts) if as_json else describe(facts))
@@ -162,7 +162,7 @@ def growth(db: str, out: str, window: int | None) -> None:
     Example:
       treelab growth data/connect4.db -o growth.png
     """
-    from ..growth import growth_data, plot_growth
+    from ..analysis.growth import growth_data, plot_growth
 
     data = growth_data(db)
     plot_growth(data, out, window=window)
@@ -186,8 +186,8 @@ def shape(db: str, path: str, out: str, kind: str, max_depth: int | None) -> Non
     Example:
       treelab shape data/connect4.db --kind sunburst -o shape.png
     """
-    from ..analysis import TreeArrays
-    from ..shape import plot_shape
+    from ..analysis.arrays import TreeArrays
+    from ..analysis.shape import plot_shape
 
     arrays = TreeArrays.from_db(db, path or None, max_depth=max_depth)
     plot_shape(arrays, out, kind=kind)

@@ -8,13 +8,13 @@ from .connect4 import ConnectFour, ConnectFourState
 from .tictactoe import TicTacToe, TicTacToeState
 
 __all__ = [
-    "Game",
-    "State",
+    "GAMES",
     "ConnectFour",
     "ConnectFourState",
+    "Game",
+    "State",
     "TicTacToe",
     "TicTacToeState",
-    "GAMES",
     "find_game",
     "mover_at_depth",
     "other_player",

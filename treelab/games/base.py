@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from ..errors import GameOverError, IllegalMoveError, NotationError
 
-__all__ = ["Game", "State", "other_player", "mover_at_depth"]
+__all__ = ["Game", "State", "mover_at_depth", "other_player"]
 
 
 def other_player(player: int) -> int:

@@ -15,7 +15,7 @@ from .. import fastpath
 from ..errors import GameOverError, IllegalMoveError
 from .base import Game, State
 
-__all__ = ["ConnectFour", "ConnectFourState", "WIDTH", "HEIGHT"]
+__all__ = ["HEIGHT", "WIDTH", "ConnectFour", "ConnectFourState"]
 
 WIDTH = 7
 HEIGHT = 6

@@ -27,13 +27,13 @@ from typing import Any
 import sqlite_utils
 
 from . import bulk
+from ..errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
+from ..games import Game, find_game
+from ..tree import SQRT2, Tree, TreeNode
 from .dbfile import KeptConnection, is_empty, reading, writing
-from .errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
-from .games import Game, find_game
 from .schema import DbPath, check_meta, create, display, migrate
-from .tree import SQRT2, Tree, TreeNode
 
-__all__ = ["Binding", "GAME_FIELDS", "save", "load", "open_tree", "kept_open"]
+__all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "open_tree", "save"]
 
 GAME_FIELDS = ("id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at")
 """The keys a game row passed to :func:`save` may have (``moves`` is required)."""
@@ -73,7 +73,7 @@ def _now() -> str:
 
 
 def _version() -> str:
-    from . import __version__  # late: treelab/__init__ imports this module
+    from .. import __version__  # late: treelab/__init__ imports this module
     return __version__
 
 

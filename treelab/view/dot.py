@@ -25,8 +25,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .errors import ExecutableNotFoundError, PathNotFoundError, RenderError
-from .games import Game, find_game
+from ..errors import ExecutableNotFoundError, PathNotFoundError, RenderError
+from ..games import Game, find_game
+from ..tree import Moves, Tree, TreeNode
 from .style import (
     FONT,
     PROVEN_COLOURS,
@@ -39,7 +40,6 @@ from .style import (
     mean_colour,
 )
 from .subtree import MAX_NODES, Cut, Selection, select
-from .tree import Moves, Tree, TreeNode
 
 __all__ = ["FORMATS", "LAYOUTS", "node_id", "render", "run_dot", "source_dot", "to_dot", "to_svg"]
 
@@ -345,7 +345,7 @@ def source_dot(source: Source, **options: Any) -> str:
     ``options`` are the keywords of :func:`to_dot`.
     """
     if isinstance(source, (str, os.PathLike)):
-        from .viewload import load_view
+        from .loading import load_view
 
         keys = ("path", "depth", "top", "min_visits", "around_pv", "max_nodes")
         tree, below = load_view(source, **{k: options[k] for k in keys if k in options})

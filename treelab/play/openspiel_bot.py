@@ -10,11 +10,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from .errors import SpecError
-from .games import Game, State, find_game
-from .tree import SQRT2
+from ..errors import SpecError
+from ..games import Game, State, find_game
+from ..tree import SQRT2
 
-__all__ = ["OpenSpielPlayer", "OPENSPIEL_GAMES"]
+__all__ = ["OPENSPIEL_GAMES", "OpenSpielPlayer"]
 
 OPENSPIEL_GAMES = {"connect4": "connect_four", "tictactoe": "tic_tac_toe"}
 """treelab game name -> OpenSpiel game name (both number moves alike: action ``k`` is move ``k + 1``)."""

@@ -24,11 +24,11 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
-from . import fastpath
-from .fastpath import compiled
-from .tree import Tree, TreeNode
+from .. import fastpath
+from ..fastpath import compiled
+from ..tree import Tree, TreeNode
 
-__all__ = ["WIDTH", "CHUNK", "breadth_first", "rows", "write", "insert", "renumber", "build"]
+__all__ = ["CHUNK", "WIDTH", "breadth_first", "build", "insert", "renumber", "rows", "write"]
 
 WIDTH = 50
 """Rows per ``INSERT ... VALUES (...), (...)`` statement (450 parameters, under every SQLite's limit)."""

@@ -18,11 +18,11 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from .dbfile import reading
-from .errors import PathNotFoundError
-from .games import Game, find_game
+from ..errors import PathNotFoundError
+from ..games import Game, find_game
+from ..store.dbfile import reading
+from ..tree import Moves, Tree, TreeNode
 from .subtree import MAX_NODES, filter_children
-from .tree import Moves, Tree, TreeNode
 
 __all__ = ["COLUMNS", "load_view", "path_rows"]
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .tree import SQRT2, Moves, Tree, TreeNode
+from ..tree import SQRT2, Moves, Tree, TreeNode
 
 _PARENT = "_LightNodeMixin__parent"
 
@@ -118,9 +118,9 @@ class TreeArrays:
         Reads only the needed rows (a recursive query on ``parent_id`` for a
         subtree), without building tree nodes.
         """
-        from .dbfile import reading
-        from .games import find_game
-        from .viewload import path_rows
+        from ..games import find_game
+        from ..store.dbfile import reading
+        from ..view.loading import path_rows
 
         name = os.fspath(db)
         cols = (

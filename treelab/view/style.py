@@ -10,20 +10,20 @@ import math
 from html import escape
 from itertools import pairwise
 
-from .games import Game, State
-from .games.connect4 import ConnectFourState
-from .games.tictactoe import TicTacToeState
+from ..games import Game, State
+from ..games.connect4 import ConnectFourState
+from ..games.tictactoe import TicTacToeState
 
 __all__ = [
     "FONT",
-    "PV_COLOUR",
     "PROVEN_COLOURS",
+    "PV_COLOUR",
     "SCALE",
-    "mean_colour",
+    "board_label",
     "edge_width",
     "fmt",
-    "board_label",
     "legend_table",
+    "mean_colour",
 ]
 
 FONT = "Helvetica"

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import assemble
-from .dbfile import reading
-from .games import find_game
-from .tree import Moves
-from .viewload import path_rows
+from ..games import find_game
+from ..store.dbfile import reading
+from ..tree import Moves
+from ..view.loading import path_rows
+from .arrays import assemble
 
 __all__ = ["db_stats"]
 

@@ -32,16 +32,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .agents import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
-from .errors import SpecError
-from .games import Game, find_game
-from .openspiel import OpenSpielPlayer
-from .policies import PLAYOUTS
-from .puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for
-from .tree import SQRT2, Tree
+from ..errors import SpecError
+from ..games import Game, find_game
+from ..mcts.policies import PLAYOUTS
+from ..mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for
+from ..tree import SQRT2, Tree
+from .openspiel_bot import OpenSpielPlayer
+from .players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
 
-__all__ = ["GameRecord", "MatchResult", "parse_spec", "make_player", "play_game", "play_match",
-           "OpenSpielPlayer", "wilson_interval", "elo_difference", "SPEC_KEYS"]
+__all__ = [
+    "SPEC_KEYS",
+    "GameRecord",
+    "MatchResult",
+    "OpenSpielPlayer",
+    "elo_difference",
+    "make_player",
+    "parse_spec",
+    "play_game",
+    "play_match",
+    "wilson_interval",
+]
 
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
@@ -122,7 +132,7 @@ def _choice(options: dict[str, str], key: str, spec: str, allowed: Sequence[str]
 def _tree_from(options: dict[str, str], spec: str, game: Game) -> Tree | None:
     if "db" not in options:
         return None
-    from .store import load
+    from ..store.persistence import load
 
     tree = load(options["db"])
     if tree.game.name != game.name:
@@ -171,7 +181,7 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
         alpha = (dirichlet_alpha_for(the_game.num_moves) if dirichlet.lower() == "auto"
                  else _number(opts, "dirichlet", spec, float, None, 1e-9))
     evaluator = _choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic")
-    from .evaluators import find_evaluator
+    from ..mcts.evaluators import find_evaluator
 
     return PUCTPlayer(tree=tree, iterations=iterations, seconds=seconds,
                       c_puct=_number(opts, "c", spec, float, C_PUCT, 0.0),

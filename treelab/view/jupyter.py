@@ -15,9 +15,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .errors import RenderError
-from .render import Source, render, run_dot, source_dot
-from .tree import Tree, TreeNode
+from ..errors import RenderError
+from ..tree import Tree, TreeNode
+from .dot import Source, render, run_dot, source_dot
 
 __all__ = ["Diagram", "SideBySide", "draw", "side_by_side"]
 

@@ -6,11 +6,11 @@ import random
 import time
 from os import PathLike
 
-from .games import Game, find_game
-from .policies import PlayoutFn, make_rng
-from .search import Limit, search
-from .summary import SearchSummary, choose_move, summarize
-from .tree import SQRT2, Moves, Tree
+from ..games import Game, find_game
+from ..mcts.policies import PlayoutFn, make_rng
+from ..mcts.summary import SearchSummary, choose_move, summarize
+from ..mcts.uct import Limit, search
+from ..tree import SQRT2, Moves, Tree
 
 __all__ = ["ALGORITHMS", "analyse"]
 
@@ -60,7 +60,7 @@ def analyse(
         >>> result.best_move in ("3", "7")  # X completes a line
         True
     """
-    from .errors import BudgetError
+    from ..errors import BudgetError
 
     the_game = find_game(game)
     if algorithm not in ALGORITHMS:
@@ -75,15 +75,15 @@ def analyse(
     rng = make_rng(seed)
     ucb_c = c if c is not None and algorithm == "uct" else SQRT2
     if db is not None:
-        from .store import open_tree, save
+        from ..store.persistence import open_tree, save
 
         tree = open_tree(db, the_game, c=ucb_c, path=parsed)
     else:
         tree = Tree(the_game, c=ucb_c)
     started = time.perf_counter()
     if algorithm == "puct":
-        from .evaluators import find_evaluator
-        from .puct import C_PUCT, puct_search
+        from ..mcts.evaluators import find_evaluator
+        from ..mcts.puct import C_PUCT, puct_search
 
         done = puct_search(tree, parsed, limit=limit, c_puct=C_PUCT if c is None else c,
                            evaluator=find_evaluator(evaluator, playout=playout),

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .dbfile import reading
-from .games import find_game
-from .tree import SQRT2, Tree, TreeNode
+from ..games import find_game
+from ..store.dbfile import reading
+from ..tree import SQRT2, Tree, TreeNode
 
 __all__ = ["GrowthData", "growth_data", "plot_growth", "tree_at"]
 

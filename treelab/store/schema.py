@@ -19,11 +19,18 @@ from pathlib import Path
 
 import sqlite_utils
 
-from .errors import GameMismatchError, NotATreelabDatabaseError, SchemaVersionError, StoreError
+from ..errors import GameMismatchError, NotATreelabDatabaseError, SchemaVersionError, StoreError
 
 __all__ = [
-    "SCHEMA_VERSION", "MIGRATIONS", "DbPath", "create", "migrate", "check_file", "read_meta", "check_meta",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "DbPath",
+    "check_file",
+    "check_meta",
+    "create",
     "display",
+    "migrate",
+    "read_meta",
 ]
 
 SCHEMA_VERSION = 1

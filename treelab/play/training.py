@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .agents import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
-from .errors import BudgetError
-from .games import Game, find_game
-from .policies import PlayoutFn, make_rng
-from .tree import SQRT2
+from ..errors import BudgetError
+from ..games import Game, find_game
+from ..mcts.policies import PlayoutFn, make_rng
+from ..tree import SQRT2
+from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
 
 if TYPE_CHECKING:
-    from .puct import PUCTPlayer
+    from ..mcts.puct import PUCTPlayer
 
-__all__ = ["TrainSummary", "train", "OPPONENTS"]
+__all__ = ["OPPONENTS", "TrainSummary", "train"]
 
 OPPONENTS = ("self", "random", "heuristic")
 """Who the tree plays against in :func:`train`."""
@@ -119,7 +119,7 @@ def train(
         progress: show a progress bar (games, win/draw/loss, nodes, rate).
         on_game: called after every logged game with (game id, moves, winner).
     """
-    from .store import kept_open, open_tree, save
+    from ..store.persistence import kept_open, open_tree, save
 
     the_game = find_game(game)
     if not isinstance(games, int) or games < 0:
@@ -136,7 +136,7 @@ def train(
         raise BudgetError(f"unknown opponent {opponent!r}: use one of {', '.join(OPPONENTS)}")
     rng = make_rng(seed)
     if c is None:
-        from .puct import C_PUCT
+        from ..mcts.puct import C_PUCT
 
         c = C_PUCT if algorithm == "puct" else SQRT2
     tree = open_tree(db, the_game, c=c if algorithm == "uct" else None)
@@ -144,8 +144,8 @@ def train(
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me: MCTSPlayer | PUCTPlayer
     if algorithm == "puct":
-        from .evaluators import find_evaluator
-        from .puct import PUCTPlayer
+        from ..mcts.evaluators import find_evaluator
+        from ..mcts.puct import PUCTPlayer
 
         me = PUCTPlayer(tree=tree, iterations=iterations, c_puct=c, temperature=temperature,
                         evaluator=find_evaluator(evaluator, playout=playout),

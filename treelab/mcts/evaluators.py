@@ -25,22 +25,22 @@ import random
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from .errors import BudgetError
-from .games import State
-from .games.connect4 import HEIGHT, WIDTH, ConnectFourState
-from .games.tictactoe import TicTacToeState
+from ..errors import BudgetError
+from ..games import State
+from ..games.connect4 import HEIGHT, WIDTH, ConnectFourState
+from ..games.tictactoe import TicTacToeState
 from .policies import PlayoutFn, find_playout
 
 __all__ = [
+    "C4_LINES",
+    "EVALUATORS",
+    "TTT_LINES",
     "Evaluation",
     "Evaluator",
-    "RolloutEvaluator",
     "HeuristicEvaluator",
-    "EVALUATORS",
+    "RolloutEvaluator",
     "find_evaluator",
     "uniform_priors",
-    "C4_LINES",
-    "TTT_LINES",
 ]
 
 

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import fastpath
-from .errors import BudgetError
-from .games import Game, State
+from .. import fastpath
+from ..errors import BudgetError
+from ..games import Game, State
+from ..tree import SQRT2, Moves, Tree, TreeNode
 from .policies import PlayoutFn, find_playout, make_rng, random_playout
-from .tree import SQRT2, Moves, Tree, TreeNode
 
 __all__ = ["Limit", "search"]
 

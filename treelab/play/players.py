@@ -11,14 +11,14 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from .errors import BudgetError
-from .games import Game, State
-from .policies import PlayoutFn, find_playout, make_rng
-from .search import Limit, search
-from .summary import choose_move
-from .tree import SQRT2, Tree
+from ..errors import BudgetError
+from ..games import Game, State
+from ..mcts.policies import PlayoutFn, find_playout, make_rng
+from ..mcts.summary import choose_move
+from ..mcts.uct import Limit, search
+from ..tree import SQRT2, Tree
 
-__all__ = ["Player", "RandomPlayer", "HeuristicPlayer", "MonteCarloPlayer", "MCTSPlayer"]
+__all__ = ["HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"]
 
 
 class Player(Protocol):

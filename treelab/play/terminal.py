@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 
 import click
 
-from .agents import MCTSPlayer
-from .errors import TreelabError
-from .games import Game
-from .tree import SQRT2, Tree
+from ..errors import TreelabError
+from ..games import Game
+from ..tree import SQRT2, Tree
+from .players import MCTSPlayer
 
 __all__ = ["play_in_terminal"]
 
@@ -35,7 +35,7 @@ def play_in_terminal(
     """
     ask = ask or (lambda prompt: click.prompt(prompt, prompt_suffix=" ", default="", show_default=False))
     if db is not None:
-        from .store import open_tree, save
+        from ..store.persistence import open_tree, save
 
         tree = open_tree(db, game, c=c)
         tree.current_game = tree.last_game_id + 1

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import TreeArrays
+from .arrays import TreeArrays
 
-__all__ = ["layout", "p1_mean", "plot_icicle", "plot_sunburst", "plot_shape"]
+__all__ = ["layout", "p1_mean", "plot_icicle", "plot_shape", "plot_sunburst"]
 
 
 def layout(arrays: TreeArrays) -> tuple[np.ndarray, np.ndarray]:

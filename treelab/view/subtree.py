@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .errors import BudgetError, TooLargeError
-from .tree import TreeNode
+from ..errors import BudgetError, TooLargeError
+from ..tree import TreeNode
 
 __all__ = ["MAX_NODES", "Cut", "Selection", "filter_children", "move_order", "principal_variation", "select"]
 

@@ -39,21 +39,21 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from .errors import BudgetError
+from ..errors import BudgetError
+from ..games import Game, State
+from ..tree import Moves, Tree, TreeNode
 from .evaluators import Evaluator, find_evaluator
-from .games import Game, State
 from .policies import make_rng
-from .search import Limit
 from .summary import choose_move
-from .tree import Moves, Tree, TreeNode
+from .uct import Limit
 
 __all__ = [
     "C_PUCT",
     "DIRICHLET_FRACTION",
+    "PUCTPlayer",
+    "choose_puct_move",
     "dirichlet_alpha_for",
     "puct_search",
-    "choose_puct_move",
-    "PUCTPlayer",
 ]
 
 C_PUCT = 1.25

@@ -13,20 +13,20 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BudgetError
-from .games import State
-from .tree import SQRT2, TreeNode
+from ..errors import BudgetError
+from ..games import State
+from ..tree import SQRT2, TreeNode
 
 __all__ = [
-    "ScoreFn",
-    "PlayoutFn",
-    "ucb1",
-    "mean_value",
-    "random_playout",
-    "decisive_playout",
     "PLAYOUTS",
+    "PlayoutFn",
+    "ScoreFn",
+    "decisive_playout",
     "find_playout",
     "make_rng",
+    "mean_value",
+    "random_playout",
+    "ucb1",
 ]
 
 ScoreFn = Callable[..., float]

@@ -8,12 +8,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..errors import StoreError
+from ..tree import SQRT2
 from .dbfile import reading
-from .errors import StoreError
 from .schema import DbPath, display
-from .tree import SQRT2
 
-__all__ = ["info", "read_games", "read_history", "compact"]
+__all__ = ["compact", "info", "read_games", "read_history"]
 
 
 def info(db: DbPath) -> dict[str, Any]:

@@ -6,8 +6,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import BudgetError
-from .tree import SQRT2, Moves, Tree, TreeNode
+from ..errors import BudgetError
+from ..tree import SQRT2, Moves, Tree, TreeNode
 
 __all__ = ["PROOF_WORDS", "ChildStats", "SearchSummary", "choose_move", "summarize"]
 

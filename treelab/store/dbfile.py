@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import NotATreelabDatabaseError, StoreError
+from ..errors import NotATreelabDatabaseError, StoreError
 from .schema import DbPath, check_file, check_meta, display, read_meta
 
-__all__ = ["KeptConnection", "reading", "writing", "is_empty"]
+__all__ = ["KeptConnection", "is_empty", "reading", "writing"]
 
 
 def _tidy(path: Path) -> None:

@@ -1,0 +1,1 @@
+"""treelab.analysis."""
