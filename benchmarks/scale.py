@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 import treelab
-from treelab.store import bulk  # the rows a first save writes, so both sides insert identical rows
 from treelab.play.players import MCTSPlayer
+from treelab.store import bulk  # the rows a first save writes, so both sides insert identical rows
 
 LOADER = r"""
 import gc, json, sys, time

@@ -14,8 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from treelab import fastpath
-from treelab.store import persistence as store
-from treelab.store import schema
 from treelab.errors import (
     GameMismatchError,
     NotATreelabDatabaseError,
@@ -23,6 +21,8 @@ from treelab.errors import (
     SchemaVersionError,
     StoreError,
 )
+from treelab.store import persistence as store
+from treelab.store import schema
 from treelab.store.persistence import load, open_tree, save
 from treelab.store.records import info, read_games, read_history
 from treelab.tree import Tree, TreeNode

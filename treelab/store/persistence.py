@@ -26,10 +26,10 @@ from typing import Any
 
 import sqlite_utils
 
-from . import bulk
 from ..errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from ..games import Game, find_game
 from ..tree import SQRT2, Tree, TreeNode
+from . import bulk
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .schema import DbPath, check_meta, create, display, migrate
 
