@@ -173,9 +173,9 @@ def test_choice_ucb1_plays_the_best_ucb1_score(tmp_path: Path) -> None:
 
 def test_the_lazy_group_knows_every_command() -> None:
     """Every command of the command modules is listed in the group's table, under its own module."""
-    from treelab.cli import _COMMANDS, cli, match, search, view
+    from treelab.cli import _COMMANDS, cli, grow, match, view
 
-    listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in (search, view, match) for c in m.COMMANDS}
+    listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in (grow, view, match) for c in m.COMMANDS}
     assert listed == _COMMANDS
     assert cli.list_commands(None) == sorted(listed)  # type: ignore[arg-type]
 
@@ -189,4 +189,4 @@ def test_a_command_imports_only_what_it_needs() -> None:
         "main()"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "['treelab.cli.options', 'treelab.cli.search']"
+    assert out.strip().splitlines()[-1] == "['treelab.cli.grow', 'treelab.cli.options']"

@@ -1,6 +1,6 @@
 """The ``treelab`` command line: a thin click group; every command calls the library.
 
-Commands live in small modules (``search.py``: train, analyse, play, info,
+Commands live in small modules (``grow.py``: train, analyse, play, info,
 compact; ``view.py``: render, stats, growth, shape; ``match.py``: arena). The
 group imports a command's module only when that command runs (click's "lazy
 group" pattern), so ``treelab analyse`` never loads the drawing code.
@@ -25,7 +25,7 @@ _VERSION = f"%(prog)s %(version)s; hot paths: {describe()}"
 
 
 _COMMANDS = {
-    "train": "search", "analyse": "search", "play": "search", "info": "search", "compact": "search",
+    "train": "grow", "analyse": "grow", "play": "grow", "info": "grow", "compact": "grow",
     "render": "view", "stats": "view", "growth": "view", "shape": "view",
     "arena": "match",
 }
