@@ -37,7 +37,7 @@ from .errors import (
 # `typing` (about 10 ms), and each CLI command imports only its own modules: numpy,
 # sqlite-utils and Graphviz come in only with the parts that need them. One table says where
 # each public name lives (a pair renames); the TYPE_CHECKING imports say the same for type
-# checkers, and tests/test_api.py checks that the table, those imports and __all__ agree.
+# checkers, and tests/test_layers.py checks that the table, those imports and __all__ agree.
 _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.arrays": ("TreeArrays", ("tree_stats", "stats")),
     "analysis.growth": ("GrowthData", "growth_data", "plot_growth", "tree_at"),
