@@ -1,14 +1,15 @@
-# treelab: `make demo` runs the main job, `make test` runs the suite. Both set up everything first.
+# treelab: `make demo` runs the main job, `make test` runs the checks (lint, types, doctests, the suite).
+# Every target sets up what it needs first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench clean dot bytecode
+.PHONY: setup demo test test-fast lint bench clean dot bytecode notebooks
 
 setup: $(STAMP) bytecode dot
 
-$(STAMP): pyproject.toml $(wildcard treelab/*.c treelab/*.h)
+$(STAMP): pyproject.toml setup.py $(wildcard treelab/*.c treelab/*.h)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e . --group dev
@@ -39,15 +40,26 @@ demo: setup
 	$(BIN)/treelab render data/demo.db --depth 2 --top 3 -o data/demo.svg
 	@echo "drew the top of the tree (UCB1 on every edge) into data/demo.svg"
 
-test: setup
+# The suite collects tests/ and, with --doctest-modules, every docstring example in treelab/
+# (pyproject.toml's pytest settings). CI's .ci/run is `make test`, so it lints too.
+test: setup lint
 	$(BIN)/python -m pytest -n 2 -q
 
 test-fast: setup
 	$(BIN)/python -m pytest -n 2 -q -m "not slow"
 
 lint: setup
-	$(BIN)/ruff check treelab tests benchmarks
+	$(BIN)/ruff check treelab tests benchmarks setup.py
 	$(BIN)/mypy treelab
+
+# JupyterLab (the `notebooks` extra) in the venv, then the notebooks in it; Ctrl-C stops the server.
+NOTEBOOKS_STAMP := $(VENV)/.notebooks
+$(NOTEBOOKS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[notebooks]' --group dev
+	@touch $(NOTEBOOKS_STAMP)
+
+notebooks: setup $(NOTEBOOKS_STAMP)
+	$(BIN)/jupyter lab notebooks/
 
 bench: setup
 	$(BIN)/python benchmarks/search.py

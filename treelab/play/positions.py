@@ -56,6 +56,7 @@ def analyse(
             subtree at the position is read. None: a fresh in-memory tree.
 
     Example:
+        >>> import treelab
         >>> result = treelab.analyse("tictactoe", "1425", iterations=300, seed=1)
         >>> result.best_move in ("3", "7")  # X completes a line
         True
