@@ -10,8 +10,8 @@ import pytest
 
 import treelab
 from treelab.errors import BudgetError
+from treelab.games.connect4 import C4_LINES
 from treelab.mcts.evaluators import (
-    C4_LINES,
     Evaluation,
     HeuristicEvaluator,
     RolloutEvaluator,
@@ -236,7 +236,7 @@ def test_heuristic_avoids_moves_that_hand_the_opponent_a_win(moves, blunder):
 
 
 def test_connect4_bitboard_priors_equal_the_generic_rules():
-    from treelab.mcts.evaluators import _centrality, _normalised
+    from treelab.mcts.evaluators import _normalised
 
     h = HeuristicEvaluator()
 
@@ -247,7 +247,7 @@ def test_connect4_bitboard_priors_equal_the_generic_rules():
         weights = {}
         for move in state.legal_moves():
             after = state.play(move)
-            weight = _centrality(state, move)
+            weight = state.centrality(move)
             if not after.is_terminal:
                 weight *= h.threat_bonus ** len(after.threats())
                 if after.winning_moves():

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from ..errors import UnknownGameError
-from .base import Game, State, mover_at_depth, other_player
+from .base import BoardLook, Game, Grid, State, mover_at_depth, other_player
 from .connect4 import ConnectFour, ConnectFourState
 from .tictactoe import TicTacToe, TicTacToeState
 
 __all__ = [
     "GAMES",
+    "BoardLook",
     "ConnectFour",
     "ConnectFourState",
     "Game",
+    "Grid",
     "State",
     "TicTacToe",
     "TicTacToeState",

@@ -4,6 +4,34 @@ A :class:`Game` is a stateless rule book; a :class:`State` is one immutable
 position. Moves are small positive integers whose text label is the move's
 notation (Connect Four columns ``1``-``7``, tic-tac-toe cells ``1``-``9``), so a
 position is written as the string of its moves from the start (``"4453"``).
+
+Everything outside ``treelab/games/`` (search, evaluators, diagrams, the
+explorer) talks to a game only through this interface, so a new game is a new
+module here plus one registry entry, and nothing else changes.
+
+**What a game must provide** (abstract: the class cannot be built without them):
+
+- :class:`Game`: :meth:`Game.initial` and :meth:`Game.python_playout`, and the
+  class attributes :attr:`Game.name`, :attr:`Game.num_moves`, :attr:`Game.example`.
+- :class:`State`: :attr:`State.to_move`, :attr:`State.winner`,
+  :attr:`State.is_terminal`, :meth:`State.legal_moves`, :meth:`State.play`,
+  :meth:`State.key`, :meth:`State.board` (the text board),
+  :meth:`State.winning_moves` and :meth:`State.threats`; and the attributes
+  ``game`` (its :class:`Game`) and ``ply`` (moves played so far).
+
+**What has a default** (override to do better):
+
+- move notation: :meth:`Game.label` (``str(move)``), :meth:`Game.parse_move`
+  (decimal ``1``..``num_moves``), :meth:`Game.parse`, :meth:`Game.notation`,
+  and the words of messages (:attr:`Game.move_word`, :attr:`Game.full_word`);
+- drawing: :meth:`State.grid` (None: diagrams show :meth:`State.board` as text)
+  and :attr:`Game.look` (the colours and marks a grid is drawn with);
+- the heuristic evaluator: :meth:`State.centrality` (1.0 for every move) and
+  :meth:`State.prior_weights` (None: the evaluator's generic rule, written with
+  ``winning_moves``/``threats``/``play``/``centrality``);
+- speed: :meth:`Game.playout_board`, :attr:`Game.compiled_playout`,
+  :attr:`Game.compiled_replay` (None: the Python reference runs) and
+  :meth:`State.play_all`.
 """
 
 from __future__ import annotations
@@ -11,10 +39,37 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 
 from ..errors import GameOverError, IllegalMoveError, NotationError
 
-__all__ = ["Game", "State", "mover_at_depth", "other_player"]
+__all__ = ["BoardLook", "Game", "Grid", "State", "mover_at_depth", "other_player"]
+
+Grid = tuple[tuple[int, ...], ...]
+"""A board as rows of cells, the top row first; each cell is 0 (empty), 1 or 2 (the player holding it)."""
+
+
+@dataclass(frozen=True)
+class BoardLook:
+    """How diagrams draw a game's :meth:`State.grid`: a table of coloured cells on a board colour.
+
+    The default is a plain board with X and O marks (tic-tac-toe's look).
+    """
+
+    background: str = "#404040"
+    """Colour of the board around and between the cells (the title is written on it in white)."""
+    cell_size: int = 16
+    """Width and height of one cell, in points."""
+    cell_padding: int = 1
+    """Space inside each cell, in points."""
+    fills: tuple[str, str, str] = ("#ffffff", "#ffffff", "#ffffff")
+    """Cell colour when empty, held by player 1, held by player 2."""
+    marks: tuple[str, str, str] | None = ("", "X", "O")
+    """Text written in an empty cell, a cell of player 1, a cell of player 2 (None: no text, colour only)."""
+    mark_colours: tuple[str, str, str] = ("#000000", "#b2182b", "#2166ac")
+    """Colour of the marks, in the same order."""
+    footer: tuple[str, ...] = ()
+    """Labels written under the columns (Connect Four's column numbers); empty: no footer row."""
 
 
 def other_player(player: int) -> int:
@@ -95,6 +150,31 @@ class State(ABC):
     @abstractmethod
     def threats(self) -> list[int]:
         """The moves with which the opponent would win at once, were it their turn (to block)."""
+
+    def grid(self) -> Grid | None:
+        """The board as rows of cells for pictures (top row first), or None to show :meth:`board` as text.
+
+        Every row has the same length; diagrams draw it with :attr:`Game.look`.
+        """
+        return None
+
+    def centrality(self, move: int) -> float:
+        """How central ``move`` is, for the heuristic evaluator's priors (the default: 1.0 for every move).
+
+        Board games use the number of winning lines through the cell the move takes.
+        """
+        return 1.0
+
+    def prior_weights(self, threat_bonus: float, blunder_weight: float) -> dict[int, float] | None:
+        """A fast form of the heuristic evaluator's weights here, or None (the default) for its generic rule.
+
+        An override must return exactly what
+        :class:`treelab.mcts.evaluators.HeuristicEvaluator` computes from
+        ``winning_moves``, ``threats``, ``play`` and ``centrality`` (weights
+        before normalising, one per legal move unless the mover wins or must
+        block); the games' tests hold the two equal.
+        """
+        return None
 
     def __str__(self) -> str:
         return self.board()
@@ -223,6 +303,8 @@ class Game(ABC):
     """How an unplayable move is described in messages."""
     example: str = ""
     """An example sequence for messages and help texts."""
+    look: BoardLook = BoardLook()
+    """How diagrams draw this game's :meth:`State.grid` (the default: X and O marks)."""
 
     def notation(self, moves: Iterable[int]) -> str:
         """The compact notation of a move sequence (``"4453"``)."""

@@ -13,9 +13,9 @@ from operator import attrgetter
 
 from .. import fastpath
 from ..errors import GameOverError, IllegalMoveError
-from .base import Game, State
+from .base import BoardLook, Game, Grid, State
 
-__all__ = ["HEIGHT", "WIDTH", "ConnectFour", "ConnectFourState"]
+__all__ = ["C4_LINES", "HEIGHT", "WIDTH", "ConnectFour", "ConnectFourState"]
 
 WIDTH = 7
 HEIGHT = 6
@@ -31,8 +31,20 @@ _OPEN_COLUMNS = {  # the top cells taken (mask & _TOPS) -> the columns still ope
     sum(_TOP[c] for c in range(WIDTH) if full >> c & 1): tuple(c + 1 for c in range(WIDTH) if not full >> c & 1)
     for full in range(1 << WIDTH)
 }
+_BOARD = sum(((1 << HEIGHT) - 1) << (_H1 * c) for c in range(WIDTH))  # every cell, no sentinels
+_BOTTOMS = sum(_BOTTOM)
 _COMPILED_PLAYOUT = fastpath.compiled.connect4 if fastpath.compiled is not None else None
 _COMPILED_REPLAY = fastpath.compiled.connect4_replay if fastpath.compiled is not None else None
+
+C4_LINES: tuple[tuple[int, ...], ...] = (
+    (3, 4, 5, 7, 5, 4, 3),
+    (4, 6, 8, 10, 8, 6, 4),
+    (5, 8, 11, 13, 11, 8, 5),
+    (5, 8, 11, 13, 11, 8, 5),
+    (4, 6, 8, 10, 8, 6, 4),
+    (3, 4, 5, 7, 5, 4, 3),
+)
+"""Four-in-a-row lines through each cell, ``C4_LINES[row][column]``, row 0 at the bottom (centrality)."""
 
 
 def has_four(pos: int) -> bool:
@@ -138,6 +150,41 @@ class ConnectFourState(State):
         mine = bool(self.cur & bit)
         return self.to_move if mine else 3 - self.to_move
 
+    def grid(self) -> Grid:
+        return tuple(tuple(self.cell(c, row) for c in range(WIDTH)) for row in range(HEIGHT - 1, -1, -1))
+
+    def centrality(self, move: int) -> float:
+        """Four-in-a-row lines through the cell where a disc dropped in column ``move`` lands."""
+        c = move - 1
+        if not 0 <= c < WIDTH:
+            return 1.0
+        column = (self.mask >> (_H1 * c)) & ((1 << HEIGHT) - 1)
+        return float(C4_LINES[min(column.bit_length(), HEIGHT - 1)][c])  # bit_length: discs in the column
+
+    def prior_weights(self, threat_bonus: float, blunder_weight: float) -> dict[int, float]:
+        """The heuristic evaluator's weights on bitboards (equal to its generic rule; see :class:`State`)."""
+        mask, mine = self.mask, self.cur
+        theirs = mine ^ mask
+        playable = (mask + _BOTTOMS) & _BOARD
+        wins = _winning_cells(mine, mask) & playable
+        if not wins:
+            wins = _winning_cells(theirs, mask) & playable  # blocks
+        legal = [c for c in range(WIDTH) if playable & _column_mask(c)]
+        if wins:
+            return {c + 1: 1.0 for c in legal if wins & _column_mask(c)}
+        weights = {}
+        for c in legal:
+            bit = playable & _column_mask(c)
+            row = (bit >> (_H1 * c)).bit_length() - 1
+            new_mask = mask | bit
+            open_cells = (new_mask + _BOTTOMS) & _BOARD
+            threats = bin(_winning_cells(mine | bit, new_mask) & open_cells).count("1")
+            weight = float(C4_LINES[row][c]) * threat_bonus**threats
+            if _winning_cells(theirs, new_mask) & open_cells:
+                weight *= blunder_weight
+            weights[c + 1] = weight
+        return weights
+
     def board(self) -> str:
         symbols = ".XO"
         rows = []
@@ -160,6 +207,19 @@ def _column_mask(c: int) -> int:
     return ((1 << HEIGHT) - 1) << (_H1 * c)
 
 
+def _winning_cells(pos: int, mask: int) -> int:
+    """The empty cells where one more disc of ``pos`` makes four in a row (Pons' bitboard method)."""
+    r = (pos << 1) & (pos << 2) & (pos << 3)  # vertical: three below
+    for s in (_H1, HEIGHT, _H1 + 1):  # horizontal and both diagonals
+        p = (pos << s) & (pos << 2 * s)
+        r |= p & (pos << 3 * s)
+        r |= p & (pos >> s)
+        p = (pos >> s) & (pos >> 2 * s)
+        r |= p & (pos << s)
+        r |= p & (pos >> 3 * s)
+    return r & (_BOARD ^ mask)
+
+
 ConnectFourState.game = None  # type: ignore[assignment]  # set below
 
 
@@ -171,6 +231,11 @@ class ConnectFour(Game):
     move_word = "column"
     full_word = "full"
     example = "4453"
+    look = BoardLook(
+        background="#2659a8", cell_size=11, cell_padding=0,
+        fills=("#ffffff", "#e41a1c", "#ffd92f"), marks=None, footer=tuple(str(c + 1) for c in range(WIDTH)),
+    )
+    """Red (player 1) and yellow (player 2) discs on a blue board, the column numbers below."""
     compiled_playout = _COMPILED_PLAYOUT
     compiled_replay = _COMPILED_REPLAY
 

@@ -7,9 +7,9 @@ from operator import attrgetter
 
 from .. import fastpath
 from ..errors import GameOverError, IllegalMoveError
-from .base import Game, State
+from .base import Game, Grid, State
 
-__all__ = ["TicTacToe", "TicTacToeState"]
+__all__ = ["TTT_LINES", "TicTacToe", "TicTacToeState"]
 
 _LINES = [
     0b000000111, 0b000111000, 0b111000000,  # rows
@@ -17,6 +17,8 @@ _LINES = [
     0b100010001, 0b001010100,  # diagonals
 ]
 _FULL = 0b111111111
+TTT_LINES: tuple[int, ...] = (3, 2, 3, 2, 4, 2, 3, 2, 3)
+"""Three-in-a-row lines through each cell (cells 1-9): the centrality of a move."""
 _COMPILED_PLAYOUT = fastpath.compiled.tictactoe if fastpath.compiled is not None else None
 _COMPILED_REPLAY = fastpath.compiled.tictactoe_replay if fastpath.compiled is not None else None
 
@@ -87,6 +89,13 @@ class TicTacToeState(State):
         """Who holds cell ``index`` (1-9): 0, 1 or 2."""
         bit = 1 << (index - 1)
         return 1 if self.x & bit else 2 if self.o & bit else 0
+
+    def grid(self) -> Grid:
+        return tuple(tuple(self.cell(3 * r + c + 1) for c in range(3)) for r in range(3))
+
+    def centrality(self, move: int) -> float:
+        """Three-in-a-row lines through cell ``move``."""
+        return float(TTT_LINES[move - 1]) if 1 <= move <= 9 else 1.0
 
     def board(self) -> str:
         marks = ".XO"

@@ -13,10 +13,12 @@ Built-ins:
   a random (or decisive) playout as the value, the classic MCTS evaluation
   used as a stand-in for a network (OpenSpiel's ``RandomRolloutEvaluator``).
 - :class:`HeuristicEvaluator` (``"heuristic"``): priors from immediate wins,
-  forced blocks, new threats, moves that hand the opponent a win, and
-  centrality (the number of four-in-a-row lines through the cell a Connect
-  Four disc lands on; lines through a cell in tic-tac-toe); the value is a
-  playout result as above.
+  forced blocks, new threats, moves that hand the opponent a win, and the
+  game's :meth:`~treelab.games.State.centrality` (the number of four-in-a-row
+  lines through the cell a Connect Four disc lands on; lines through a cell in
+  tic-tac-toe); the value is a playout result as above. Only the game
+  interface is used: a game may supply a faster equal form of the weights
+  (:meth:`~treelab.games.State.prior_weights`, Connect Four's bitboards).
 """
 
 from __future__ import annotations
@@ -27,19 +29,16 @@ from typing import NamedTuple
 
 from ..errors import BudgetError
 from ..games import State
-from ..games.connect4 import HEIGHT, WIDTH, ConnectFourState
-from ..games.tictactoe import TicTacToeState
 from .policies import PlayoutFn, find_playout
 
 __all__ = [
-    "C4_LINES",
     "EVALUATORS",
-    "TTT_LINES",
     "Evaluation",
     "Evaluator",
     "HeuristicEvaluator",
     "RolloutEvaluator",
     "find_evaluator",
+    "generic_weights",
     "uniform_priors",
 ]
 
@@ -55,20 +54,6 @@ class Evaluation(NamedTuple):
 
 Evaluator = Callable[[State, random.Random], Evaluation]
 """``evaluate(state, rng) -> Evaluation`` for a non-terminal ``state``; ``rng`` is the search's generator."""
-
-C4_LINES: tuple[tuple[int, ...], ...] = (
-    (3, 4, 5, 7, 5, 4, 3),
-    (4, 6, 8, 10, 8, 6, 4),
-    (5, 8, 11, 13, 11, 8, 5),
-    (5, 8, 11, 13, 11, 8, 5),
-    (4, 6, 8, 10, 8, 6, 4),
-    (3, 4, 5, 7, 5, 4, 3),
-)
-"""Four-in-a-row lines through each Connect Four cell, ``C4_LINES[row][column]``, row 0 at the bottom."""
-
-TTT_LINES: tuple[int, ...] = (3, 2, 3, 2, 4, 2, 3, 2, 3)
-"""Three-in-a-row lines through each tic-tac-toe cell (cells 1-9)."""
-
 
 def uniform_priors(state: State) -> dict[int, float]:
     """The same prior for every legal move."""
@@ -112,16 +97,11 @@ class RolloutEvaluator:
 class HeuristicEvaluator:
     """Priors from threats and centrality; the value from playouts.
 
-    Weights of a legal move before normalising:
-
-    - the player to move can win at once: only the winning moves (weight 1);
-    - else the opponent threatens to win at once: only the blocking moves;
-    - else centrality (lines through the cell the move takes), times
-      ``threat_bonus`` per immediate win the move creates, times
-      ``blunder_weight`` when the move lets the opponent win at once
-      (in Connect Four: playing under the opponent's winning cell).
-
-    Other games get uniform centrality.
+    The priors are the weights of :func:`generic_weights` (immediate wins, else
+    blocks, else centrality scaled up per threat the move creates and down when
+    it hands the opponent a win), normalised; a game may compute the same
+    weights faster in :meth:`~treelab.games.State.prior_weights`. A game
+    without a centrality gets 1.0 for every move.
 
     Args:
         playout: the value's playout policy, ``"random"`` or ``"decisive"``.
@@ -150,84 +130,37 @@ class HeuristicEvaluator:
 
     def priors(self, state: State) -> dict[int, float]:
         """The prior of every legal move (see the class docstring)."""
-        if isinstance(state, ConnectFourState):
-            return _normalised(_c4_weights(state, self.threat_bonus, self.blunder_weight))
-        wins = state.winning_moves()
-        if wins:
-            return _normalised(dict.fromkeys(wins, 1.0))
-        blocks = state.threats()
-        if blocks:
-            return _normalised(dict.fromkeys(blocks, 1.0))
-        weights = {}
-        for move in state.legal_moves():
-            after = state.play(move)
-            weight = _centrality(state, move)
-            if not after.is_terminal:
-                weight *= self.threat_bonus ** len(after.threats())  # my immediate wins, were it my turn
-                if after.winning_moves():  # the opponent wins at once
-                    weight *= self.blunder_weight
-            weights[move] = weight
+        weights = state.prior_weights(self.threat_bonus, self.blunder_weight)
+        if weights is None:
+            weights = generic_weights(state, self.threat_bonus, self.blunder_weight)
         return _normalised(weights)
 
     def __call__(self, state: State, rng: random.Random) -> Evaluation:
         return Evaluation(self.priors(state), _rollout_value(state, self.playout, self.rollouts, rng))
 
 
-_COLUMN = (1 << HEIGHT) - 1
-_BOARD = sum(_COLUMN << ((HEIGHT + 1) * c) for c in range(WIDTH))
-_BOTTOM = [1 << ((HEIGHT + 1) * c) for c in range(WIDTH)]
-_BOTTOMS = sum(_BOTTOM)
+def generic_weights(state: State, threat_bonus: float, blunder_weight: float) -> dict[int, float]:
+    """:class:`HeuristicEvaluator`'s weights before normalising, from the game interface alone.
 
-
-def _winning_cells(pos: int, mask: int) -> int:
-    """The empty cells where one more disc of ``pos`` makes four in a row (Pons' bitboard method)."""
-    r = (pos << 1) & (pos << 2) & (pos << 3)  # vertical: three below
-    for s in (HEIGHT + 1, HEIGHT, HEIGHT + 2):  # horizontal and both diagonals
-        p = (pos << s) & (pos << 2 * s)
-        r |= p & (pos << 3 * s)
-        r |= p & (pos >> s)
-        p = (pos >> s) & (pos >> 2 * s)
-        r |= p & (pos << s)
-        r |= p & (pos >> 3 * s)
-    return r & (_BOARD ^ mask)
-
-
-def _c4_weights(state: ConnectFourState, threat_bonus: float, blunder_weight: float) -> dict[int, float]:
-    """:meth:`HeuristicEvaluator.priors` before normalising, on bitboards (same result as the generic rules)."""
-    mask, mine = state.mask, state.cur
-    theirs = mine ^ mask
-    playable = (mask + _BOTTOMS) & _BOARD
-    wins = _winning_cells(mine, mask) & playable
-    if not wins:
-        wins = _winning_cells(theirs, mask) & playable  # blocks
-    legal = [c for c in range(WIDTH) if playable & (_COLUMN << ((HEIGHT + 1) * c))]
+    The player to move can win at once: the winning moves, weight 1 each; else
+    the opponent threatens to: the blocking moves; else every legal move gets
+    its :meth:`~treelab.games.State.centrality`, times ``threat_bonus`` per
+    immediate win it creates, times ``blunder_weight`` if the opponent can then
+    win at once.
+    """
+    wins = state.winning_moves() or state.threats()
     if wins:
-        return {c + 1: 1.0 for c in legal if wins & (_COLUMN << ((HEIGHT + 1) * c))}
+        return dict.fromkeys(wins, 1.0)
     weights = {}
-    for c in legal:
-        shift = (HEIGHT + 1) * c
-        bit = playable & (_COLUMN << shift)
-        row = (bit >> shift).bit_length() - 1
-        new_mask = mask | bit
-        open_cells = (new_mask + _BOTTOMS) & _BOARD
-        threats = bin(_winning_cells(mine | bit, new_mask) & open_cells).count("1")
-        weight = float(C4_LINES[row][c]) * threat_bonus**threats
-        if _winning_cells(theirs, new_mask) & open_cells:
-            weight *= blunder_weight
-        weights[c + 1] = weight
+    for move in state.legal_moves():
+        after = state.play(move)
+        weight = state.centrality(move)
+        if not after.is_terminal:
+            weight *= threat_bonus ** len(after.threats())  # my immediate wins, were it my turn
+            if after.winning_moves():  # the opponent wins at once
+                weight *= blunder_weight
+        weights[move] = weight
     return weights
-
-
-def _centrality(state: State, move: int) -> float:
-    """Lines through the cell that ``move`` takes (1.0 for games without a table)."""
-    if isinstance(state, ConnectFourState):
-        c = move - 1
-        column = (state.mask >> ((HEIGHT + 1) * c)) & ((1 << HEIGHT) - 1)
-        row = column.bit_length()  # discs already in the column
-        return float(C4_LINES[min(row, HEIGHT - 1)][c]) if 0 <= c < WIDTH else 1.0
-    if isinstance(state, TicTacToeState):
-        return float(TTT_LINES[move - 1])
-    return 1.0
 
 
 def _normalised(weights: dict[int, float]) -> dict[int, float]:

@@ -11,8 +11,6 @@ from html import escape
 from itertools import pairwise
 
 from ..games import Game, State
-from ..games.connect4 import ConnectFourState
-from ..games.tictactoe import TicTacToeState
 
 __all__ = [
     "FONT",
@@ -50,9 +48,6 @@ PROVEN_WORDS = {1: "proven win", 0: "proven draw", -1: "proven loss"}
 
 UNVISITED_FILL = "#ffffff"
 
-C4_COLOURS = {0: "#ffffff", 1: "#e41a1c", 2: "#ffd92f"}
-C4_BOARD = "#2659a8"
-
 
 def _hex(colour: str) -> tuple[int, int, int]:
     return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
@@ -88,46 +83,38 @@ def fmt(x: float, digits: int = 3) -> str:
 def board_label(game: Game, state: State, title: str) -> str:
     """An HTML-like Graphviz table: ``title`` over a picture of ``state``.
 
-    Connect Four shows red (player 1) and yellow (player 2) discs on a blue
-    board; tic-tac-toe shows X and O marks. Other games fall back to the
-    plain-text board.
+    The picture is the state's :meth:`~treelab.games.State.grid` drawn with the
+    game's :attr:`~treelab.games.Game.look` (Connect Four: red and yellow discs
+    on a blue board; tic-tac-toe: X and O marks); a game without a grid shows
+    its plain-text :meth:`~treelab.games.State.board`. Every text is escaped.
     """
-    head = f'<TR><TD COLSPAN="{{cols}}"><B>{escape(title)}</B></TD></TR>'
-    if isinstance(state, ConnectFourState):
-        rows = []
-        for row in range(5, -1, -1):
-            cells = "".join(
-                f'<TD WIDTH="11" HEIGHT="11" FIXEDSIZE="TRUE" BGCOLOR="{C4_COLOURS[state.cell(col, row)]}"></TD>'
-                for col in range(7)
-            )
-            rows.append(f"<TR>{cells}</TR>")
-        numbers = "".join(f'<TD><FONT POINT-SIZE="7" COLOR="#ffffff">{c + 1}</FONT></TD>' for c in range(7))
-        return (
-            f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="0" BGCOLOR="{C4_BOARD}">'
-            + head.format(cols=7).replace("<B>", '<FONT COLOR="#ffffff"><B>').replace("</B>", "</B></FONT>")
-            + "".join(rows)
-            + f"<TR>{numbers}</TR></TABLE>"
-        )
-    if isinstance(state, TicTacToeState):
-        marks = {0: "&#160;", 1: "X", 2: "O"}
-        colours = {0: "#000000", 1: "#b2182b", 2: "#2166ac"}
-        rows = []
-        for r in range(3):
-            owners = [state.cell(3 * r + c + 1) for c in range(3)]
-            cells = "".join(
-                f'<TD WIDTH="16" HEIGHT="16" FIXEDSIZE="TRUE" BGCOLOR="#ffffff">'
-                f'<FONT COLOR="{colours[who]}"><B>{marks[who]}</B></FONT></TD>'
-                for who in owners
-            )
-            rows.append(f"<TR>{cells}</TR>")
-        return (
-            '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1" BGCOLOR="#404040">'
-            + head.format(cols=3).replace("<B>", '<FONT COLOR="#ffffff"><B>').replace("</B>", "</B></FONT>")
-            + "".join(rows)
-            + "</TABLE>"
-        )
-    text = "<BR/>".join(escape(line) for line in state.board().split("\n"))
-    return f'<TABLE BORDER="0">{head.format(cols=1)}<TR><TD>{text}</TD></TR></TABLE>'
+    grid = state.grid()
+    if grid is None:
+        text = "<BR/>".join(escape(line) for line in state.board().split("\n"))
+        return f'<TABLE BORDER="0"><TR><TD COLSPAN="1"><B>{escape(title)}</B></TD></TR><TR><TD>{text}</TD></TR></TABLE>'
+    look = game.look
+    cols = max((len(row) for row in grid), default=1)
+    size = f'WIDTH="{look.cell_size}" HEIGHT="{look.cell_size}" FIXEDSIZE="TRUE"'
+    rows = []
+    for row in grid:
+        cells = []
+        for who in row:
+            mark = ""
+            if look.marks is not None:
+                text = escape(look.marks[who]) or "&#160;"
+                mark = f'<FONT COLOR="{look.mark_colours[who]}"><B>{text}</B></FONT>'
+            cells.append(f'<TD {size} BGCOLOR="{look.fills[who]}">{mark}</TD>')
+        rows.append(f"<TR>{''.join(cells)}</TR>")
+    if look.footer:
+        numbers = "".join(f'<TD><FONT POINT-SIZE="7" COLOR="#ffffff">{escape(x)}</FONT></TD>' for x in look.footer)
+        rows.append(f"<TR>{numbers}</TR>")
+    return (
+        f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="{look.cell_padding}" '
+        f'BGCOLOR="{look.background}">'
+        f'<TR><TD COLSPAN="{cols}"><FONT COLOR="#ffffff"><B>{escape(title)}</B></FONT></TD></TR>'
+        + "".join(rows)
+        + "</TABLE>"
+    )
 
 
 def legend_table(c: float) -> str:
