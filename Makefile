@@ -5,9 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench clean dot bytecode notebooks
+.PHONY: setup demo test test-fast lint bench clean dot bytecode notebooks chromium
 
-setup: $(STAMP) bytecode dot
+setup: $(STAMP) bytecode dot chromium
 
 $(STAMP): pyproject.toml setup.py $(wildcard treelab/*.c treelab/*.h)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,15 @@ dot:
 	  elif command -v dnf >/dev/null 2>&1; then $$SUDO dnf install -y graphviz; \
 	  else echo "please install Graphviz (the dot program) and re-run"; exit 1; fi; }
 	@dot -V
+
+# Debian's chromium for the explorer's browser tests (Playwright drives it; it never downloads browsers).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (for the explorer's browser tests)..."; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	  else echo "please install chromium (the explorer's browser tests need it) and re-run"; exit 1; fi; }
 
 demo: setup
 	$(BIN)/treelab train connect4 --db data/demo.db --games 60 --iterations 400 --opponent heuristic --seed 1

@@ -40,6 +40,7 @@ from .errors import (
 # checkers, and tests/test_layers.py checks that the table, those imports and __all__ agree.
 _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.arrays": ("TreeArrays", ("tree_stats", "stats")),
+    "analysis.diff": ("DiffResult", "diff"),
     "analysis.growth": ("GrowthData", "growth_data", "plot_growth", "tree_at"),
     "analysis.shape": ("plot_shape",),
     "analysis.sqlstats": ("db_stats",),
@@ -50,6 +51,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "mcts.summary": ("ChildStats", "SearchSummary", "choose_move"),
     "mcts.uct": ("Limit", "search"),
     "play.arena": ("MatchResult", "make_player", "play_match"),
+    "play.explorer": ("Explorer", "explore"),
     "play.openspiel_bot": ("OpenSpielPlayer",),
     "play.players": ("HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"),
     "play.positions": ("analyse",),
@@ -69,6 +71,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 if TYPE_CHECKING:
     from .analysis.arrays import TreeArrays
     from .analysis.arrays import stats as tree_stats
+    from .analysis.diff import DiffResult, diff
     from .analysis.growth import GrowthData, growth_data, plot_growth, tree_at
     from .analysis.shape import plot_shape
     from .analysis.sqlstats import db_stats
@@ -79,6 +82,7 @@ if TYPE_CHECKING:
     from .mcts.summary import ChildStats, SearchSummary, choose_move
     from .mcts.uct import Limit, search
     from .play.arena import MatchResult, make_player, play_match
+    from .play.explorer import Explorer, explore
     from .play.openspiel_bot import OpenSpielPlayer
     from .play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
     from .play.positions import analyse
@@ -110,9 +114,11 @@ __all__ = [
     "BudgetError",
     "ChildStats",
     "Diagram",
+    "DiffResult",
     "Evaluation",
     "Evaluator",
     "ExecutableNotFoundError",
+    "Explorer",
     "Game",
     "GameMismatchError",
     "GameOverError",
@@ -150,8 +156,10 @@ __all__ = [
     "compact",
     "db_stats",
     "decisive_playout",
+    "diff",
     "dirichlet_alpha_for",
     "draw",
+    "explore",
     "find_evaluator",
     "find_game",
     "growth_data",

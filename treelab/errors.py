@@ -16,8 +16,10 @@ __all__ = [
     "NotATreelabDatabaseError",
     "NotationError",
     "PathNotFoundError",
+    "QueryError",
     "RenderError",
     "SchemaVersionError",
+    "ServeError",
     "SpecError",
     "StoreError",
     "TooLargeError",
@@ -90,3 +92,11 @@ class ExecutableNotFoundError(RenderError, FileNotFoundError):
 
 class SpecError(TreelabError, ValueError):
     """A player specification (``uct:iterations=200``) that cannot be parsed."""
+
+
+class QueryError(TreelabError, ValueError):
+    """A query string value the explorer's API cannot use (answered with HTTP 400)."""
+
+
+class ServeError(TreelabError, OSError):
+    """A host or port the explorer cannot listen on."""

@@ -1,0 +1,113 @@
+"""Commands that explore and compare stored trees: ``serve`` (the web explorer) and ``diff``."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+
+from .options import ExampleLast, db_argument, json_option, library_errors, path_option
+
+__all__ = ["COMMANDS", "describe_diff", "diff", "serve"]
+
+
+@click.command(cls=ExampleLast)
+@db_argument
+@click.option("--compare", "compare", type=click.Path(dir_okay=False), default=None, metavar="DB2",
+              help="A second database of the same game, shown side by side (aligned by move path).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (only this machine can connect to 127.0.0.1).")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
+              help="Port to listen on (0: any free port).")
+@click.option("--no-browser", is_flag=True, help="Do not open the page in a web browser.")
+@path_option
+@library_errors
+def serve(db: str, compare: str | None, host: str, port: int, no_browser: bool, path: str) -> None:
+    """Explore the tree in DB in the browser (read-only), live while training writes it.
+
+    The page shows a position's board with each move's visit share and mean
+    painted on it, the sortable table of its moves (visits, wins/draws/losses,
+    mean, UCB1 and its two terms, proofs), the principal variation, the
+    Graphviz subtree, a slider that replays the tree's growth over the training
+    games and, with --compare, a second tree aligned by move path. The URL is
+    the state: /?path=SEQ. JSON API: /api/node?path=SEQ, /api/subtree.svg.
+
+    \b
+    Example:
+      treelab serve data/connect4.db --compare c4-other.db --port 8765
+    """
+    from ..play.explorer import explorer_app
+    from ..view.explorer.server import bind
+    from ..view.explorer.server import serve as run
+
+    app = explorer_app(db, compare)
+    sock = bind(host, port)
+
+    def announce(url: str) -> None:
+        extra = f" compared with {compare}" if compare else ""
+        click.echo(f"serving {db}{extra} read-only at {url} (Ctrl-C stops)", err=False)
+
+    run(app, sock, open_browser=not no_browser, path=path, announce=announce)
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x:.3f}"
+
+
+def describe_diff(facts: dict[str, object]) -> str:
+    """The readable ``diff`` report of a diff object."""
+    where = facts["path"] or "the start"
+    pv_a, pv_b = facts["principal_variation_a"], facts["principal_variation_b"]
+    assert isinstance(pv_a, list) and isinstance(pv_b, list)
+    common = int(facts["pv_common"])  # type: ignore[call-overload]
+    parting = (
+        "they agree" if pv_a == pv_b
+        else f"they part after {common} {'move' if common == 1 else 'moves'}"
+    )
+    lines = [
+        f"{facts['game']} trees at {where}: A = {facts['a']}, B = {facts['b']}",
+        f"  nodes: A {facts['nodes_a']:,}, B {facts['nodes_b']:,}, both {facts['common']:,} · "
+        f"only in A {facts['only_in_a']:,} · only in B {facts['only_in_b']:,}",
+        f"  visits here: A {facts['nb_visit_a']:,}, B {facts['nb_visit_b']:,} (B - A = {facts['root_visit_delta']:+,})",
+        f"  principal variation A: {' '.join(pv_a) or '-'}",
+        f"  principal variation B: {' '.join(pv_b) or '-'}  ({parting})",
+        "",
+    ]
+    header = ["move", "visits A", "visits B", "B - A", "mean A", "mean B", "B - A", "held by"]
+    rows = []
+    for k in facts["children"]:  # type: ignore[attr-defined]
+        held = "both" if k["in_a"] and k["in_b"] else ("A only" if k["in_a"] else "B only")
+        delta = k["mean_delta"]
+        rows.append([k["move"], f"{k['nb_visit_a']:,}", f"{k['nb_visit_b']:,}", f"{k['visit_delta']:+,}",
+                     _num(k["mean_a"]), _num(k["mean_b"]), "-" if delta is None else f"{delta:+.3f}", held])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines.append("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines)
+
+
+@click.command(cls=ExampleLast)
+@click.argument("a", type=click.Path(dir_okay=False))
+@click.argument("b", type=click.Path(dir_okay=False))
+@path_option
+@json_option
+@library_errors
+def diff(a: str, b: str, path: str, as_json: bool) -> None:
+    """Compare two trees of one game (databases A and B) aligned by move path.
+
+    Nodes only in A and only in B (in the subtree at --path), the difference of
+    visits there, both principal variations and where they part, and per move
+    at --path both trees' visits and means. Both files are only read.
+
+    \b
+    Example:
+      treelab diff seed1.db seed2.db --path 44 --json
+    """
+    from ..analysis.diff import diff as compare
+
+    facts = compare(a, b, path or None).to_dict()
+    click.echo(json.dumps(facts) if as_json else describe_diff(facts))
+
+
+COMMANDS = [serve, diff]

@@ -1,0 +1,178 @@
+"""The explorer's web app: the page, its static files and the JSON API, as one Starlette app.
+
+Why Starlette (with uvicorn as the server): it is a small, well-kept ASGI
+toolkit (routing, query parsing, static files with path-traversal checks,
+responses) with two pure-Python dependencies, so treelab writes no HTTP
+parsing of its own; uvicorn serves it from one process, in the foreground for
+``treelab serve`` and on a background thread for notebooks. Datasette (the
+sqlite-utils family's explorer) was the other candidate: it browses tables,
+but this page needs tree-shaped answers (a position, its children with UCB1,
+the principal variation, a Graphviz diagram), which would all be custom
+plugin code on a much larger stack.
+
+Routes (the API is a contract, DESIGN.md *Explorer*; ``db=b`` reads the
+compared tree): ``/`` the page (its state is the URL), ``/static/...`` its
+script and styles, ``GET /api/node``, ``GET /api/subtree.svg``, ``GET
+/api/info`` (size and a version that changes on every save, for live
+updates) and ``GET /api/compare`` (when a second tree is served). A bad
+query answers 400 and an unknown position 404, both as ``{"error": ...}``;
+nothing a client sends makes a 500.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ...errors import (
+    ExecutableNotFoundError,
+    PathNotFoundError,
+    QueryError,
+    RenderError,
+    StoreError,
+    TooLargeError,
+    TreelabError,
+)
+from .data import Replay, TreeFile
+from .diagram import DiagramCache
+
+__all__ = ["STATIC", "Compare", "create_app"]
+
+STATIC = Path(__file__).with_name("static")
+"""The page's own files: the only files the server reads besides the databases."""
+
+Compare = Callable[[str], Mapping[str, Any]]
+"""The compare view's answer for a position: the ``treelab diff --json`` object (wired in by the caller)."""
+
+MAX_PATH = 400
+"""The longest ``path`` accepted (characters): longer than any game here."""
+MAX_DEPTH = 6
+"""The deepest diagram the page may ask for (levels below the node)."""
+MAX_TOP = 20
+"""The most children per node the diagram may draw."""
+
+_HEADERS = {
+    # the page's own script only, no inline script, nothing from elsewhere; SVG is inserted as parsed nodes
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "connect-src 'self'; frame-ancestors *"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+_INT = re.compile(r"[0-9]{1,9}")
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=_HEADERS)
+
+
+def _int(request: Request, key: str, default: int | None, low: int, high: int) -> int | None:
+    raw = request.query_params.get(key)
+    if raw is None or raw == "":
+        return default
+    if not _INT.fullmatch(raw) or not low <= int(raw) <= high:
+        raise QueryError(f"{key} {raw[:40]!r} is not a whole number from {low} to {high}: fix the query")
+    return int(raw)
+
+
+def _path(request: Request) -> str:
+    raw = request.query_params.get("path", "")
+    if len(raw) > MAX_PATH:
+        raise QueryError(f"path of {len(raw)} characters is too long: use at most {MAX_PATH}")
+    if any(ord(ch) < 32 for ch in raw):
+        raise QueryError(f"path {raw[:40]!r} holds control characters: write moves like 4453 or 4,4,5,3")
+    return raw
+
+
+def _replay(request: Request) -> Replay | None:
+    game = _int(request, "game", None, 0, 10**9)
+    since = _int(request, "since", None, 0, 10**9)
+    if game is None:
+        if since is not None:
+            raise QueryError("since needs game: give the replay's game too")
+        return None
+    return Replay(game, since)
+
+
+def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compare | None = None) -> Starlette:
+    """The explorer's ASGI app over ``main`` (and ``other``, the compared tree, with its ``compare`` answer).
+
+    Args:
+        main: the database explored.
+        other: a second database of the same game (``db=b`` in the API, and the compare view).
+        compare: the compare view's answer for a position (``treelab.analysis.diff`` wired in
+            by the caller: the view layer does not import the analysis layer).
+    """
+    files = {"a": main, **({"b": other} if other is not None else {})}
+    diagrams = DiagramCache()
+
+    def tree_file(request: Request) -> TreeFile:
+        key = request.query_params.get("db", "a")
+        if key not in files:
+            raise QueryError(f"db {key[:40]!r} is not served: use 'a'" + (" or 'b'" if other else ""))
+        return files[key]
+
+    def guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        def endpoint(request: Request) -> Response:
+            try:
+                return handler(request)
+            except PathNotFoundError as exc:
+                return _error(404, str(exc))
+            except TooLargeError as exc:
+                return _error(400, str(exc))
+            except (ExecutableNotFoundError, RenderError, StoreError) as exc:  # the machine, not the query
+                return _error(503, str(exc))
+            except (TreelabError, ValueError, KeyError) as exc:
+                return _error(400, str(exc))
+        return endpoint
+
+    def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=_HEADERS)
+
+    def node(request: Request) -> Response:
+        return JSONResponse(tree_file(request).node(_path(request), _replay(request)), headers=_HEADERS)
+
+    def info(request: Request) -> Response:
+        data = tree_file(request).info()
+        data["compare"] = other.name if other is not None else None
+        return JSONResponse(data, headers=_HEADERS)
+
+    def subtree(request: Request) -> Response:
+        source = tree_file(request)
+        svg = diagrams.svg(
+            source, _path(request), depth=_int(request, "depth", 2, 0, MAX_DEPTH) or 0,
+            top=_int(request, "top", None, 1, MAX_TOP), replay=_replay(request),
+        )
+        return Response(svg, media_type="image/svg+xml", headers=_HEADERS)
+
+    def compared(request: Request) -> Response:
+        if compare is None:
+            return _error(404, "no second tree is served: start the explorer with --compare DB2")
+        return JSONResponse(dict(compare(_path(request))), headers=_HEADERS)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        if status == 405:
+            return _error(405, f"{request.method} is not served: the explorer only answers GET")
+        return _error(404 if status >= 500 else status, f"nothing at {request.url.path[:80]!r}: see / for the page")
+
+    routes = [
+        Route("/", guarded(page)),
+        Route("/api/node", guarded(node)),
+        Route("/api/info", guarded(info)),
+        Route("/api/subtree.svg", guarded(subtree)),
+        Route("/api/compare", guarded(compared)),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    return Starlette(routes=routes, exception_handlers={HTTPException: not_found, 404: not_found})

@@ -1,0 +1,256 @@
+"""What the explorer's JSON API answers, read from one database per request.
+
+A :class:`TreeFile` is one database named on the command line. Each answer
+opens a read-only connection inside one read transaction
+(:func:`treelab.store.dbfile.reading`), so it sees one consistent state while
+``treelab train`` goes on writing the same file (WAL mode: readers never block
+the writer, nor the writer them), and closes it again. Only indexed lookups are
+made: the path one ``(parent_id, move)`` lookup per move, the children one
+``parent_id`` lookup, the principal variation one per level, so an answer costs
+the same on a million-node tree as on a small one.
+
+*Growth replay*: with ``game=g`` the answer shows the tree as it was after
+training game ``g``: the nodes created by then (``created_game <= g``, or made
+outside training); the root and its children carry their counts logged in
+``history`` after game ``g``; every other node its counts of today (the
+database keeps no older ones: an upper bound). With ``since=s`` the children
+created after game ``s`` are marked ``new``.
+
+Visits include pass-through visits: every stored path starts at the root, so a
+node on the line of a game also counts the simulations of searches that
+started deeper (DESIGN.md, *Semantics*); the page says so beside the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import PathNotFoundError
+from ...games import Game, State, find_game
+from ...games.connect4 import ConnectFourState
+from ...games.tictactoe import TicTacToeState
+from ...mcts.summary import PROOF_WORDS
+from ...store.dbfile import reading
+from ...store.schema import display
+from ...tree import SQRT2, TreeNode
+from ..loading import COLUMNS, path_rows
+from ..style import mean_colour
+
+__all__ = ["Replay", "TreeFile", "board_grid"]
+
+_PV_LIMIT = 200
+"""The most moves of a principal variation shown (no game here is longer)."""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A moment of the tree's growth: the tree as after training game :attr:`game`."""
+
+    game: int
+    """Show the nodes created up to this training game (``games.id``)."""
+    since: int | None = None
+    """Mark the nodes created after this game (and up to :attr:`game`) as new."""
+
+    def clause(self, alias: str = "") -> str:
+        """The SQL condition that keeps a node created by then."""
+        col = f"{alias}created_game" if alias else "created_game"
+        return f"({col} IS NULL OR {col} <= {int(self.game)})"
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """One database the explorer serves, checked when the server starts."""
+
+    path: Path
+    """The database file."""
+    name: str
+    """How the file is named in messages and on the page."""
+    game: Game
+    """The game of its tree."""
+    c: float
+    """Its stored exploration constant: UCB1 in the children table uses it."""
+
+    @classmethod
+    def open(cls, db: str | os.PathLike[str]) -> TreeFile:
+        """Check that ``db`` is a readable treelab database (never changing it).
+
+        Raises:
+            StoreError, NotATreelabDatabaseError, SchemaVersionError: see :func:`treelab.store.dbfile.reading`.
+        """
+        with reading(db) as (_, meta):
+            return cls(Path(db), display(db), find_game(meta["game"]), float(meta.get("c", SQRT2)))
+
+    # -- answers --------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """The tree's size and last training game; ``version`` changes whenever a save commits."""
+        with reading(self.path) as (conn, _):
+            root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
+            last_node = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+            games, last_game = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM games").fetchone()
+        visits = root[0] if root else 0
+        return {
+            "db": self.name, "game": self.game.name, "c": self.c, "nodes": last_node, "games": games,
+            "last_game": last_game, "root_visits": visits, "version": f"{visits}:{last_game}:{last_node}",
+        }
+
+    def node(self, path: str, replay: Replay | None = None) -> dict[str, Any]:
+        """The ``/api/node`` object of the position ``path`` (DESIGN.md, *Explorer*).
+
+        Raises:
+            NotationError, IllegalMoveError: ``path`` is not a position of the game.
+            PathNotFoundError: the position is not stored (or not yet, at ``replay.game``).
+        """
+        game = self.game
+        moves = game.parse(path)
+        state = game.replay(moves)
+        with reading(self.path) as (conn, _):
+            rows = path_rows(conn, game, moves, self.name)
+            if replay is not None:
+                _check_existed(rows, replay, game, moves, self.name)
+            where = " AND " + replay.clause() if replay is not None else ""
+            kid_rows = conn.execute(
+                f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ?{where} ORDER BY id", (rows[-1][0],)
+            ).fetchall()
+            logged = _logged_root(conn, replay.game) if replay is not None else None
+            pv = _principal_variation(conn, rows[-1][0], replay)
+        chain = _chain(rows, kid_rows, logged)
+        node = chain[-1]
+        kids = sorted(node.kids, key=lambda k: (-k.nb_visit, k.node_id))
+        to_move = state.to_move
+        reward = sum(k.nb_win + 0.5 * k.nb_draw for k in kids)
+        kid_visits = sum(k.nb_visit for k in kids)
+        proof = None if node.proven is None else -node.proven
+        if state.is_terminal:
+            proof = 0 if state.winner is None else (1 if state.winner == to_move else -1)
+        notation = game.notation(moves)
+        return {
+            "game": game.name, "db": self.name, "path": notation, "moves": [game.label(m) for m in moves],
+            "to_move": to_move, "nb_visit": node.nb_visit, "nb_win": node.nb_win, "nb_draw": node.nb_draw,
+            "mean": node.mean, "value": reward / kid_visits if kid_visits else 0.5,
+            "proven": PROOF_WORDS[proof], "terminal": state.is_terminal, "winner": state.winner, "c": self.c,
+            "principal_variation": pv,
+            "crumbs": [{"move": game.label(m), "path": game.notation(moves[:i + 1])} for i, m in enumerate(moves)],
+            "children": [self._child(k, node, moves, replay) for k in kids],
+            "board": board_grid(game, state),
+            "replay": None if replay is None else {"game": replay.game, "since": replay.since},
+        }
+
+    def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None) -> dict[str, Any]:
+        game, c = self.game, self.c
+        visited = kid.nb_visit > 0
+        move = game.parse_move(kid.name)
+        new = (
+            replay is not None and replay.since is not None and kid.created_game is not None
+            and kid.created_game > replay.since
+        )
+        return {
+            "move": kid.name, "nb_visit": kid.nb_visit, "nb_win": kid.nb_win, "nb_draw": kid.nb_draw,
+            "nb_loss": kid.nb_loss, "mean": kid.mean,
+            "ucb1": kid.ucb1(c) if visited else None,
+            "exploitation": kid.mean if visited else None,
+            "exploration": kid.exploration(c) if visited else None,
+            "share": kid.nb_visit / parent.nb_visit if parent.nb_visit else 0.0,
+            "proven": PROOF_WORDS[kid.proven], "colour": mean_colour(kid.mean if visited else None),
+            "path": game.notation([*moves, move]), "created_game": kid.created_game, "new": new,
+        }
+
+
+def _check_existed(rows: list[tuple[Any, ...]], replay: Replay, game: Game, moves: Sequence[int], db: str) -> None:
+    for i, row in enumerate(rows):
+        created = row[7]
+        if created is not None and created > replay.game:
+            raise PathNotFoundError(
+                f"path {game.notation(moves[:i])!r} was not in {db!r} yet after game {replay.game!r}: "
+                f"it was created in game {created!r}; move the replay slider further"
+            )
+
+
+def _logged_root(conn: sqlite3.Connection, game_id: int) -> tuple[int, dict[str, list[int]]] | None:
+    """The root's visits and its children's ``[visits, wins, draws]`` logged after ``game_id``."""
+    try:
+        snap = conn.execute(
+            "SELECT root_visits, root_children FROM history WHERE game_id <= ? ORDER BY game_id DESC LIMIT 1",
+            (game_id,),
+        ).fetchone()
+    except sqlite3.OperationalError:  # no history table: counts of today
+        return None
+    if snap is None:
+        return 0, {}
+    return int(snap[0]), json.loads(snap[1])
+
+
+def _chain(
+    rows: list[tuple[Any, ...]], kid_rows: list[tuple[Any, ...]], logged: tuple[int, dict[str, list[int]]] | None
+) -> list[TreeNode]:
+    """TreeNodes for the path and the last node's children, so UCB1 and means use the tree's own rules."""
+    chain: list[TreeNode] = []
+    parent: TreeNode | None = None
+    for row in rows:
+        parent = _make(row, parent)
+        chain.append(parent)
+    assert parent is not None
+    for row in kid_rows:
+        _make(row, parent)
+    if logged is not None:  # the root and its children as logged after that game
+        visits, kids = logged
+        root = chain[0]
+        counts = {move: ([*list(v), 0, 0, 0])[:3] for move, v in kids.items()}
+        for kid in root.kids:  # all of them (at the root), or the one on the path
+            kid.nb_visit, kid.nb_win, kid.nb_draw = counts.get(kid.name, [0, 0, 0])
+        # the root's own wins (player 2's) and draws follow from its children's
+        root.nb_visit = visits
+        root.nb_draw = sum(d for _, _, d in counts.values())
+        root.nb_win = sum(n - w - d for n, w, d in counts.values())
+    return chain
+
+
+def _make(row: tuple[Any, ...], parent: TreeNode | None) -> TreeNode:
+    return TreeNode(
+        row[2], parent, node_id=row[0], nb_visit=row[3], nb_win=row[4], nb_draw=row[5], proven=row[6],
+        created_game=row[7],
+    )
+
+
+def _principal_variation(conn: sqlite3.Connection, node_id: int, replay: Replay | None) -> list[str]:
+    """The most visited child at each level below the node (ties: the first created), as move labels."""
+    where = " AND " + replay.clause() if replay is not None else ""
+    line: list[str] = []
+    while len(line) < _PV_LIMIT:
+        row = conn.execute(
+            f"SELECT id, move, nb_visit FROM nodes WHERE parent_id = ?{where} ORDER BY nb_visit DESC, id LIMIT 1",
+            (node_id,),
+        ).fetchone()
+        if row is None or row[2] == 0:
+            break
+        node_id = row[0]
+        line.append(row[1])
+    return line
+
+
+def board_grid(game: Game, state: State) -> dict[str, Any]:
+    """The position as the page draws it: a grid of owners with the cell each move plays into.
+
+    Returns ``{"kind": "grid", "rows", "cols", "cells": [[0|1|2]], "targets": {move: [row, col]},
+    "style": "connect4"|"tictactoe"}`` (row 0 at the top) for the built-in games, else
+    ``{"kind": "text", "text": board}``.
+    """
+    if isinstance(state, ConnectFourState):
+        cells = [[state.cell(col, row) for col in range(7)] for row in range(5, -1, -1)]
+        targets = {}
+        for move in state.legal_moves():
+            col = move - 1
+            low = next(r for r in range(6) if state.cell(col, r) == 0)
+            targets[game.label(move)] = [5 - low, col]
+        return {"kind": "grid", "style": "connect4", "rows": 6, "cols": 7, "cells": cells, "targets": targets}
+    if isinstance(state, TicTacToeState):
+        cells = [[state.cell(3 * r + c + 1) for c in range(3)] for r in range(3)]
+        targets = {game.label(m): [(m - 1) // 3, (m - 1) % 3] for m in state.legal_moves()}
+        return {"kind": "grid", "style": "tictactoe", "rows": 3, "cols": 3, "cells": cells, "targets": targets}
+    return {"kind": "text", "text": state.board()}
+

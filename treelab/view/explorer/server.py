@@ -1,0 +1,101 @@
+"""Serving the explorer: a socket bound first (so a busy port is one clear error), then uvicorn.
+
+:func:`bind` takes the port before anything else happens; :func:`serve`
+runs uvicorn on it in the foreground (``treelab serve``, until Ctrl-C);
+:class:`Background` runs it on a daemon thread and returns at once
+(notebooks, tests, benchmarks). The server binds to 127.0.0.1 unless told
+otherwise, and serves only the app given to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+import webbrowser
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+
+from ...errors import ServeError
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "Background", "bind", "serve", "url_of"]
+
+DEFAULT_HOST = "127.0.0.1"
+"""Only this machine can connect unless ``--host`` says otherwise."""
+DEFAULT_PORT = 8765
+"""The explorer's default port (0: any free port)."""
+
+
+def bind(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (port 0: a free one).
+
+    Raises:
+        ServeError: the port is taken, or the host is not an address of this machine.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ServeError(
+            f"cannot listen on host {host!r} ({exc}): use an address of this machine, e.g. 127.0.0.1"
+        ) from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    if hasattr(socket, "SO_REUSEADDR"):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        reason = "is busy" if exc.errno in (98, 48, 10048) else f"cannot be used ({exc.strerror or exc})"
+        raise ServeError(f"port {port!r} on {host!r} {reason}: pick another with --port (0 for any free one)") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """The page's address for a bound socket (IPv6 hosts in brackets)."""
+    host, port = sock.getsockname()[:2]
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def _server(app: Any) -> uvicorn.Server:
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1)
+    return uvicorn.Server(config)
+
+
+def serve(app: Any, sock: socket.socket, *, open_browser: bool = True, path: str = "",
+          announce: Callable[[str], None] = print) -> None:
+    """Serve ``app`` on ``sock`` until interrupted, after announcing the address (and opening it)."""
+    url = url_of(sock)
+    announce(url)
+    if open_browser:
+        threading.Timer(0.5, lambda: webbrowser.open(url + (f"?path={path}" if path else ""))).start()
+    server = _server(app)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])
+
+
+class Background:
+    """A server on a daemon thread (notebooks, tests): ``url`` is ready when the constructor returns."""
+
+    def __init__(self, app: Any, host: str = DEFAULT_HOST, port: int = 0) -> None:
+        self.sock = bind(host, port)
+        self.url = url_of(self.sock)
+        self.server = _server(app)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and self.thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self.server.should_exit = True
+        self.thread.join(timeout=5)
+        self.sock.close()

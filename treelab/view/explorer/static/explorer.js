@@ -1,0 +1,332 @@
+// treelab explorer: the page's whole script, dependency-free.
+// The URL is the state (?path=SEQ&depth=D&top=K&game=G&compare=1&sort=KEY&dir=asc|desc):
+// every view can be shared, and back/forward walk the browser history.
+// Every value from the server is put on the page as text (textContent) or as a parsed SVG
+// document with scripts and event attributes removed: nothing is inserted as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const POLL_MS = 2000;
+let info = null;          // the last /api/info answer
+let node = null;          // the last /api/node answer
+let version = null;       // info.version when the node was fetched
+let lastSlider = null;    // the slider's previous value (for "new since")
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k === "style") e.setAttribute("style", v);
+    else if (k.startsWith("data-")) e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  for (const kid of kids) e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  return e;
+}
+
+function params() { return new URLSearchParams(location.search); }
+
+function pageUrl(changes) {
+  const p = params();
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === null || v === undefined || v === "") p.delete(k); else p.set(k, v);
+  }
+  const q = p.toString();
+  return "/" + (q ? "?" + q : "");
+}
+
+function go(changes, replace) {
+  const url = pageUrl(changes);
+  if (replace) history.replaceState(null, "", url); else history.pushState(null, "", url);
+  load();
+}
+
+function link(text, path, extra) {
+  const a = el("a", { href: pageUrl({ path: path, ...(extra || {}) }) }, text);
+  a.addEventListener("click", (ev) => {
+    if (ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+    ev.preventDefault();
+    go({ path: path });
+  });
+  return a;
+}
+
+async function getJson(url) {
+  const r = await fetch(url, { cache: "no-store" });
+  const body = await r.json().catch(() => ({ error: `bad answer (${r.status})` }));
+  if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+  return body;
+}
+
+function apiQuery(extra) {
+  const p = params();
+  const q = new URLSearchParams({ path: p.get("path") || "" });
+  if (p.get("game")) q.set("game", p.get("game"));
+  if (p.get("since")) q.set("since", p.get("since"));
+  for (const [k, v] of Object.entries(extra || {})) if (v !== null && v !== "") q.set(k, v);
+  return q.toString();
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message || "";
+  box.hidden = !message;
+}
+
+const fmt = (x, d = 3) => (x === null || x === undefined ? "–" : Number(x).toFixed(d));
+const pct = (x) => (100 * x).toFixed(x >= 0.1 ? 0 : 1) + "%";
+
+// -- board --------------------------------------------------------------------
+function drawBoard(data) {
+  const box = $("board");
+  box.replaceChildren();
+  const b = data.board;
+  if (b.kind !== "grid") { box.append(el("pre", { class: "text-board" }, b.text)); return; }
+  const byMove = Object.fromEntries(data.children.map((k) => [k.move, k]));
+  const grid = el("div", { class: `grid ${b.style}`, style: `grid-template-columns: repeat(${b.cols}, 1fr)` });
+  const targets = {};
+  for (const [move, [r, c]] of Object.entries(b.targets)) targets[`${r},${c}`] = move;
+  for (let r = 0; r < b.rows; r++) {
+    for (let c = 0; c < b.cols; c++) {
+      const owner = b.cells[r][c];
+      const cell = el("div", { class: `cell p${owner}` });
+      const move = targets[`${r},${c}`];
+      const kid = move !== undefined ? byMove[move] : undefined;
+      if (kid) {
+        const size = 0.45 + 0.55 * Math.sqrt(kid.share);  // area grows with the share of visits
+        const spot = link("", kid.path);
+        spot.className = "heat" + (kid.new ? " new" : "");
+        spot.dataset.move = kid.move;
+        spot.title = `move ${kid.move}: ${pct(kid.share)} of visits, mean ${fmt(kid.mean)}`;
+        spot.setAttribute("style", `background:${kid.colour}; transform: scale(${size.toFixed(3)})`);
+        spot.append(el("span", { class: "share" }, pct(kid.share)));
+        if (kid.share >= 0.02) spot.append(el("span", { class: "mean" }, fmt(kid.mean, 2)));
+        cell.append(spot);
+      } else if (owner === 0 && b.style === "tictactoe" && move !== undefined) {
+        cell.append(el("span", { class: "muted" }, move));
+      } else if (b.style === "tictactoe" && owner) {
+        cell.append(owner === 1 ? "X" : "O");
+      }
+      grid.append(cell);
+    }
+  }
+  box.append(grid);
+  if (b.style === "connect4") {
+    const cols = el("div", { class: "grid labels", style: `grid-template-columns: repeat(${b.cols}, 1fr)` });
+    for (let c = 1; c <= b.cols; c++) cols.append(el("div", {}, c));
+    box.append(cols);
+  }
+}
+
+// -- children table -------------------------------------------------------------
+const SORTS = {
+  move: (k) => (isNaN(Number(k.move)) ? k.move : Number(k.move)),
+  nb_visit: (k) => k.nb_visit, wdl: (k) => (k.nb_visit ? k.nb_win / k.nb_visit : -1),
+  mean: (k) => (k.nb_visit ? k.mean : -1), ucb1: (k) => (k.ucb1 === null ? Infinity : k.ucb1),
+  proven: (k) => ({ win: 3, draw: 2, loss: 1 })[k.proven] || 0,
+};
+
+function bar(parts) {
+  const b = el("div", { class: "bar" });
+  for (const [share, cls, title] of parts) {
+    if (share > 0) b.append(el("span", { class: cls, title: title, style: `width:${(100 * share).toFixed(2)}%` }));
+  }
+  return b;
+}
+
+function drawTable(data) {
+  const p = params();
+  const key = SORTS[p.get("sort")] ? p.get("sort") : "nb_visit";
+  const dir = p.get("dir") === "asc" ? 1 : -1;
+  const kids = data.children.slice().sort((a, b) => {
+    const x = SORTS[key](a), y = SORTS[key](b);
+    return (x < y ? -1 : x > y ? 1 : 0) * dir || a.nb_visit - b.nb_visit;
+  });
+  for (const th of document.querySelectorAll("#children th")) {
+    th.classList.toggle("sorted", th.dataset.key === key);
+    th.dataset.dir = th.dataset.key === key ? (dir > 0 ? "asc" : "desc") : "";
+  }
+  const rows = kids.map((k) => {
+    const n = k.nb_visit || 0;
+    const wdl = n ? bar([[k.nb_win / n, "win", `${k.nb_win} wins`], [k.nb_draw / n, "draw", `${k.nb_draw} draws`],
+      [k.nb_loss / n, "loss", `${k.nb_loss} losses`]]) : el("span", { class: "muted" }, "unvisited");
+    const ucb = k.ucb1 === null ? el("span", {}, "∞ (unvisited)")
+      : el("span", {}, fmt(k.ucb1), el("span", { class: "muted" }, ` = ${fmt(k.exploitation)} + ${fmt(k.exploration)}`));
+    const tr = el("tr", { "data-move": k.move, class: k.new ? "new" : "" },
+      el("td", { class: "move" }, link(k.move, k.path)),
+      el("td", { class: "num" }, el("span", { class: "visits" }, n.toLocaleString("en")),
+        el("span", { class: "muted" }, ` (${pct(k.share)})`), bar([[k.share, "share", pct(k.share)]])),
+      el("td", {}, wdl, el("span", { class: "muted small" }, ` ${k.nb_win}/${k.nb_draw}/${k.nb_loss}`)),
+      el("td", { class: "num mean" }, el("span", { class: "swatch", style: `background:${k.colour}` }), fmt(k.mean)),
+      el("td", { class: "num ucb1" }, ucb),
+      el("td", { class: "proof" }, k.proven || ""));
+    return tr;
+  });
+  $("children").tBodies[0].replaceChildren(...rows);
+  $("moves-note").textContent = `${data.children.length} stored, player ${data.to_move} to move, c = ${fmt(data.c, 4)}`;
+}
+
+// -- position, crumbs, PV ---------------------------------------------------------
+function drawPosition(data) {
+  const crumbs = [link("start", "")];
+  for (const c of data.crumbs) crumbs.push(el("span", { class: "sep" }, " › "), link(c.move, c.path));
+  $("crumbs").replaceChildren(...crumbs);
+  $("position-title").textContent = data.path ? `position ${data.path}` : "the start";
+  const proof = data.proven ? `, proven ${data.proven} for player ${data.to_move}` : "";
+  const end = data.terminal ? (data.winner ? ` · game over: player ${data.winner} won` : " · game over: draw") : "";
+  $("summary").textContent = `${data.nb_visit.toLocaleString("en")} visits · value ${fmt(data.value)} for player ` +
+    `${data.to_move}${proof}${end}`;
+  const pv = [el("b", {}, "principal variation: ")];
+  let path = data.path;
+  const sep = data.game.startsWith("openspiel:") ? "," : "";
+  if (!data.principal_variation.length) pv.push(el("span", { class: "muted" }, "–"));
+  for (const move of data.principal_variation) {
+    path = path ? path + sep + move : move;
+    pv.push(link(move, path), " ");
+  }
+  $("pv").replaceChildren(...pv);
+  document.title = `treelab explorer · ${data.game} · ${data.path || "start"}`;
+}
+
+// -- subtree diagram ----------------------------------------------------------------
+async function drawDiagram() {
+  const p = params();
+  const box = $("diagram");
+  $("depth").value = p.get("depth") || "2";
+  const top = p.has("top") ? p.get("top") : "3";
+  $("top").value = top === "all" ? "" : top;
+  const q = apiQuery({ depth: $("depth").value, top: $("top").value });
+  const r = await fetch(`/api/subtree.svg?${q}`, { cache: "no-store" });
+  if (!r.ok) {
+    const body = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
+    box.replaceChildren(el("p", { class: "muted" }, body.error));
+    return;
+  }
+  const doc = new DOMParser().parseFromString(await r.text(), "image/svg+xml");
+  const svg = doc.documentElement;
+  if (svg.nodeName !== "svg") { box.replaceChildren(el("p", { class: "muted" }, "no diagram")); return; }
+  for (const bad of svg.querySelectorAll("script, foreignObject")) bad.remove();
+  for (const e of svg.querySelectorAll("*")) {
+    for (const a of Array.from(e.attributes)) if (a.name.toLowerCase().startsWith("on")) e.removeAttribute(a.name);
+  }
+  for (const a of svg.querySelectorAll("a")) a.removeAttribute("href"), a.removeAttributeNS("http://www.w3.org/1999/xlink", "href");
+  const imported = document.importNode(svg, true);
+  for (const g of imported.querySelectorAll("g.node")) {
+    const id = g.getAttribute("id");
+    if (!id || id.endsWith("more")) continue;
+    g.classList.add("link");
+    g.addEventListener("click", () => go({ path: id === "root" ? "" : id.split("/").join(",") }));
+  }
+  box.replaceChildren(imported);
+}
+
+// -- compare ---------------------------------------------------------------------
+async function drawCompare() {
+  const on = params().get("compare") === "1" && info && info.compare;
+  $("compare").hidden = !on;
+  $("compare-toggle").checked = !!on;
+  if (!on) return;
+  const d = await getJson(`/api/compare?${apiQuery()}`);
+  $("compare-title").textContent = `A = ${d.a}, B = ${d.b}, at ${d.path || "the start"}`;
+  const common = d.principal_variation_a.length && d.pv_common === d.principal_variation_a.length &&
+    d.pv_common === d.principal_variation_b.length ? "the same" : `they part after ${d.pv_common} moves`;
+  $("compare-summary").textContent = `visits A ${d.nb_visit_a.toLocaleString("en")}, B ${d.nb_visit_b.toLocaleString("en")} ` +
+    `(B − A ${d.root_visit_delta >= 0 ? "+" : ""}${d.root_visit_delta.toLocaleString("en")}) · PV A: ` +
+    `${d.principal_variation_a.join(" ") || "–"} · PV B: ${d.principal_variation_b.join(" ") || "–"} (${common})`;
+  const sep = d.game.startsWith("openspiel:") ? "," : "";
+  const rows = d.children.map((k) => el("tr", { "data-move": k.move, class: k.in_a && k.in_b ? "" : "only" },
+    el("td", { class: "move" }, link(k.move, d.path ? d.path + sep + k.move : k.move, { compare: "1" })),
+    el("td", { class: "num a" }, k.nb_visit_a.toLocaleString("en")),
+    el("td", { class: "num b" }, k.nb_visit_b.toLocaleString("en")),
+    el("td", { class: "num" }, (k.visit_delta >= 0 ? "+" : "") + k.visit_delta.toLocaleString("en")),
+    el("td", { class: "num" }, fmt(k.mean_a)), el("td", { class: "num" }, fmt(k.mean_b)),
+    el("td", { class: "num" }, k.mean_delta === null ? "–" : (k.mean_delta >= 0 ? "+" : "") + fmt(k.mean_delta)),
+    el("td", { class: "held" }, k.in_a && k.in_b ? "both" : k.in_a ? "A only" : "B only")));
+  $("compare-table").tBodies[0].replaceChildren(...rows);
+}
+
+// -- growth replay ---------------------------------------------------------------
+function drawSlider() {
+  const s = $("replay-slider");
+  const last = info ? info.last_game : 0;
+  s.max = String(last);
+  s.min = last ? "1" : "0";
+  const g = params().get("game");
+  s.value = g ? g : String(last);
+  $("replay").hidden = !last;
+  $("replay-label").textContent = g ? `the tree after game ${g} of ${last} (new nodes since game ${params().get("since") || "–"} marked)` :
+    `latest: ${last.toLocaleString("en")} games, ${info ? info.nodes.toLocaleString("en") : "?"} nodes (live)`;
+  lastSlider = Number(s.value);
+}
+
+let sliderTimer = null;
+function onSlider() {
+  clearTimeout(sliderTimer);
+  sliderTimer = setTimeout(() => {
+    const s = $("replay-slider");
+    const g = Number(s.value);
+    if (g >= Number(s.max)) { go({ game: null, since: null }, true); return; }
+    const prev = lastSlider !== null && lastSlider < g ? lastSlider : g - 1;
+    go({ game: String(g), since: String(Math.max(0, prev)) }, true);
+  }, 120);
+}
+
+// -- loading --------------------------------------------------------------------
+async function load() {
+  try {
+    info = await getJson(`/api/info`);
+    $("source").textContent = `${info.db} · ${info.game} · ${info.nodes.toLocaleString("en")} nodes`;
+    $("compare-control").hidden = !info.compare;
+    $("compare-name").textContent = info.compare || "";
+    drawSlider();
+    node = await getJson(`/api/node?${apiQuery()}`);
+    version = info.version;
+    showError("");
+    drawPosition(node);
+    drawBoard(node);
+    drawTable(node);
+    document.body.dataset.loaded = node.path;
+    await Promise.all([drawDiagram(), drawCompare()]);
+    document.body.dataset.ready = node.path + "|" + (params().get("game") || "") + "|" + version;
+  } catch (e) {
+    showError(e.message);
+    document.body.dataset.ready = "error";
+  }
+}
+
+async function poll() {
+  try {
+    const now = await getJson(`/api/info`);
+    const changed = !info || now.version !== info.version;
+    info = now;
+    $("live").classList.toggle("off", false);
+    if (changed && !params().get("game")) {
+      $("live").classList.add("pulse");
+      setTimeout(() => $("live").classList.remove("pulse"), 600);
+      await load();
+    } else if (changed) {
+      drawSlider();
+    }
+  } catch (e) {
+    $("live").classList.add("off");
+  }
+  setTimeout(poll, POLL_MS);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  for (const th of document.querySelectorAll("#children th")) {
+    th.addEventListener("click", () => {
+      const p = params();
+      const same = (p.get("sort") || "nb_visit") === th.dataset.key;
+      const dir = same ? (p.get("dir") === "asc" ? "desc" : "asc") : (th.dataset.key === "move" ? "asc" : "desc");
+      history.replaceState(null, "", pageUrl({ sort: th.dataset.key, dir: dir }));
+      if (node) drawTable(node);
+    });
+  }
+  $("depth").addEventListener("change", () => go({ depth: $("depth").value }, true));
+  $("top").addEventListener("change", () => go({ top: $("top").value || "all" }, true));
+  $("replay-slider").addEventListener("input", onSlider);
+  $("compare-toggle").addEventListener("change", () => go({ compare: $("compare-toggle").checked ? "1" : null }));
+  window.addEventListener("popstate", load);
+  load().then(() => setTimeout(poll, POLL_MS));
+});
