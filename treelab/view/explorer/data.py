@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import PathNotFoundError
+from ...errors import NotationError, PathNotFoundError
 from ...games import Game, State, find_game
 from ...games.connect4 import ConnectFourState
 from ...games.tictactoe import TicTacToeState
@@ -144,7 +144,10 @@ class TreeFile:
     def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None) -> dict[str, Any]:
         game, c = self.game, self.c
         visited = kid.nb_visit > 0
-        move = game.parse_move(kid.name)
+        try:
+            href: str | None = game.notation([*moves, game.parse_move(kid.name)])
+        except NotationError:  # a row no treelab wrote: shown (as text), never linked
+            href = None
         new = (
             replay is not None and replay.since is not None and kid.created_game is not None
             and kid.created_game > replay.since
@@ -157,7 +160,7 @@ class TreeFile:
             "exploration": kid.exploration(c) if visited else None,
             "share": kid.nb_visit / parent.nb_visit if parent.nb_visit else 0.0,
             "proven": PROOF_WORDS[kid.proven], "colour": mean_colour(kid.mean if visited else None),
-            "path": game.notation([*moves, move]), "created_game": kid.created_game, "new": new,
+            "path": href, "created_game": kid.created_game, "new": new,
         }
 
 

@@ -42,6 +42,7 @@ function go(changes, replace) {
 }
 
 function link(text, path, extra) {
+  if (path === null || path === undefined) return el("span", { class: "unlinked" }, text);
   const a = el("a", { href: pageUrl({ path: path, ...(extra || {}) }) }, text);
   a.addEventListener("click", (ev) => {
     if (ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;

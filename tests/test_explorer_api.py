@@ -1,0 +1,268 @@
+"""The explorer's JSON API, over HTTP against a real ``treelab serve`` process (DESIGN.md, *Explorer*)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from explorer_helpers import SAMPLE_C4, Server, children_in_db, copy_db, digest, serving, sibling_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import treelab
+
+NODE_KEYS = {"game", "path", "to_move", "nb_visit", "nb_win", "nb_draw", "mean", "proven", "principal_variation",
+             "children"}
+CHILD_KEYS = {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven"}
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("explorer")
+    a = copy_db(SAMPLE_C4, folder / "a.db")
+    b = folder / "b.db"
+    treelab.train("connect4", b, games=8, iterations=100, opponent="heuristic", seed=2, progress=False)
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def server(trees: tuple[Path, Path]) -> Iterator[Server]:
+    a, b = trees
+    with serving(str(a), "--compare", str(b)) as srv:
+        yield srv
+
+
+def _db(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+
+
+def _pv_sql(db: Path, moves: list[str]) -> list[str]:
+    """Most visited child per level (ties: first created), by plain SQL."""
+    conn = _db(db)
+    try:
+        (node,) = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()
+        for m in moves:
+            (node,) = conn.execute("SELECT id FROM nodes WHERE parent_id = ? AND move = ?", (node, m)).fetchone()
+        line = []
+        while True:
+            row = conn.execute("SELECT id, move, nb_visit FROM nodes WHERE parent_id = ? ORDER BY nb_visit DESC, id",
+                               (node,)).fetchone()
+            if row is None or row[2] == 0:
+                return line
+            node = row[0]
+            line.append(row[1])
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("moves", [[], ["5"], ["5", "3"], ["4", "4"]])
+def test_node_answers_the_stored_numbers(server: Server, trees: tuple[Path, Path], moves: list[str]) -> None:
+    a, _ = trees
+    status, data = server.json("/api/node?path=" + "".join(moves))
+    assert status == 200
+    assert set(data) >= NODE_KEYS and data["game"] == "connect4" and data["path"] == "".join(moves)
+    assert data["to_move"] == 1 + len(moves) % 2
+    stored = children_in_db(a, moves)
+    assert {k["move"]: (k["nb_visit"], k["nb_win"], k["nb_draw"]) for k in data["children"]} == stored
+    assert data["principal_variation"] == _pv_sql(a, moves)
+    c = data["c"]
+    for k in data["children"]:
+        assert set(k) >= CHILD_KEYS
+        n, w, d = stored[k["move"]]
+        if n:
+            mean = (w + 0.5 * d) / n
+            assert k["mean"] == pytest.approx(mean)
+            explore = c * math.sqrt(math.log(data["nb_visit"]) / n)
+            assert k["ucb1"] == pytest.approx(mean + explore)
+            assert k["exploitation"] + k["exploration"] == pytest.approx(k["ucb1"])
+        else:
+            assert k["ucb1"] is None
+        assert k["path"] == data["path"] + k["move"]
+
+
+def test_comma_notation_and_root_spellings(server: Server) -> None:
+    assert server.json("/api/node?path=5,3")[1]["path"] == "53"
+    for target in ("/api/node", "/api/node?path=", "/api/node?path=root"):
+        status, data = server.json(target)
+        assert status == 200 and data["path"] == ""
+
+
+@pytest.mark.parametrize("target", [
+    "/api/node?path=4x", "/api/node?path=8", "/api/node?path=4444444", "/api/node?path=%00",
+    "/api/node?path=" + quote("<script>alert(1)</script>"), "/api/node?path=" + "4" * 5000,
+    "/api/node?path=%ff%fe", "/api/node?path=" + quote("٤٤"), "/api/node?path=../../etc/passwd",
+    "/api/node?path=4&game=-1", "/api/node?path=4&game=1e3", "/api/node?path=4&since=2",
+    "/api/node?db=c", "/api/node?db=../a.db", "/api/subtree.svg?depth=-1", "/api/subtree.svg?depth=abc",
+    "/api/subtree.svg?depth=99999999999999", "/api/subtree.svg?top=0", "/api/subtree.svg?depth=7",
+    "/api/info?db=" + quote("'; DROP TABLE nodes; --"), "/api/compare?path=9",
+])
+def test_bad_queries_answer_400_with_one_json_error(server: Server, target: str) -> None:
+    status, data = server.json(target)
+    assert status == 400, (target, data)
+    assert set(data) == {"error"} and "\n" not in data["error"] and "Traceback" not in data["error"]
+
+
+@pytest.mark.parametrize("target", ["/api/node?path=1234567123",
+                                    "/api/subtree.svg?path=1234567123", "/api/nothing", "/favicon.ico"])
+def test_unknown_paths_answer_404(server: Server, target: str) -> None:
+    status, data = server.json(target)
+    assert status == 404 and set(data) == {"error"}, (target, data)
+
+
+@pytest.mark.parametrize("target", [
+    "/static/../../etc/passwd", "/static/..%2f..%2f..%2fetc%2fpasswd", "/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    "/%2e%2e/%2e%2e/etc/passwd", "/static//etc/passwd", "/static/..\\..\\etc\\passwd", "/../a.db",
+    "/static/%2e%2e/app.py", "/static/../app.py", "/static/%2e%2e%2fdata.py",
+])
+def test_nothing_outside_the_static_files_is_served(server: Server, target: str) -> None:
+    status, _, body = server.get(target)
+    assert status == 404, (target, status, body[:200])
+    assert b"root:" not in body and b"SQLite format" not in body and b"import" not in body
+
+
+def test_post_is_refused_with_json(server: Server) -> None:
+    conn = __import__("http.client").client.HTTPConnection(server.host, server.port, timeout=10)
+    conn.request("POST", "/api/node?path=4", body=b"x")
+    resp = conn.getresponse()
+    assert resp.status == 405 and "error" in json.loads(resp.read())
+    conn.close()
+
+
+def test_page_and_static_files(server: Server) -> None:
+    status, headers, body = server.get("/?path=44")
+    assert status == 200 and headers["content-type"].startswith("text/html") and b"explorer.js" in body
+    assert "script-src 'self'" in headers["content-security-policy"]
+    status, headers, body = server.get("/static/explorer.js")
+    assert status == 200 and b"textContent" in body
+
+
+def test_subtree_svg_links_nodes_by_move_path(server: Server) -> None:
+    status, headers, body = server.get("/api/subtree.svg?path=5&depth=2&top=2")
+    assert status == 200 and headers["content-type"].startswith("image/svg+xml")
+    text = body.decode()
+    assert text.lstrip().startswith("<?xml") or "<svg" in text[:400]
+    assert '<g id="5" class="node">' in text
+    kids = sorted(children_in_db(SAMPLE_C4, ["5"]).items(), key=lambda kv: -kv[1][0])[:2]
+    for move, _ in kids:
+        assert f'<g id="5/{move}" class="node">' in text
+
+
+def test_growth_replay_shows_the_tree_as_of_a_game(server: Server, trees: tuple[Path, Path]) -> None:
+    a, _ = trees
+    conn = _db(a)
+    try:
+        (root_id,) = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()
+        then = {m for (m,) in conn.execute(
+            "SELECT move FROM nodes WHERE parent_id = ? AND (created_game IS NULL OR created_game <= 2)", (root_id,))}
+        new = {m for (m,) in conn.execute(
+            "SELECT move FROM nodes WHERE parent_id = ? AND created_game = 2", (root_id,))}
+        visits, logged = conn.execute("SELECT root_visits, root_children FROM history WHERE game_id = 2").fetchone()
+    finally:
+        conn.close()
+    status, data = server.json("/api/node?path=&game=2&since=1")
+    assert status == 200 and data["replay"] == {"game": 2, "since": 1}
+    assert {k["move"] for k in data["children"]} == then
+    assert {k["move"] for k in data["children"] if k["new"]} == new
+    assert data["nb_visit"] == visits
+    for k in data["children"]:
+        assert [k["nb_visit"], k["nb_win"], k["nb_draw"]] == json.loads(logged)[k["move"]][:3]
+    status, _ = server.get("/api/subtree.svg?path=&game=2&since=1&depth=1")[:2]
+    assert status == 200
+
+
+def test_replay_before_a_node_was_created_is_404(server: Server, trees: tuple[Path, Path]) -> None:
+    conn = _db(trees[0])
+    try:
+        nid, created = conn.execute(
+            "SELECT id, created_game FROM nodes WHERE depth BETWEEN 2 AND 8 AND created_game > 2 "
+            "ORDER BY depth, id LIMIT 1"
+        ).fetchone()
+        moves = []
+        while nid is not None:
+            move, nid = conn.execute("SELECT move, parent_id FROM nodes WHERE id = ?", (nid,)).fetchone()
+            moves.append(move)
+    finally:
+        conn.close()
+    path = "".join(reversed(moves[:-1]))  # without the root's 'root'
+    assert server.json(f"/api/node?path={path}&game={created}")[0] == 200
+    status, data = server.json(f"/api/node?path={path}&game={created - 1}")
+    assert status == 404 and f"game {created!r}" in data["error"]
+
+
+def test_compare_is_the_diff_of_the_two_trees(server: Server, trees: tuple[Path, Path]) -> None:
+    a, b = trees
+    for path in ("", "4", "44"):
+        status, data = server.json(f"/api/compare?path={path}")
+        assert status == 200
+        assert data == json.loads(json.dumps(treelab.diff(a, b, path, count_nodes=False).to_dict()))
+    status, data = server.json("/api/node?path=&db=b")
+    assert data["nb_visit"] == sum(n for n, _, _ in children_in_db(b, []).values())
+
+
+def test_info_and_version(server: Server, trees: tuple[Path, Path]) -> None:
+    _, b = trees
+    status, data = server.json("/api/info")
+    assert status == 200 and data["game"] == "connect4" and data["compare"] == str(b)
+    assert data["games"] == 40 and data["last_game"] == 40 and data["nodes"] == 36186
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.text(max_size=60))
+def test_any_path_text_gets_json_never_a_500(server: Server, text: str) -> None:
+    for endpoint in ("node", "compare"):
+        status, data = server.json(f"/api/{endpoint}?path={quote(text, safe='')}")
+        assert status in (200, 400, 404), (text, status, data)
+        assert ("error" in data) == (status != 200)
+
+
+def test_serving_leaves_the_files_byte_identical(tmp_path: Path) -> None:
+    a = copy_db(SAMPLE_C4, tmp_path / "a.db")
+    before, files = digest(a), sibling_files(a)
+    with serving(str(a)) as srv:
+        for target in ("/api/node?path=44", "/api/subtree.svg?path=4", "/api/info", "/?path=4"):
+            assert srv.get(target)[0] == 200
+    assert digest(a) == before and sibling_files(a) == files
+
+
+def test_live_numbers_follow_training_without_blocking_it(tmp_path: Path) -> None:
+    db = tmp_path / "live.db"
+    treelab.train("connect4", db, games=1, iterations=50, seed=3, progress=False)
+    with serving(str(db)) as srv:
+        versions, failures = set(), []
+        stop = threading.Event()
+
+        def reader() -> None:
+            while not stop.is_set():
+                for target in ("/api/info", "/api/node?path=", "/api/node?path=4"):
+                    status, data = srv.json(target)
+                    if status != 200 and not (status == 404 and target.endswith("=4")):
+                        failures.append((target, status, data))
+                    if target == "/api/info":
+                        versions.add(data["version"])
+                time.sleep(0.02)
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", "12",
+                 "--iterations", "60", "--seed", "4"], capture_output=True, text=True, timeout=300,
+            )
+        finally:
+            time.sleep(0.3)
+            stop.set()
+            thread.join()
+        assert done.returncode == 0, done.stderr
+        assert not failures
+        final = srv.json("/api/info")[1]
+    assert len(versions) >= 3, versions  # the page saw the tree grow, game by game
+    assert final["games"] == 13 and final["last_game"] == 13
