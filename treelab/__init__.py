@@ -40,7 +40,7 @@ from .errors import (
 # checkers, and tests/test_layers.py checks that the table, those imports and __all__ agree.
 _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.arrays": ("TreeArrays", ("tree_stats", "stats")),
-    "analysis.diff": ("DiffResult", "diff"),
+    "analysis.compare": ("DiffResult", "diff"),
     "analysis.growth": ("GrowthData", "growth_data", "plot_growth", "tree_at"),
     "analysis.shape": ("plot_shape",),
     "analysis.sqlstats": ("db_stats",),
@@ -71,7 +71,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 if TYPE_CHECKING:
     from .analysis.arrays import TreeArrays
     from .analysis.arrays import stats as tree_stats
-    from .analysis.diff import DiffResult, diff
+    from .analysis.compare import DiffResult, diff
     from .analysis.growth import GrowthData, growth_data, plot_growth, tree_at
     from .analysis.shape import plot_shape
     from .analysis.sqlstats import db_stats

@@ -28,7 +28,7 @@ _COMMANDS = {
     "train": "grow", "analyse": "grow", "play": "grow", "info": "grow", "compact": "grow",
     "render": "view", "stats": "view", "growth": "view", "shape": "view",
     "arena": "match",
-    "serve": "explore", "diff": "explore",
+    "serve": "explorer", "diff": "explorer",
 }
 """Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
 

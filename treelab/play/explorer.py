@@ -1,9 +1,9 @@
 """The explorer wired together: the view's web app with the analysis layer's diff for its compare view.
 
 The web app lives in the view layer (:mod:`treelab.view.explorer`), the diff
-of two trees in the analysis layer (:mod:`treelab.analysis.diff`); view and
+of two trees in the analysis layer (:mod:`treelab.analysis.compare`); view and
 analysis are peers and neither imports the other, so the two meet here, one
-layer up: ``treelab serve`` (:mod:`treelab.cli.explore`) and
+layer up: ``treelab serve`` (:mod:`treelab.cli.explorer`) and
 :func:`explore` (notebooks) both build their app with :func:`explorer_app`.
 
 In a notebook, :func:`explore` starts the server on a background thread on
@@ -28,7 +28,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..analysis.diff import diff
+from ..analysis.compare import diff
 from ..errors import GameMismatchError
 from ..tree import Tree, TreeNode
 from ..view.explorer.app import create_app

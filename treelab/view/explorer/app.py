@@ -111,7 +111,7 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
     Args:
         main: the database explored.
         other: a second database of the same game (``db=b`` in the API, and the compare view).
-        compare: the compare view's answer for a position (``treelab.analysis.diff`` wired in
+        compare: the compare view's answer for a position (``treelab.analysis.compare`` wired in
             by the caller: the view layer does not import the analysis layer).
     """
     files = {"a": main, **({"b": other} if other is not None else {})}

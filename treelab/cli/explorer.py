@@ -104,7 +104,7 @@ def diff(a: str, b: str, path: str, as_json: bool) -> None:
     Example:
       treelab diff seed1.db seed2.db --path 44 --json
     """
-    from ..analysis.diff import diff as compare
+    from ..analysis.compare import diff as compare
 
     facts = compare(a, b, path or None).to_dict()
     click.echo(json.dumps(facts) if as_json else describe_diff(facts))
