@@ -225,12 +225,13 @@ def grown_tree(game: str, moves: str = "", iterations: int = 3000, seed: int = 1
 
 
 def snapshot(tree: treelab.Tree) -> list[tuple]:
-    return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in tree]
+    return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, None if n.proven is None else int(n.proven)) for n in tree]
 
 
 @needs_compiled
 def test_compiled_select_and_descend_pick_the_python_children():
-    from treelab.mcts.uct import _descend, _select
+    from treelab.mcts.selection import descend as _descend
+    from treelab.mcts.selection import select_ucb1 as _select
 
     c_walk = fastpath.compiled
     assert c_walk is not None
@@ -255,7 +256,7 @@ def test_compiled_select_and_descend_pick_the_python_children():
 
 @needs_compiled
 def test_compiled_backup_counts_like_the_python_one():
-    from treelab.mcts.uct import _backup
+    from treelab.mcts.selection import backup as _backup
 
     a, b = grown_tree("connect4", iterations=500), grown_tree("connect4", iterations=500)
     assert snapshot(a) == snapshot(b)
@@ -296,7 +297,7 @@ def test_searches_grow_the_same_tree_with_either_walk(monkeypatch, game, moves, 
 @needs_compiled
 def test_compiled_walk_falls_back_to_getattr_for_other_node_classes():
     """A node class whose counts are properties, not slots, still gets the Python rule's answers."""
-    from treelab.mcts.uct import _select
+    from treelab.mcts.selection import select_ucb1 as _select
     from treelab.tree import TreeNode
 
     class Scaled(TreeNode):

@@ -17,7 +17,7 @@ from treelab.play.players import HeuristicPlayer, MCTSPlayer, RandomPlayer
 
 
 def snapshot(tree: Tree) -> list[tuple]:
-    return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in tree]
+    return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, None if n.proven is None else int(n.proven)) for n in tree]
 
 
 def check_invariants(tree: Tree) -> None:

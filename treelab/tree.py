@@ -6,196 +6,32 @@ from the root *is* its move sequence (``/root/4/4/5``) and the root's
 counts wins of the player who made the move into it (the root counts as moved
 into by player 2); ``nb_draw`` counts draws.
 
-Nodes extend :class:`anytree.LightNodeMixin` with ``__slots__`` all the way
-down, so a node has no ``__dict__``: the object is 112 bytes (anytree's
-``Node`` costs 276), and a loaded million-node tree about 182 bytes a node with
-its id and children lists (``benchmarks/scale.py``). Child lookup scans only the
+The nodes are :class:`treelab.nodes.TreeNode` objects (``__slots__``, no
+``__dict__``): a loaded million-node tree costs about 182 bytes a node with its
+id and children lists (``benchmarks/scale.py``). Child lookup scans only the
 node's own few children; the tree is never searched.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from anytree import LightNodeMixin
-
 from . import fastpath
-from .errors import IllegalMoveError, NotationError, PathNotFoundError, TreelabError
-from .games import Game, State, find_game, mover_at_depth
+from .errors import IllegalMoveError, NotationError, PathNotFoundError
+from .games import Game, State, find_game
+from .nodes import KIDS_SLOT, SQRT2, TreeNode
 
 if TYPE_CHECKING:
     from os import PathLike
 
 __all__ = ["SQRT2", "Moves", "Tree", "TreeNode"]
 
-SQRT2 = math.sqrt(2.0)
-"""The UCB1 exploration constant of Auer et al. (2002) for rewards in [0, 1]."""
-
 Moves = str | Iterable[str | int] | None
 """A move sequence: ``"4453"``, ``"4,4,5,3"``, ``"/root/4/4/5/3"``, ``[4, 4, 5, 3]`` or None (root)."""
 
-_KIDS = "_LightNodeMixin__children"
-_PARENT = "_LightNodeMixin__parent"
 _CHILD = fastpath.compiled.child if fastpath.compiled is not None else None
 """The compiled :meth:`Tree.add_child` node maker, if built (a new node with its slots set, linked)."""
-_NO_KIDS: tuple[TreeNode, ...] = ()
-
-
-class TreeNode(LightNodeMixin):
-    """One stored position, named by the move that leads to it (``'root'`` for the root)."""
-
-    __slots__ = ("created_game", "depth", "name", "nb_draw", "nb_visit", "nb_win", "node_id", "proven")
-    separator = "/"
-
-    name: str
-    """The move label that leads here (``"4"``), or ``"root"``."""
-    depth: int  # type: ignore[misc]  # a stored slot instead of anytree's walk to the root
-    """Number of moves from the initial position."""
-    nb_visit: int
-    """Simulations whose stored path passed through this node."""
-    nb_win: int
-    """Of those, wins of the player who made the move into this node."""
-    nb_draw: int
-    """Of those, draws."""
-    proven: int | None
-    """Game-theoretic result for the player who moved here: 1 win, 0 draw, -1 loss, None unknown."""
-    node_id: int
-    """Row id in the database: set at creation; a save to a new file renumbers breadth-first, later saves keep it."""
-    created_game: int | None
-    """The ``games.id`` of the training game that created the node, if any."""
-
-    def __init__(
-        self,
-        name: str,
-        parent: TreeNode | None = None,
-        *,
-        node_id: int = 0,
-        nb_visit: int = 0,
-        nb_win: int = 0,
-        nb_draw: int = 0,
-        proven: int | None = None,
-        created_game: int | None = None,
-    ) -> None:
-        self.name = name
-        self.nb_visit = nb_visit
-        self.nb_win = nb_win
-        self.nb_draw = nb_draw
-        self.proven = proven
-        self.node_id = node_id
-        self.created_game = created_game
-        if parent is None:
-            self.depth = 0
-        else:
-            self.depth = parent.depth + 1
-            _link(self, parent)
-
-    # -- derived numbers ---------------------------------------------------
-    @property
-    def mover(self) -> int:
-        """The player (1 or 2) who made the move into this node."""
-        return mover_at_depth(self.depth)
-
-    @property
-    def nb_loss(self) -> int:
-        """Simulations lost by the player who moved here."""
-        return self.nb_visit - self.nb_win - self.nb_draw
-
-    @property
-    def mean(self) -> float:
-        """Mean reward of the mover, ``(nb_win + nb_draw / 2) / nb_visit`` (0.5 if unvisited)."""
-        n = self.nb_visit
-        return (self.nb_win + 0.5 * self.nb_draw) / n if n else 0.5
-
-    def ucb1(self, c: float = SQRT2) -> float:
-        """UCB1 of this node as a child of its parent: ``mean + c*sqrt(ln N_parent / n)``.
-
-        +inf when unvisited (Auer et al. 2002; Kocsis & Szepesvari 2006).
-        """
-        parent = getattr(self, _PARENT, None)
-        if parent is None:
-            return math.nan  # the root is nobody's child: it has no UCB1 score
-        n = self.nb_visit
-        if n == 0:
-            return math.inf
-        big_n = parent.nb_visit
-        return self.mean + c * math.sqrt(math.log(big_n) / n) if big_n > 1 else self.mean
-
-    def exploration(self, c: float = SQRT2) -> float:
-        """The exploration term ``c*sqrt(ln N_parent / n)`` of :meth:`ucb1` (+inf if unvisited)."""
-        return self.ucb1(c) - self.mean if self.nb_visit else math.inf
-
-    @property
-    def kids(self) -> list[TreeNode] | tuple[TreeNode, ...]:
-        """The children, without anytree's copy into a new tuple (read only!)."""
-        return getattr(self, _KIDS, _NO_KIDS)
-
-    @property
-    def moves(self) -> tuple[str, ...]:
-        """The move labels from the root to this node."""
-        labels = []
-        node: TreeNode | None = self
-        while node is not None and node.depth > 0:
-            labels.append(node.name)
-            node = node.parent
-        return tuple(reversed(labels))
-
-    @property
-    def sequence(self) -> str:
-        """The move path joined by ``/`` (``"4/4/5"``; ``"root"`` for the root): the DOT id."""
-        moves = self.moves
-        return "/".join(moves) if moves else "root"
-
-    def child(self, label: str) -> TreeNode | None:
-        """The child reached by move ``label``, or None (scans only this node's children)."""
-        for kid in getattr(self, _KIDS, _NO_KIDS):
-            if kid.name == label:
-                return kid
-        return None
-
-    def most_visited(self) -> TreeNode | None:
-        """The child with the most visits (ties: the first created), or None for a leaf."""
-        best = None
-        for kid in getattr(self, _KIDS, _NO_KIDS):
-            if best is None or kid.nb_visit > best.nb_visit:
-                best = kid
-        return best
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """Jupyter shows the subtree below this node as an SVG diagram."""
-        from .view.jupyter import Diagram
-
-        return Diagram(self)._repr_mimebundle_(include, exclude)  # type: ignore[no-any-return]
-
-    def _pre_attach(self, parent: TreeNode) -> None:
-        raise TreelabError(
-            f"node {self.sequence!r} cannot be moved: a node's place is its move sequence; "
-            "build new nodes with Tree.record or Tree.path instead"
-        )
-
-    _pre_detach = _pre_attach
-
-    def __repr__(self) -> str:
-        proof = "" if self.proven is None else f", proven={self.proven}"
-        return (
-            f"TreeNode({self.sequence!r}, nb_visit={self.nb_visit}, nb_win={self.nb_win}, "
-            f"nb_draw={self.nb_draw}{proof})"
-        )
-
-
-def _link(child: TreeNode, parent: TreeNode) -> None:
-    """Attach a brand-new ``child`` under ``parent`` in O(1).
-
-    anytree's ``parent`` setter walks to the root to rule out loops; a new
-    node cannot form a loop, so this sets the same two slots directly.
-    """
-    setattr(child, _PARENT, parent)
-    kids = getattr(parent, _KIDS, None)
-    if kids is None:
-        setattr(parent, _KIDS, [child])
-    else:
-        kids.append(child)
 
 
 class Tree:
@@ -277,7 +113,7 @@ class Tree:
         while stack:
             node = stack.pop()
             yield node
-            kids = getattr(node, _KIDS, None)
+            kids = getattr(node, KIDS_SLOT, None)
             if kids:
                 stack.extend(reversed(kids))
 

@@ -33,12 +33,10 @@ from typing import Any
 
 import numpy as np
 
+from ..nodes import PARENT_SLOT, proof_word, ucb1_score
 from ..tree import SQRT2, Moves, Tree, TreeNode
 
-_PARENT = "_LightNodeMixin__parent"
-
 __all__ = [
-    "PROOF_WORDS",
     "TreeArrays",
     "child_rows",
     "gini",
@@ -46,8 +44,6 @@ __all__ = [
     "stats",
 ]
 
-PROOF_WORDS = {1: "win", 0: "draw", -1: "loss", None: None}
-"""How a proven value reads in JSON (the ``analyse --json`` words)."""
 
 NO_PROOF = 2
 """The value of :attr:`TreeArrays.proven` for an unproven node."""
@@ -92,13 +88,13 @@ class TreeArrays:
             nodes.extend(node.kids)
         n = len(nodes)
         ids = np.fromiter((x.node_id for x in nodes), np.int64, n)
-        parent_ids = np.fromiter((-1 if x is start else getattr(x, _PARENT).node_id for x in nodes), np.int64, n)
+        parent_ids = np.fromiter((-1 if x is start else getattr(x, PARENT_SLOT).node_id for x in nodes), np.int64, n)
         ordered = np.sort(ids)  # (a sort: numpy's hashing unique takes 5x longer on a million ids)
         if (ordered[1:] == ordered[:-1]).any():  # nodes made outside a Tree: number them breadth first
             index = {id(x): i for i, x in enumerate(nodes)}
             ids = np.arange(n, dtype=np.int64)
             parent_ids = np.fromiter(
-                (-1 if x is start else index[id(getattr(x, _PARENT))] for x in nodes), np.int64, n
+                (-1 if x is start else index[id(getattr(x, PARENT_SLOT))] for x in nodes), np.int64, n
             )
         table = np.empty((n, 8), dtype=np.int64)
         table[:, 0], table[:, 1] = ids, parent_ids
@@ -291,9 +287,9 @@ def child_rows(parent_visits: int, kids: list[tuple[str, int, int, int, int | No
     rows = []
     for move, n, w, d, proven in sorted(kids, key=lambda k: (-k[1], int(k[0]) if k[0].isdigit() else 0)):
         mean = (w + 0.5 * d) / n if n else 0.5
-        ucb = (mean + c * math.sqrt(math.log(parent_visits) / n) if parent_visits > 0 else mean) if n else None
+        ucb = ucb1_score(w, d, n, parent_visits, c) if n else None
         rows.append({"move": move, "nb_visit": n, "nb_win": w, "nb_draw": d, "mean": mean, "ucb1": ucb,
-                     "proven": PROOF_WORDS[proven]})
+                     "proven": proof_word(proven)})
     return rows
 
 
@@ -363,7 +359,7 @@ def assemble(
         "pv_visits": counts["pv_visits"],
         "pv_share": [round(b / a, 6) if a else 0.0 for a, b in pairwise(line_visits)],
         "value": reward / kid_total if kid_total else 0.5,
-        "proven": PROOF_WORDS[None if proven is None else -proven],
+        "proven": proof_word(None if proven is None else -proven),
         "entropy": _round(normalised_entropy(child_visits)),
         "gini": _round(gini(child_visits)),
         "asymmetry": _round(counts["asymmetry"]),

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import BudgetError
 from ..games import State
-from ..tree import SQRT2, TreeNode
+from ..nodes import SQRT2, TreeNode, ucb1_score
 
 __all__ = [
     "PLAYOUTS",
@@ -37,20 +37,8 @@ PlayoutFn = Callable[[State, random.Random], "int | None"]
 
 
 def ucb1(child: TreeNode, parent_visits: int, *, c: float = SQRT2) -> float:
-    """UCB1 score: ``mean + c * sqrt(ln N / n)``; +inf for an unvisited child.
-
-    Auer, Cesa-Bianchi & Fischer (2002), "Finite-time analysis of the
-    multiarmed bandit problem"; used for trees as UCT by Kocsis & Szepesvari
-    (2006). ``c = sqrt(2)`` is the classic constant for rewards in [0, 1]
-    (OpenSpiel's ``uct_c = sqrt(2)`` on [-1, 1] returns equals ``c = 1/sqrt(2)`` here).
-    """
-    n = child.nb_visit
-    if n == 0:
-        return math.inf
-    mean = (child.nb_win + 0.5 * child.nb_draw) / n
-    if parent_visits <= 1:
-        return mean
-    return mean + c * math.sqrt(math.log(parent_visits) / n)
+    """UCB1 score of ``child`` (a :data:`ScoreFn`): :func:`treelab.nodes.ucb1_score` of its counts."""
+    return ucb1_score(child.nb_win, child.nb_draw, child.nb_visit, parent_visits, c)
 
 
 def mean_value(child: TreeNode, parent_visits: int = 0, *, c: float = 0.0) -> float:

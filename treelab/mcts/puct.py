@@ -41,9 +41,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import BudgetError
 from ..games import Game, State
+from ..nodes import Proof
 from ..tree import Moves, Tree, TreeNode
 from .evaluators import Evaluator, find_evaluator
 from .policies import make_rng
+from .solver import LegalCount, propagate, prove_terminal
 from .summary import choose_move
 from .uct import Limit
 
@@ -160,8 +162,8 @@ def puct_search(
             if state.is_terminal:  # reached only without the solver (proven children are skipped)
                 winner = state.winner
                 if solver and node.proven is None:
-                    node.proven = 0 if winner is None else (1 if winner == node.mover else -1)
-                    _propagate(tree, path, states)
+                    node.proven = prove_terminal(node, winner)
+                    propagate(tree, path, _legal_counter(states), first=len(path) - 2)
                 break
             kids = node.kids
             if node.nb_visit == 0 or len(kids) < len(state.legal_moves()) or not any(k in priors for k in kids):
@@ -171,7 +173,7 @@ def puct_search(
                     break
                 _expand(tree, node, state, evaluation.priors, solver)
                 if solver and any(k.proven is not None for k in node.kids):
-                    _propagate(tree, path, states, from_node=True)
+                    propagate(tree, path, _legal_counter(states), first=len(path) - 1)
                 if node.nb_visit == 0 or (solver and node.proven is not None):
                     # a new leaf (its evaluation is this simulation's result), or just proven (exact)
                     winner = _leaf_result(node, state, evaluation.value, rng)
@@ -213,9 +215,9 @@ def puct_search(
 def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random) -> int | None:
     """The result backed up for a freshly evaluated leaf (exact once the leaf is proven)."""
     if node.proven is not None:  # e.g. a winning move for the player to move: a fact, not a guess
-        if node.proven == 0:
+        if node.proven == Proof.DRAW:
             return None
-        return node.mover if node.proven == 1 else 3 - node.mover
+        return node.mover if node.proven == Proof.WIN else 3 - node.mover
     if not 0.0 <= value <= 1.0 or math.isnan(value):
         raise BudgetError(f"evaluator value {value!r} is not in [0, 1] (the reward of the player to move)")
     return _outcome(value, state.to_move, rng)
@@ -246,33 +248,13 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
         if solver and kid.proven is None:
             after = state.play(move)
             if after.is_terminal:
-                winner = after.winner
-                kid.proven = 0 if winner is None else (1 if winner == kid.mover else -1)
+                kid.proven = prove_terminal(kid, after.winner)
                 dirty.add(kid)
 
 
-def _propagate(tree: Tree, path: list[TreeNode], states: list[State], *, from_node: bool = False) -> None:
-    """Push proofs up ``path``: from ``path[-1]``'s parent, or from ``path[-1]`` itself with ``from_node``.
-
-    A node is proven when one of its moves is a proven win for the player to
-    move there (the node is then a loss for the player who moved into it), or
-    when every legal move has a child and all are proven (the node's value is
-    minus the best of them). Only game facts are used, so proofs are never wrong.
-    """
-    first = len(path) - 1 if from_node else len(path) - 2
-    for i in range(first, -1, -1):
-        node = path[i]
-        if node.proven is not None:
-            return
-        kids = node.kids
-        if any(k.proven == 1 for k in kids):
-            node.proven = -1
-        else:
-            values = [k.proven for k in kids if k.proven is not None]
-            if len(values) < len(kids) or len(kids) < len(states[i].legal_moves()):
-                return
-            node.proven = -max(values)
-        tree.mark_dirty(node)
+def _legal_counter(states: list[State]) -> LegalCount:
+    """The number of legal moves at ``path[i]``, from the states kept along the path."""
+    return lambda i: len(states[i].legal_moves())
 
 
 def _noisy_priors(

@@ -7,12 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BudgetError
+from ..nodes import Proof, proof_word
 from ..tree import SQRT2, Moves, Tree, TreeNode
 
-__all__ = ["PROOF_WORDS", "ChildStats", "SearchSummary", "choose_move", "summarize"]
-
-PROOF_WORDS = {1: "win", 0: "draw", -1: "loss", None: None}
-"""How a proven value reads in JSON (from the view of the player it belongs to)."""
+__all__ = ["ChildStats", "SearchSummary", "choose_move", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -101,13 +99,13 @@ def choose_move(
     """
     if how not in ("visits", "ucb1"):
         raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
-    wins = [k for k in node.kids if k.proven == 1]  # proven at creation counts, visited or not
+    wins = [k for k in node.kids if k.proven == Proof.WIN]  # proven at creation counts, visited or not
     if wins:
         return max(wins, key=lambda k: k.nb_visit)
     kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
     if not kids:
         return None
-    safe = [k for k in kids if k.proven != -1] or kids
+    safe = [k for k in kids if k.proven != Proof.LOSS] or kids
     if how == "ucb1":
         return max(safe, key=lambda k: k.ucb1(c))
     if temperature > 0:
@@ -140,7 +138,7 @@ def summarize(
     proof = None if node.proven is None else -node.proven  # for the player to move
     value = reward / visits if visits else 0.5
     if state.is_terminal:  # the game is over: its result is the value, and a fact
-        proof = 0 if state.winner is None else (1 if state.winner == state.to_move else -1)
+        proof = Proof.of_winner(state.winner, state.to_move)
         value = (proof + 1) / 2
     children = tuple(
         ChildStats(
@@ -150,7 +148,7 @@ def summarize(
             nb_draw=k.nb_draw,
             mean=k.mean,
             ucb1=k.ucb1(c) if k.nb_visit else None,
-            proven=PROOF_WORDS[k.proven],
+            proven=proof_word(k.proven),
         )
         for k in kids
     )
@@ -161,7 +159,7 @@ def summarize(
         iterations=iterations,
         best_move=best.name if best is not None else None,
         value=value,
-        proven=PROOF_WORDS[proof],
+        proven=proof_word(proof),
         children=children,
         seconds=seconds,
     )

@@ -19,15 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import fastpath
 from ..errors import BudgetError
 from ..games import Game, State
+from ..nodes import KIDS_SLOT
 from ..tree import SQRT2, Moves, Tree, TreeNode
 from .policies import PlayoutFn, find_playout, make_rng, random_playout
+from .selection import walk
+from .solver import propagate, prove_terminal, replayed_legal_count
 
 __all__ = ["Limit", "search"]
-
-_KIDS = "_LightNodeMixin__children"
 
 
 @dataclass(frozen=True)
@@ -95,8 +95,7 @@ def search(
     max_moves = game.num_moves
     dirty = tree._dirty
     add_child = tree.add_child
-    fast = fastpath.compiled
-    descend, select, backup = (fast.descend, fast.select, fast.backup) if fast is not None else _PYTHON_WALK
+    descend, select, backup = walk()
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
     # The frontier: for each node met below ``start`` that is not fully expanded, its position
@@ -121,7 +120,7 @@ def search(
                 if entry is None:
                     entry = frontier[node] = [_replay(start_state, path, move_of), None]
                 state, untried = entry
-                kids = getattr(node, _KIDS, None)
+                kids = getattr(node, KIDS_SLOT, None)
                 if untried is None:
                     if state.is_terminal:
                         break
@@ -150,8 +149,9 @@ def search(
             if state.is_terminal:
                 winner = state.winner
                 if solver and node.proven is None:
-                    node.proven = 0 if winner is None else (1 if winner == node.mover else -1)
-                    _propagate(tree, above + path)
+                    node.proven = prove_terminal(node, winner)
+                    full = above + path
+                    propagate(tree, full, replayed_legal_count(game, full), first=len(full) - 2)
             else:
                 winner = play_out(state, rng)
             # -- backup along the whole stored path: ``start`` and below here, above at the end --
@@ -193,95 +193,9 @@ def _direct_playout(game: Game, rng: random.Random) -> PlayoutFn:
     return play_out
 
 
-def _select(node: TreeNode, c: float, solver: bool) -> TreeNode:
-    """The child UCT descends to: UCB1 ``mean + c*sqrt(ln N / n)``, unvisited first, ties to the first.
-
-    With ``solver``, proven children are skipped (never waste simulations below a
-    proven move); if all are, the first most visited. ``treelab._speedups.select``
-    does exactly this in C.
-    """
-    kids = node.kids
-    big_n = node.nb_visit
-    explore = c * math.sqrt(math.log(big_n)) if big_n > 1 else 0.0
-    sqrt = math.sqrt
-    best = None
-    best_score = -math.inf
-    for kid in kids:
-        n = kid.nb_visit
-        if solver and kid.proven is not None:
-            continue
-        if n == 0:
-            return kid
-        score = (kid.nb_win + 0.5 * kid.nb_draw) / n + explore / sqrt(n)
-        if score > best_score:
-            best_score = score
-            best = kid
-    if best is None:  # every move proven but the node not (only without full proofs)
-        best = max(kids, key=lambda k: k.nb_visit)
-    return best
-
-
-def _descend(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_moves: int) -> TreeNode:
-    """Walk down by :func:`_select` while the node has ``max_moves`` children, appending to ``path``.
-
-    Returns the first node with fewer children (possibly not fully expanded);
-    ``treelab._speedups.descend`` does exactly this in C.
-    """
-    while True:
-        kids = getattr(node, _KIDS, None)
-        if kids is None or len(kids) < max_moves:
-            return node
-        node = _select(node, c, solver)
-        path.append(node)
-
-
-def _backup(path: list[TreeNode], first_win: int | None) -> None:
-    """One simulation's result on ``path``: every node visited, a draw everywhere or a win on ``path[first_win::2]``.
-
-    ``treelab._speedups.backup`` does exactly this in C.
-    """
-    for node in path:
-        node.nb_visit += 1
-    if first_win is None:
-        for node in path:
-            node.nb_draw += 1
-    else:
-        for node in path[first_win::2]:
-            node.nb_win += 1
-
-
 _FRONTIER_CAP = 1 << 19
 """Positions the frontier cache holds at most (about 100 MB); beyond, it starts again empty."""
-
-_PYTHON_WALK = (_descend, _select, _backup)
-"""The pure-Python tree walk: the reference, and the fallback without the extension."""
-
 
 def _replay(state: State, path: list[TreeNode], move_of: dict[str, int]) -> State:
     """The position at ``path[-1]``, playing the moves of ``path[1:]`` from ``state`` (at ``path[0]``)."""
     return state.play_all([move_of[node.name] for node in path[1:]])
-
-
-def _propagate(tree: Tree, path: list[TreeNode]) -> None:
-    """Push a new proof at ``path[-1]`` up the path while parents become proven.
-
-    A parent is proven when one of its moves is a proven win for the player to
-    move there (the parent is then a loss for the player who moved into it), or
-    when every legal move is expanded and proven (its value is then minus the
-    best of them). Proofs only ever use game facts, so they are never wrong.
-    """
-    game = tree.game
-    for i in range(len(path) - 2, -1, -1):
-        parent = path[i]
-        if parent.proven is not None:
-            return
-        kids = parent.kids
-        if any(k.proven == 1 for k in kids):
-            parent.proven = -1
-        else:
-            n_legal = len(game.replay(parent.moves).legal_moves())
-            if len(kids) < n_legal or any(k.proven is None for k in kids):
-                return
-            parent.proven = -max(k.proven for k in kids if k.proven is not None)
-        tree.mark_dirty(parent)
-    return

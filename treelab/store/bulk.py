@@ -26,6 +26,7 @@ from typing import Any
 
 from .. import fastpath
 from ..fastpath import compiled
+from ..nodes import KIDS_SLOT
 from ..tree import Tree, TreeNode
 
 __all__ = ["CHUNK", "WIDTH", "breadth_first", "build", "insert", "renumber", "rows", "write"]
@@ -37,7 +38,6 @@ CHUNK = 1_300 * WIDTH
 """Rows built per ``executemany`` call: bounded memory, few calls."""
 
 _COLUMNS = "id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game"
-_KIDS = "_LightNodeMixin__children"
 
 
 def _insert(count: int) -> str:
@@ -47,7 +47,7 @@ def _insert(count: int) -> str:
 def _breadth_first(root: TreeNode) -> tuple[list[TreeNode], bytes]:
     order, parents = [root], array("q", [-1])
     for i, node in enumerate(order):  # ``order`` grows while it is read: a queue
-        kids = getattr(node, _KIDS, None)
+        kids = getattr(node, KIDS_SLOT, None)
         if kids:
             order.extend(kids)
             parents.extend([i] * len(kids))

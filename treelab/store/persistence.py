@@ -28,6 +28,7 @@ import sqlite_utils
 
 from ..errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from ..games import Game, find_game
+from ..nodes import PARENT_SLOT, Proof
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk
 from .dbfile import KeptConnection, is_empty, reading, writing
@@ -38,7 +39,6 @@ __all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "open_tree", "save"]
 GAME_FIELDS = ("id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at")
 """The keys a game row passed to :func:`save` may have (``moves`` is required)."""
 
-_PARENT = "_LightNodeMixin__parent"
 _UPDATE = "UPDATE nodes SET nb_visit = ?, nb_win = ?, nb_draw = ?, proven = ? WHERE id = ?"
 _COLUMNS = "n.id, n.parent_id, n.move, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game"
 _SUBTREE = f"""
@@ -94,13 +94,13 @@ def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
 
 _DEPTH = attrgetter("depth")
 _ROW = attrgetter(
-    "node_id", f"{_PARENT}.node_id", "name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "created_game"
+    "node_id", f"{PARENT_SLOT}.node_id", "name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "created_game"
 )
 
 
 def _rows(nodes: list[TreeNode]) -> Iterator[tuple[Any, ...]]:
     """The ``nodes`` rows of ``nodes`` (ordered by id), made in C by :func:`operator.attrgetter`."""
-    if nodes and getattr(nodes[0], _PARENT, None) is None:  # the root: no parent slot to follow
+    if nodes and getattr(nodes[0], PARENT_SLOT, None) is None:  # the root: no parent slot to follow
         r = nodes[0]
         root = (r.node_id, None, r.name, 0, r.nb_visit, r.nb_win, r.nb_draw, r.proven, r.created_game)
         return chain([root], map(_ROW, islice(nodes, 1, None)))
@@ -254,7 +254,7 @@ def _plan_update(
 def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) -> None:
     cut, top = tree.truncated, len(tree.labels(binding.subtree))
     for node in new:
-        parent = getattr(node, _PARENT, None)
+        parent = getattr(node, PARENT_SLOT, None)
         if parent in cut:
             how = f"path={binding.subtree!r}" + ("" if binding.depth is None else f", depth={binding.depth}")
             raise StoreError(
@@ -304,6 +304,7 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
             wide = conn.execute(f"SELECT parent_id FROM nodes WHERE parent_id IN ({marks}) "
                                 "GROUP BY parent_id HAVING count(*) > 1", chain[:-1])
             tree.truncated.update(nodes[pid] for (pid,) in wide)
+        _proofs(conn, nodes, name)
         tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
         tree._next_id = top + 1
         tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
@@ -312,6 +313,19 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
     tree._new = []
     tree._dirty = set()
     return tree
+
+
+def _proofs(conn: sqlite3.Connection, nodes: dict[int, TreeNode] | list[Any], name: str) -> None:
+    """Give the loaded nodes their proofs as :class:`~treelab.nodes.Proof` values (the rows hold 1, 0, -1)."""
+    if isinstance(nodes, dict):  # a partial load: few nodes
+        found = [(node.node_id, node.proven) for node in nodes.values() if node.proven is not None]
+    else:  # a whole load: the few proven rows, one scan
+        found = conn.execute("SELECT id, proven FROM nodes WHERE proven IS NOT NULL").fetchall()
+    for nid, value in found:
+        try:
+            nodes[nid].proven = Proof.of(value)
+        except ValueError as exc:
+            raise NotATreelabDatabaseError(f"{name!r} is damaged: node id {nid}: {exc}") from None
 
 
 def load(db: DbPath, path: Any = None, depth: int | None = None) -> Tree:

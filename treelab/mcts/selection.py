@@ -1,0 +1,109 @@
+"""Selection: the child a search descends to, behind one type alias, and UCT's tree walk.
+
+A selection function is a plain function ``select(node, c, solver) -> child``
+(:data:`SelectFn`, as OpenSpiel's ``child_selection_fn``); the search loop of
+:mod:`treelab.mcts.uct` takes one as a hook. :func:`select_ucb1` is UCT's, the
+highest :func:`treelab.nodes.ucb1_score`; the compiled walk
+(``treelab._speedups.select``/``descend``/``backup``, :mod:`treelab.fastpath`)
+is the fast path of exactly these functions, picking the very same children.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from .. import fastpath
+from ..nodes import KIDS_SLOT, TreeNode, ucb1_score
+
+__all__ = [
+    "PYTHON_WALK",
+    "BackupFn",
+    "DescendFn",
+    "SelectFn",
+    "backup",
+    "descend",
+    "most_visited_unproven",
+    "select_ucb1",
+    "walk",
+]
+
+SelectFn = Callable[[TreeNode, float, bool], TreeNode]
+"""``select(node, c, solver) -> child``: the child to descend to from ``node`` (which has children).
+
+With ``solver``, proven children are skipped: simulations below a proven move are wasted."""
+
+DescendFn = Callable[[TreeNode, list[TreeNode], float, bool, int], TreeNode]
+"""``descend(node, path, c, solver, max_moves) -> node``: walk down by selection while fully expanded."""
+
+BackupFn = Callable[[list[TreeNode], "int | None"], None]
+"""``backup(path, first_win)``: one simulation's result on ``path`` (see :func:`backup`)."""
+
+
+def select_ucb1(node: TreeNode, c: float, solver: bool) -> TreeNode:
+    """UCT's selection: the best :func:`~treelab.nodes.ucb1_score`, unvisited first, ties to the first.
+
+    With ``solver``, proven children are skipped; if all are, the first most
+    visited. ``treelab._speedups.select`` does exactly this in C.
+    """
+    kids = node.kids
+    big_n = node.nb_visit
+    best = None
+    best_score = -math.inf
+    for kid in kids:
+        if solver and kid.proven is not None:
+            continue
+        if kid.nb_visit == 0:
+            return kid
+        score = ucb1_score(kid.nb_win, kid.nb_draw, kid.nb_visit, big_n, c)
+        if score > best_score:
+            best_score = score
+            best = kid
+    return best if best is not None else most_visited_unproven(kids)
+
+
+def most_visited_unproven(kids: list[TreeNode] | tuple[TreeNode, ...]) -> TreeNode:
+    """The fallback when the solver skipped every child (all proven, the node not): the first most visited."""
+    return max(kids, key=_visits)
+
+
+def _visits(node: TreeNode) -> int:
+    return node.nb_visit
+
+
+def descend(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_moves: int) -> TreeNode:
+    """Walk down by :func:`select_ucb1` while the node has ``max_moves`` children, appending to ``path``.
+
+    Returns the first node with fewer children (possibly not fully expanded);
+    ``treelab._speedups.descend`` does exactly this in C.
+    """
+    while True:
+        kids = getattr(node, KIDS_SLOT, None)
+        if kids is None or len(kids) < max_moves:
+            return node
+        node = select_ucb1(node, c, solver)
+        path.append(node)
+
+
+def backup(path: list[TreeNode], first_win: int | None) -> None:
+    """One simulation's result on ``path``: every node visited, a draw everywhere or a win on ``path[first_win::2]``.
+
+    ``treelab._speedups.backup`` does exactly this in C.
+    """
+    for node in path:
+        node.nb_visit += 1
+    if first_win is None:
+        for node in path:
+            node.nb_draw += 1
+    else:
+        for node in path[first_win::2]:
+            node.nb_win += 1
+
+
+PYTHON_WALK: tuple[DescendFn, SelectFn, BackupFn] = (descend, select_ucb1, backup)
+"""The pure-Python walk (descend, select, backup): the reference, and the fallback without the extension."""
+
+def walk() -> tuple[DescendFn, SelectFn, BackupFn]:
+    """The walk a search uses now: the compiled one when :mod:`treelab.fastpath` has it, else :data:`PYTHON_WALK`."""
+    fast = fastpath.compiled
+    return (fast.descend, fast.select, fast.backup) if fast is not None else PYTHON_WALK

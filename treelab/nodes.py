@@ -1,0 +1,262 @@
+"""Tree nodes and the rules every layer shares: UCB1's formula, proofs, anytree's slot names.
+
+A :class:`TreeNode` is one stored position, named by the move that leads to
+it. Nodes extend :class:`anytree.LightNodeMixin` with ``__slots__`` all the way
+down, so a node has no ``__dict__``: the object is 112 bytes (anytree's
+``Node`` costs 276). Child lookup scans only the node's own few children; the
+tree is never searched.
+
+This module is the one place for three things other modules (and the C
+sources) rely on: :func:`ucb1_score`, the only scalar UCB1 in treelab; the
+:class:`Proof` values with their words; and :data:`KIDS_SLOT` /
+:data:`PARENT_SLOT`, anytree's mangled slot names, which ``_nodes.c`` spells too
+(``tests/test_rules_once.py`` checks that they agree).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import Any
+
+from anytree import LightNodeMixin
+
+from .errors import TreelabError
+from .games import mover_at_depth
+
+__all__ = ["KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "link", "proof_word", "ucb1_score"]
+
+SQRT2 = math.sqrt(2.0)
+"""The UCB1 exploration constant of Auer et al. (2002) for rewards in [0, 1]."""
+
+KIDS_SLOT = "_LightNodeMixin__children"
+"""anytree's mangled slot holding a node's children list (``FIELD_NAMES`` in ``_nodes.c``)."""
+PARENT_SLOT = "_LightNodeMixin__parent"
+"""anytree's mangled slot holding a node's parent (``FIELD_NAMES`` in ``_nodes.c``)."""
+
+_NO_KIDS: tuple[TreeNode, ...] = ()
+
+
+def ucb1_score(wins: float, draws: float, visits: float, parent_visits: float, c: float = SQRT2) -> float:
+    """UCB1 of a child: ``mean + c * sqrt(ln N) / sqrt(n)``, +inf when unvisited.
+
+    Auer, Cesa-Bianchi & Fischer (2002), "Finite-time analysis of the
+    multiarmed bandit problem"; used for trees as UCT by Kocsis & Szepesvari
+    (2006). ``mean = (wins + draws / 2) / visits`` is the mover's mean reward
+    in [0, 1], ``N`` the parent's visits (no exploration term while ``N <= 1``).
+    ``c = sqrt(2)`` is the classic constant for rewards in [0, 1] (OpenSpiel's
+    ``uct_c = sqrt(2)`` on [-1, 1] returns explores like ``c = 1/sqrt(2)`` here).
+    The compiled walk (``_nodes.c``, ``best_child``) does the very same
+    operations in the same order, so both pick the same child.
+
+    >>> ucb1_score(3, 0, 4, 1)
+    0.75
+    >>> round(ucb1_score(3, 2, 10, 100, c=1.0), 4)
+    1.0786
+    """
+    if visits == 0:
+        return math.inf
+    explore = c * math.sqrt(math.log(parent_visits)) if parent_visits > 1 else 0.0
+    return (wins + 0.5 * draws) / visits + explore / math.sqrt(visits)
+
+
+class Proof(enum.IntEnum):
+    """A game-theoretic result for one player; the database stores its value (``proven``: 1, 0, -1)."""
+
+    LOSS = -1
+    """The player loses with best play on both sides."""
+    DRAW = 0
+    """Best play draws."""
+    WIN = 1
+    """The player wins with best play."""
+
+    @property
+    def word(self) -> str:
+        """``"win"``, ``"draw"`` or ``"loss"``: how the proof reads in JSON and tables."""
+        return _WORDS[self]
+
+    def __neg__(self) -> Proof:  # type: ignore[override]
+        """The same result seen by the opponent (a win is the other player's loss)."""
+        return _NEGATED[self]
+
+    @classmethod
+    def of(cls, value: int | None) -> Proof | None:
+        """The proof stored as ``value`` (1, 0, -1), or None for None.
+
+        Raises:
+            ValueError: ``value`` is none of 1, 0, -1, None.
+        """
+        if value is None:
+            return None
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"proven {value!r} is not 1 (win), 0 (draw), -1 (loss) or None (unknown)") from None
+
+    @classmethod
+    def of_winner(cls, winner: int | None, player: int) -> Proof:
+        """The result of a finished game (``winner`` 1, 2 or None for a draw) for ``player``."""
+        if winner is None:
+            return cls.DRAW
+        return cls.WIN if winner == player else cls.LOSS
+
+
+_WORDS = {Proof.WIN: "win", Proof.DRAW: "draw", Proof.LOSS: "loss"}
+_NEGATED = {Proof.WIN: Proof.LOSS, Proof.DRAW: Proof.DRAW, Proof.LOSS: Proof.WIN}
+
+
+def proof_word(value: int | None) -> str | None:
+    """The word of a stored proof value (``1 -> "win"``), None for None."""
+    proof = Proof.of(value)
+    return None if proof is None else proof.word
+
+
+class TreeNode(LightNodeMixin):
+    """One stored position, named by the move that leads to it (``'root'`` for the root)."""
+
+    __slots__ = ("created_game", "depth", "name", "nb_draw", "nb_visit", "nb_win", "node_id", "proven")
+    separator = "/"
+
+    name: str
+    """The move label that leads here (``"4"``), or ``"root"``."""
+    depth: int  # type: ignore[misc]  # a stored slot instead of anytree's walk to the root
+    """Number of moves from the initial position."""
+    nb_visit: int
+    """Simulations whose stored path passed through this node."""
+    nb_win: int
+    """Of those, wins of the player who made the move into this node."""
+    nb_draw: int
+    """Of those, draws."""
+    proven: Proof | None
+    """Game-theoretic result for the player who moved here (stored as 1 win, 0 draw, -1 loss), None unknown."""
+    node_id: int
+    """Row id in the database: set at creation; a save to a new file renumbers breadth-first, later saves keep it."""
+    created_game: int | None
+    """The ``games.id`` of the training game that created the node, if any."""
+
+    def __init__(
+        self,
+        name: str,
+        parent: TreeNode | None = None,
+        *,
+        node_id: int = 0,
+        nb_visit: int = 0,
+        nb_win: int = 0,
+        nb_draw: int = 0,
+        proven: int | None = None,
+        created_game: int | None = None,
+    ) -> None:
+        self.name = name
+        self.nb_visit = nb_visit
+        self.nb_win = nb_win
+        self.nb_draw = nb_draw
+        self.proven = None if proven is None else Proof.of(proven)
+        self.node_id = node_id
+        self.created_game = created_game
+        if parent is None:
+            self.depth = 0
+        else:
+            self.depth = parent.depth + 1
+            link(self, parent)
+
+    # -- derived numbers ---------------------------------------------------
+    @property
+    def mover(self) -> int:
+        """The player (1 or 2) who made the move into this node."""
+        return mover_at_depth(self.depth)
+
+    @property
+    def nb_loss(self) -> int:
+        """Simulations lost by the player who moved here."""
+        return self.nb_visit - self.nb_win - self.nb_draw
+
+    @property
+    def mean(self) -> float:
+        """Mean reward of the mover, ``(nb_win + nb_draw / 2) / nb_visit`` (0.5 if unvisited)."""
+        n = self.nb_visit
+        return (self.nb_win + 0.5 * self.nb_draw) / n if n else 0.5
+
+    def ucb1(self, c: float = SQRT2) -> float:
+        """UCB1 of this node as a child of its parent: ``mean + c*sqrt(ln N_parent / n)``.
+
+        +inf when unvisited (Auer et al. 2002; Kocsis & Szepesvari 2006).
+        """
+        parent = getattr(self, PARENT_SLOT, None)
+        if parent is None:
+            return math.nan  # the root is nobody's child: it has no UCB1 score
+        return ucb1_score(self.nb_win, self.nb_draw, self.nb_visit, parent.nb_visit, c)
+
+    def exploration(self, c: float = SQRT2) -> float:
+        """The exploration term ``c*sqrt(ln N_parent / n)`` of :meth:`ucb1` (+inf if unvisited)."""
+        return self.ucb1(c) - self.mean if self.nb_visit else math.inf
+
+    @property
+    def kids(self) -> list[TreeNode] | tuple[TreeNode, ...]:
+        """The children, without anytree's copy into a new tuple (read only!)."""
+        return getattr(self, KIDS_SLOT, _NO_KIDS)
+
+    @property
+    def moves(self) -> tuple[str, ...]:
+        """The move labels from the root to this node."""
+        labels = []
+        node: TreeNode | None = self
+        while node is not None and node.depth > 0:
+            labels.append(node.name)
+            node = node.parent
+        return tuple(reversed(labels))
+
+    @property
+    def sequence(self) -> str:
+        """The move path joined by ``/`` (``"4/4/5"``; ``"root"`` for the root): the DOT id."""
+        moves = self.moves
+        return "/".join(moves) if moves else "root"
+
+    def child(self, label: str) -> TreeNode | None:
+        """The child reached by move ``label``, or None (scans only this node's children)."""
+        for kid in getattr(self, KIDS_SLOT, _NO_KIDS):
+            if kid.name == label:
+                return kid
+        return None
+
+    def most_visited(self) -> TreeNode | None:
+        """The child with the most visits (ties: the first created), or None for a leaf."""
+        best = None
+        for kid in getattr(self, KIDS_SLOT, _NO_KIDS):
+            if best is None or kid.nb_visit > best.nb_visit:
+                best = kid
+        return best
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """Jupyter shows the subtree below this node as an SVG diagram."""
+        from .view.jupyter import Diagram
+
+        return Diagram(self)._repr_mimebundle_(include, exclude)  # type: ignore[no-any-return]
+
+    def _pre_attach(self, parent: TreeNode) -> None:
+        raise TreelabError(
+            f"node {self.sequence!r} cannot be moved: a node's place is its move sequence; "
+            "build new nodes with Tree.record or Tree.path instead"
+        )
+
+    _pre_detach = _pre_attach
+
+    def __repr__(self) -> str:
+        proof = "" if self.proven is None else f", proven={int(self.proven)}"
+        return (
+            f"TreeNode({self.sequence!r}, nb_visit={self.nb_visit}, nb_win={self.nb_win}, "
+            f"nb_draw={self.nb_draw}{proof})"
+        )
+
+
+def link(child: TreeNode, parent: TreeNode) -> None:
+    """Attach a brand-new ``child`` under ``parent`` in O(1).
+
+    anytree's ``parent`` setter walks to the root to rule out loops; a new
+    node cannot form a loop, so this sets the same two slots directly.
+    """
+    setattr(child, PARENT_SLOT, parent)
+    kids = getattr(parent, KIDS_SLOT, None)
+    if kids is None:
+        setattr(parent, KIDS_SLOT, [child])
+    else:
+        kids.append(child)
