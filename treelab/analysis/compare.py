@@ -27,11 +27,11 @@ from typing import Any
 
 from ..errors import GameMismatchError, PathNotFoundError
 from ..games import Game, find_game
+from ..nodes import proof_word
 from ..store.dbfile import reading
 from ..store.schema import display
 from ..tree import Moves
 from ..view.loading import COLUMNS
-from .arrays import PROOF_WORDS
 
 __all__ = ["DiffResult", "MoveDiff", "diff"]
 
@@ -278,7 +278,7 @@ def _children(
         nb, wb, db_, pb = kids_b.get(move, none)
         out.append(MoveDiff(
             move=move, nb_visit_a=na, nb_visit_b=nb, mean_a=_mean(na, wa, da), mean_b=_mean(nb, wb, db_),
-            proven_a=PROOF_WORDS[pa], proven_b=PROOF_WORDS[pb], in_a=move in kids_a, in_b=move in kids_b,
+            proven_a=proof_word(pa), proven_b=proof_word(pb), in_a=move in kids_a, in_b=move in kids_b,
         ))
     out.sort(key=lambda m: (-(m.nb_visit_a + m.nb_visit_b), int(m.move) if m.move.isdigit() else math.inf, m.move))
     return tuple(out)

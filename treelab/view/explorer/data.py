@@ -35,7 +35,7 @@ from ...errors import NotationError, PathNotFoundError
 from ...games import Game, State, find_game
 from ...games.connect4 import ConnectFourState
 from ...games.tictactoe import TicTacToeState
-from ...mcts.summary import PROOF_WORDS
+from ...nodes import Proof, proof_word
 from ...store.dbfile import reading
 from ...store.schema import display
 from ...tree import SQRT2, TreeNode
@@ -127,13 +127,13 @@ class TreeFile:
         kid_visits = sum(k.nb_visit for k in kids)
         proof = None if node.proven is None else -node.proven
         if state.is_terminal:
-            proof = 0 if state.winner is None else (1 if state.winner == to_move else -1)
+            proof = Proof.of_winner(state.winner, to_move)
         notation = game.notation(moves)
         return {
             "game": game.name, "db": self.name, "path": notation, "moves": [game.label(m) for m in moves],
             "to_move": to_move, "nb_visit": node.nb_visit, "nb_win": node.nb_win, "nb_draw": node.nb_draw,
             "mean": node.mean, "value": reward / kid_visits if kid_visits else 0.5,
-            "proven": PROOF_WORDS[proof], "terminal": state.is_terminal, "winner": state.winner, "c": self.c,
+            "proven": proof_word(proof), "terminal": state.is_terminal, "winner": state.winner, "c": self.c,
             "principal_variation": pv,
             "crumbs": [{"move": game.label(m), "path": game.notation(moves[:i + 1])} for i, m in enumerate(moves)],
             "children": [self._child(k, node, moves, replay) for k in kids],
@@ -159,7 +159,7 @@ class TreeFile:
             "exploitation": kid.mean if visited else None,
             "exploration": kid.exploration(c) if visited else None,
             "share": kid.nb_visit / parent.nb_visit if parent.nb_visit else 0.0,
-            "proven": PROOF_WORDS[kid.proven], "colour": mean_colour(kid.mean if visited else None),
+            "proven": proof_word(kid.proven), "colour": mean_colour(kid.mean if visited else None),
             "path": href, "created_game": kid.created_game, "new": new,
         }
 
