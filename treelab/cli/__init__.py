@@ -68,7 +68,11 @@ class _Group(ExampleLast, click.Group):
         sys.exit(result if isinstance(result, int) else 0)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+# Every option shows its default one way: click's `[default: ...]` (a described one through options.Option).
+_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100, "show_default": True}
+
+
+@click.group(cls=_Group, context_settings=_SETTINGS)
 @click.version_option(__version__, prog_name="treelab", message=_VERSION)
 def cli() -> None:
     """Grow, keep, draw and measure Monte Carlo Tree Search trees.

@@ -8,59 +8,70 @@ import click
 
 from ..games import Game
 from ..mcts.policies import PLAYOUTS
-from .options import ExampleLast, c_option, db_argument, game_argument, json_option, library_errors, seed_option
+from .options import (
+    ExampleLast,
+    c_option,
+    database,
+    finite,
+    game_argument,
+    json_option,
+    library_errors,
+    option,
+    position_option,
+    seed_option,
+)
 
 
 def _iterations(default: int | None):  # type: ignore[no-untyped-def]
-    return click.option(
-        "--iterations", type=click.IntRange(min=1), default=default, show_default=default is not None,
+    return option(
+        "--iterations", type=click.IntRange(min=1), default=default,
+        show_default=True if default is not None else "1000, or as many as --seconds allows",
         help="Simulations per search.",
     )
 
 
 def _playout_option(f):  # type: ignore[no-untyped-def]
-    return click.option("--playout", type=click.Choice(sorted(PLAYOUTS)), default="random", show_default=True,
+    return option("--playout", type=click.Choice(sorted(PLAYOUTS)), default="random",
                         help="Playout policy: uniform random, or take wins / block losses first.")(f)
 
 
 def _solver_option(f):  # type: ignore[no-untyped-def]
-    return click.option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
+    return option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
 
 
 def _search_options(f):  # type: ignore[no-untyped-def]
     """The options every searching command shares: algorithm, c, solver, playout, evaluator,
     temperature and move choice."""
     options = [
-        click.option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct", show_default=True,
-                     help="UCT (UCB1) or AlphaZero-style PUCT."),
-        click.option("--c", "c", type=click.FloatRange(min=0.0), default=None,
-                     help="Exploration constant: UCB1's c (default sqrt(2)) or PUCT's c_puct (default 1.25)."),
+        option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct",
+               help="UCT (UCB1) or AlphaZero-style PUCT."),
+        option("--c", "c", type=finite(min=0.0), default=None, show_default="sqrt(2) for uct, 1.25 for puct",
+               help="Exploration constant: UCB1's c or PUCT's c_puct."),
         _solver_option,
         _playout_option,
-        click.option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout",
-                     show_default=True,
-                     help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality."),
-        click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
-                     help="Pick moves by sampling visits^(1/T); 0: the most visited."),
-        click.option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits",
-                     show_default=True,
-                     help="Move to play: the most visited, or the best UCB1 score (the original rule)."),
+        option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout",
+               help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality."),
+        option("--temperature", type=finite(min=0.0), default=0.0,
+               help="Pick moves by sampling visits^(1/T); 0: the most visited."),
+        option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits",
+               help="Move to play: the most visited, or the best UCB1 score (the original rule)."),
     ]
-    for option in reversed(options):
-        f = option(f)
+    for decorate in reversed(options):
+        f = decorate(f)
     return f
 
 
 @click.command(cls=ExampleLast)
 @game_argument
-@click.option("--db", required=True, type=click.Path(dir_okay=False), help="Tree database (created if missing).")
-@click.option("--games", type=click.IntRange(min=0), default=100, show_default=True, help="Games to play.")
+@option("--db", required=True, type=click.Path(dir_okay=False), metavar="PATH",
+        help="Tree database (created if missing).")
+@option("--games", type=click.IntRange(min=0), default=100, help="Games to play.")
 @_iterations(400)
-@click.option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
-              show_default=True, help="Who the tree plays (colours alternate).")
+@option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
+        help="Who the tree plays (colours alternate).")
 @_search_options
 @seed_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @library_errors
 def train(game: Game, db: str, games: int, iterations: int, opponent: str, algorithm: str, c: float | None,
           solver: bool, playout: str, evaluator: str, temperature: float, how: str, seed: int | None,
@@ -86,12 +97,12 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
 
 @click.command(cls=ExampleLast)
 @game_argument
-@click.option("--moves", default="", metavar="SEQ", help="The position, e.g. 4453 or 4,4,5,3 (default: start).")
-@click.option("--db", type=click.Path(dir_okay=False), default=None,
-              help="Search in (and save to) this stored tree; default: a fresh in-memory tree.")
+@position_option("moves")
+@option("--db", type=click.Path(dir_okay=False), metavar="PATH", default=None, show_default="a fresh in-memory tree",
+        help="Search in (and save to) this stored tree.")
 @_iterations(None)
-@click.option("--seconds", type=click.FloatRange(min=0.0, min_open=True), default=None,
-              help="Time budget instead of (or as well as) --iterations.")
+@option("--seconds", type=finite(min=0.0, min_open=True), default=None, show_default="no time limit",
+        help="Time budget instead of (or as well as) --iterations.")
 @_search_options
 @seed_option
 @json_option
@@ -131,10 +142,11 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
 
 @click.command(cls=ExampleLast)
 @game_argument
-@click.option("--db", type=click.Path(dir_okay=False), default=None, help="Play with (and grow) this stored tree.")
+@option("--db", type=click.Path(dir_okay=False), metavar="PATH", default=None, show_default="a fresh in-memory tree",
+        help="Play with (and grow) this stored tree.")
 @_iterations(2000)
-@click.option("--human", type=click.Choice(["1", "2"]), default="1", show_default=True,
-              help="Which side you play (1 moves first).")
+@option("--human", type=click.Choice(["1", "2"]), default="1",
+        help="Which side you play (1 moves first).")
 @_solver_option
 @c_option
 @seed_option
@@ -155,7 +167,7 @@ def play(game: Game, db: str | None, iterations: int, human: str, solver: bool, 
 
 
 @click.command(cls=ExampleLast)
-@db_argument
+@database
 @json_option
 @library_errors
 def info(db: str, as_json: bool) -> None:
@@ -180,7 +192,7 @@ def info(db: str, as_json: bool) -> None:
 
 
 @click.command(cls=ExampleLast)
-@db_argument
+@database
 @library_errors
 def compact(db: str) -> None:
     """Fold the write-ahead log into DB and drop free pages (SQLite VACUUM).

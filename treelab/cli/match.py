@@ -7,7 +7,7 @@ import json
 import click
 
 from ..games import Game
-from .options import game_argument, json_option, library_errors, seed_option
+from .options import game_argument, json_option, library_errors, option, seed_option
 
 _SPEC_HELP = (
     "Player spec: random, heuristic, mc:playouts=N, uct:iterations=N[,c=C][,db=PATH][,playout=decisive], "
@@ -32,13 +32,13 @@ Example:
 
 @click.command(epilog=_EXAMPLE)
 @game_argument
-@click.option("--a", "spec_a", required=True, metavar="SPEC", help=_SPEC_HELP)
-@click.option("--b", "spec_b", required=True, metavar="SPEC", help="The other player (same forms as --a).")
-@click.option("--games", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Games to play; A moves first in games 1, 3, 5, ...")
+@option("--a", "spec_a", required=True, metavar="SPEC", help=_SPEC_HELP)
+@option("--b", "spec_b", required=True, metavar="SPEC", help="The other player (same forms as --a).")
+@option("--games", type=click.IntRange(min=1), default=10,
+        help="Games to play; A moves first in games 1, 3, 5, ...")
 @seed_option
 @json_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @library_errors
 def arena(game: Game, spec_a: str, spec_b: str, games: int, seed: int | None, as_json: bool, quiet: bool) -> None:
     """Play a match between two players with colours alternating.

@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -41,34 +43,127 @@ def game_argument(f: F) -> F:
     return click.argument("game", type=GAME)(f)  # type: ignore[return-value]
 
 
+class Option(click.Option):
+    """An option whose default, when it is a description (``show_default="sqrt(2)"``), reads
+    ``[default: sqrt(2)]`` like every other default, not click's ``[default: (sqrt(2))]``."""
+
+    def get_help_extra(self, ctx: click.Context) -> Any:
+        extra = super().get_help_extra(ctx)
+        if isinstance(self.show_default, str):
+            extra["default"] = self.show_default
+        return extra
+
+
+def option(*param_decls: str, **attrs: Any) -> Callable[[F], F]:
+    """``click.option`` with :class:`Option`: every command's options are declared through this."""
+    return click.option(*param_decls, cls=Option, **attrs)  # type: ignore[return-value]
+
+
+class FiniteFloat(click.FloatRange):
+    """A float in a range that is also finite: ``nan``, ``inf`` and ``1e400`` are refused by name.
+
+    >>> FiniteFloat(min=0.0).convert("0.5", None, None)
+    0.5
+    >>> FiniteFloat(min=0.0).convert("nan", None, None)
+    Traceback (most recent call last):
+    ...
+    click.exceptions.BadParameter: 'nan' is not a finite number: give one such as 1.5
+    """
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number: give one such as 1.5", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+def finite(min: float | None = None, max: float | None = None, *, min_open: bool = False) -> FiniteFloat:
+    """A click type: a finite float in ``[min, max]`` (``(min, max]`` with ``min_open``)."""
+    return FiniteFloat(min=min, max=max, min_open=min_open)
+
+
 def seed_option(f: F) -> F:
     """``--seed S``: replay the run exactly."""
-    return click.option("--seed", type=int, default=None, help="Random seed, to replay the run exactly.")(f)  # type: ignore[return-value]
+    return option("--seed", type=int, default=None, show_default="random",
+                  help="Random seed, to replay the run exactly.")(f)
 
 
 def c_option(f: F) -> F:
     """``--c C``: the UCB1 exploration constant."""
-    return click.option(
-        "--c", "c", type=click.FloatRange(min=0.0), default=math.sqrt(2), show_default="sqrt(2)",
+    return option(
+        "--c", "c", type=finite(min=0.0), default=math.sqrt(2), show_default="sqrt(2)",
         help="UCB1 exploration constant (rewards in [0, 1]).",
-    )(f)  # type: ignore[return-value]
+    )(f)
 
 
 def json_option(f: F) -> F:
     """``--json``: machine-readable output."""
-    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")(f)  # type: ignore[return-value]
+    return option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")(f)
 
 
-def path_option(f: F) -> F:
-    """``--path SEQ``: a node of the tree by its moves."""
-    return click.option(
-        "--path", "path", default="", metavar="SEQ", help="Subtree root as a move sequence (4453 or 4,4,5,3)."
-    )(f)  # type: ignore[return-value]
+def position_option(name: str = "path") -> Callable[[F], F]:
+    """``--path SEQ`` and ``--moves SEQ`` alike: a position (a node of the tree) by its moves.
+
+    Args:
+        name: the keyword the command receives (``path`` or ``moves``).
+    """
+    other = "moves" if name == "path" else "path"
+    return option(
+        f"--{name}", f"--{other}", name, default="", metavar="SEQ", show_default="the start",
+        help="The position as its moves from the start (4453 or 4,4,5,3); --moves and --path are one option.",
+    )
 
 
-def db_argument(f: F) -> F:
-    """The DB argument: an existing treelab database."""
-    return click.argument("db", type=click.Path(dir_okay=False))(f)  # type: ignore[return-value]
+path_option = position_option("path")
+"""``--path SEQ`` (also ``--moves SEQ``): the subtree's root, passed as ``path``."""
+
+
+def database(f: F) -> F:
+    """The database a command reads, as a positional ``DB`` or as ``--db PATH`` (one of them).
+
+    The command receives it as ``db``. Naming two different databases, or none, is a usage error.
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, db: str | None, db_option: str | None, **kwargs: Any) -> Any:
+        if db is not None and db_option is not None and db != db_option:
+            raise click.UsageError(f"DB {db!r} and --db {db_option!r} name two databases: give one of them")
+        chosen = db if db is not None else db_option
+        if chosen is None:
+            raise click.UsageError("missing the database: give it as DB or --db PATH")
+        return f(*args, db=chosen, **kwargs)
+
+    wrapper = option("--db", "db_option", type=click.Path(dir_okay=False), metavar="PATH", default=None,
+                     help="The tree database (the same as the DB argument).")(wrapper)
+    return click.argument("db", required=False, type=click.Path(dir_okay=False))(wrapper)  # type: ignore[return-value]
+
+
+db_argument = database
+"""The former name of :func:`database` (a positional ``DB``, now also ``--db PATH``)."""
+
+
+def refuse_overwriting(out: str, *inputs: str) -> None:
+    """Refuse an output path that is one of the ``inputs`` (or its ``-wal``/``-shm``/``-journal`` file).
+
+    The same file is recognised by its resolved path, or by its inode when both exist (a hard or
+    symbolic link, another spelling of the path).
+
+    Raises:
+        click.UsageError: ``out`` is an input; nothing has been written.
+    """
+    target = Path(out)
+    for source in inputs:
+        for name in (source, *(f"{source}{tail}" for tail in ("-wal", "-shm", "-journal"))):
+            candidate = Path(name)
+            same = target.resolve() == candidate.resolve()
+            if not same and target.exists() and candidate.exists():
+                same = os.path.samefile(target, candidate)
+            if same:
+                raise click.UsageError(
+                    f"-o {out!r} is the database {source!r} being read: write the picture to another file"
+                )
 
 
 def library_errors(f: F) -> F:

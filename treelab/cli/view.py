@@ -9,7 +9,16 @@ from typing import Any
 
 import click
 
-from .options import ExampleLast, db_argument, json_option, library_errors, path_option
+from .options import (
+    ExampleLast,
+    database,
+    finite,
+    json_option,
+    library_errors,
+    option,
+    path_option,
+    refuse_overwriting,
+)
 
 __all__ = ["COMMANDS", "growth", "render", "shape", "stats"]
 
@@ -17,9 +26,9 @@ _SUFFIXES = (".svg", ".png", ".pdf", ".dot", ".gv")
 
 
 def _c_option(f: Any) -> Any:
-    return click.option(
-        "--c", "c", type=click.FloatRange(min=0.0), default=None,
-        help="UCB1 exploration constant for the scores shown (default: the tree's stored c).",
+    return option(
+        "--c", "c", type=finite(min=0.0), default=None, show_default="the tree's stored c",
+        help="UCB1 exploration constant for the scores shown.",
     )(f)
 
 
@@ -31,29 +40,30 @@ def _out_option(suffixes: tuple[str, ...], example: str) -> Any:
             )
         return value
 
-    return click.option(
+    return option(
         "-o", "--out", required=True, type=click.Path(dir_okay=False), callback=check,
         help=f"Output file ({', '.join(suffixes)}).",
     )
 
 
 @click.command(cls=ExampleLast)
-@db_argument
+@database
 @path_option
-@click.option("--depth", type=click.IntRange(min=0), default=2, show_default=True, help="Levels drawn below --path.")
-@click.option("--top", type=click.IntRange(min=1), default=None, help="Draw only the K most visited moves per node.")
-@click.option("--min-visits", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Draw only moves with at least N visits.")
-@click.option("--around-pv", is_flag=True, help="Expand only the principal variation (most visited line).")
+@option("--depth", type=click.IntRange(min=0), default=2, help="Levels drawn below --path.")
+@option("--top", type=click.IntRange(min=1), default=None, show_default="all",
+        help="Draw only the K most visited moves per node.")
+@option("--min-visits", type=click.IntRange(min=0), default=0,
+        help="Draw only moves with at least N visits.")
+@option("--around-pv", is_flag=True, help="Expand only the principal variation (most visited line).")
 @_c_option
-@click.option("--no-board", is_flag=True, help="Do not draw the position at the subtree root.")
-@click.option("--no-legend", is_flag=True, help="Leave out the legend.")
-@click.option("--lr", is_flag=True, help="Lay the tree out left to right instead of top down.")
-@click.option("--layout", type=click.Choice(["tree", "radial"]), default="tree", show_default=True,
-              help="tree: levels as rows (Graphviz dot); radial: levels as rings around the subtree root (twopi).")
-@click.option("--max-nodes", type=click.IntRange(min=1), default=400, show_default=True,
-              help="Size guard: refuse diagrams with more nodes.")
-@click.option("--dpi", type=click.FloatRange(min=10, max=1200), default=None, help="PNG resolution (default 96).")
+@option("--no-board", is_flag=True, help="Do not draw the position at the subtree root.")
+@option("--no-legend", is_flag=True, help="Leave out the legend.")
+@option("--lr", is_flag=True, help="Lay the tree out left to right instead of top down.")
+@option("--layout", type=click.Choice(["tree", "radial"]), default="tree",
+        help="tree: levels as rows (Graphviz dot); radial: levels as rings around the subtree root (twopi).")
+@option("--max-nodes", type=click.IntRange(min=1), default=400,
+        help="Size guard: refuse diagrams with more nodes.")
+@option("--dpi", type=finite(min=10, max=1200), default=None, show_default="96", help="PNG resolution.")
 @_out_option(_SUFFIXES, "-o tree.svg")
 @library_errors
 def render(db: str, path: str, depth: int, top: int | None, min_visits: int, around_pv: bool, c: float | None,
@@ -71,6 +81,7 @@ def render(db: str, path: str, depth: int, top: int | None, min_visits: int, aro
     """
     from ..view.dot import render as draw
 
+    refuse_overwriting(out, db)
     written = draw(
         db, out, path=path, depth=depth, top=top, min_visits=min_visits, around_pv=around_pv, c=c,
         board=not no_board, legend=not no_legend, rankdir="LR" if lr else "TB", max_nodes=max_nodes, dpi=dpi,
@@ -124,7 +135,7 @@ def describe(facts: dict[str, Any]) -> str:
 
 
 @click.command(cls=ExampleLast)
-@db_argument
+@database
 @path_option
 @_c_option
 @json_option
@@ -147,10 +158,10 @@ def stats(db: str, path: str, c: float | None, as_json: bool) -> None:
 
 
 @click.command(cls=ExampleLast)
-@db_argument
+@database
 @_out_option((".png", ".svg", ".pdf"), "-o growth.png")
-@click.option("--window", type=click.IntRange(min=1), default=None,
-              help="Games per point of the rolling results curve (default: about a tenth of the games).")
+@option("--window", type=click.IntRange(min=1), default=None, show_default="about a tenth of the games",
+        help="Games per point of the rolling results curve.")
 @library_errors
 def growth(db: str, out: str, window: int | None) -> None:
     """Plot how the tree in DB grew over the training games.
@@ -164,18 +175,20 @@ def growth(db: str, out: str, window: int | None) -> None:
     """
     from ..analysis.growth import growth_data, plot_growth
 
+    refuse_overwriting(out, db)
     data = growth_data(db)
     plot_growth(data, out, window=window)
     click.echo(f"wrote {out} ({len(data.games)} games, {data.nodes[-1] if len(data.nodes) else 0:,} nodes)")
 
 
 @click.command(cls=ExampleLast)
-@db_argument
+@database
 @path_option
 @_out_option((".png", ".svg", ".pdf"), "-o shape.png")
-@click.option("--kind", type=click.Choice(["icicle", "sunburst"]), default="icicle", show_default=True,
-              help="Rows of depth (icicle) or rings (sunburst).")
-@click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Draw only this many levels.")
+@option("--kind", type=click.Choice(["icicle", "sunburst"]), default="icicle",
+        help="Rows of depth (icicle) or rings (sunburst).")
+@option("--max-depth", type=click.IntRange(min=1), default=None, show_default="all",
+        help="Draw only this many levels.")
 @library_errors
 def shape(db: str, path: str, out: str, kind: str, max_depth: int | None) -> None:
     """Draw the shape of the whole tree: width is the share of visits, colour the mean.
@@ -189,6 +202,7 @@ def shape(db: str, path: str, out: str, kind: str, max_depth: int | None) -> Non
     from ..analysis.arrays import TreeArrays
     from ..analysis.shape import plot_shape
 
+    refuse_overwriting(out, db)
     arrays = TreeArrays.from_db(db, path or None, max_depth=max_depth)
     plot_shape(arrays, out, kind=kind)
     click.echo(f"wrote {out} ({len(arrays):,} nodes)")

@@ -106,7 +106,9 @@ def _number(options: dict[str, str], key: str, spec: str, kind: type, default: A
     except ValueError:
         raise SpecError(f"{key}={raw!r} in spec {spec!r} is not {'a whole number' if kind is int else 'a number'}"
                         ) from None
-    if (minimum is not None and value < minimum) or (kind is float and not math.isfinite(value)):
+    if kind is float and not math.isfinite(value):
+        raise SpecError(f"{key}={raw!r} in spec {spec!r} is not a finite number: give one such as {key}=1.5")
+    if minimum is not None and value < minimum:
         raise SpecError(f"{key}={raw!r} in spec {spec!r} must be at least {minimum}")
     return value
 
