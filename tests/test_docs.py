@@ -1,0 +1,125 @@
+"""The project's documentation and packaging say what is true: the README's layout table is the tree of
+files and DESIGN.md's parts, its examples leave no untracked files, the type hints and the extension ship."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import SHARED
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "treelab"
+
+
+def table_rows(markdown: str, heading: str) -> list[list[str]]:
+    """The cells of the first table after ``heading`` (header and rule left out)."""
+    section = markdown.split(heading, 1)[1]
+    block: list[str] = []
+    for line in section.splitlines():
+        if line.startswith("|"):
+            block.append(line)
+        elif block:
+            break
+    assert block, f"no table after {heading!r}"
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in block[2:]]
+
+
+def names(cell: str) -> list[str]:
+    """The names in backticks in a table cell."""
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def readme_layout() -> list[list[str]]:
+    return table_rows((ROOT / "README.md").read_text(), "## Layout")
+
+
+def test_the_layout_table_names_every_part_and_module() -> None:
+    rows = readme_layout()
+    first = [name for row in rows for name in names(row[0])]
+    tops = sorted(
+        [f"treelab/{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()]
+        + [f"treelab/{p.name}" for p in PACKAGE.glob("*.py") if p.name != "__main__.py"]
+    )
+    listed = {n if n.startswith("treelab/") else f"treelab/{n}" for n in first}
+    assert [t for t in tops if t not in listed] == [], "add these to the README's layout table"
+    for compiled in PACKAGE.glob("*.c"):
+        assert compiled.name in first, compiled.name
+    for row in rows:
+        for name in names(row[0]):
+            path = ROOT / (name if name.startswith("treelab/") else f"treelab/{name}")
+            assert path.exists(), f"the layout table names {name}, which does not exist"
+        part = names(row[0])[0]
+        if not part.endswith("/"):
+            assert names(row[1]) == [], f"{part}: only a subpackage's row lists modules"
+            continue
+        folder = ROOT / part
+        modules = {p.name for p in folder.glob("*.py") if p.name != "__init__.py"}
+        modules |= {f"{p.name}/" for p in folder.iterdir() if (p / "__init__.py").is_file()}
+        shown = set(names(row[1]))
+        assert sorted(modules - shown) == [], f"add to the README's layout row of {part}"
+        assert sorted(shown - modules) == [], f"the README's layout row of {part} names modules that do not exist"
+
+
+def test_the_layout_table_has_design_md_parts_in_order() -> None:
+    design = (SHARED / "DESIGN.md").read_text()
+    parts = [names(row[0])[0] for row in table_rows(design, "## Architecture")]
+    ours = [names(row[0])[0] for row in readme_layout()]
+    assert [p for p in ours if p in parts] == parts
+
+
+def test_readme_examples_leave_no_untracked_files() -> None:
+    """Every file the README's examples write (`c4.db`, `subtree.png`...) is tracked or ignored by git."""
+    if subprocess.run(["git", "rev-parse"], cwd=ROOT, capture_output=True).returncode != 0:
+        pytest.skip("not a git checkout: nothing can be left untracked")
+    text = (ROOT / "README.md").read_text()
+    written = set(re.findall(r"(?:--db|-o)\s+([\w./-]+\.\w+)", text))
+    written |= set(re.findall(r"""(?:save|load|train)\((?:"\w+",\s*)?"([\w./-]+\.db)\"""", text))
+    assert {"c4.db", "mine.db", "subtree.png"} <= written  # the reader finds the README's examples
+    tracked = set(subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split())
+    fresh = sorted(name for name in written if name not in tracked)
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *fresh], cwd=ROOT, capture_output=True,
+                             text=True).stdout.split()
+    assert sorted(set(fresh) - set(ignored)) == [], "ignore these in .gitignore, or write them under an ignored folder"
+    assert not {"data/connect4.db", "data/tictactoe.db"} & set(ignored)  # the sample trees stay tracked
+
+
+def pyproject_table(name: str) -> str:
+    """The text of one ``[table]`` of pyproject.toml (tomllib is not in Python 3.10)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    match = re.search(rf"^\[{re.escape(name)}\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    assert match, name
+    return match.group(1)
+
+
+def test_type_hints_ship() -> None:
+    assert (PACKAGE / "py.typed").is_file()
+    assert re.search(r'^treelab = \[.*"py.typed".*\]', pyproject_table("tool.setuptools.package-data"), re.M)
+
+
+def test_the_extension_is_declared_once_in_setup_py() -> None:
+    """setuptools' ext-modules table in pyproject.toml is experimental (BuildBackendWarning on every build);
+    setup.py declares the extension, with every C source of the package."""
+    assert "[[tool.setuptools.ext-modules]]" not in (ROOT / "pyproject.toml").read_text()
+    calls = [node for node in ast.walk(ast.parse((ROOT / "setup.py").read_text()))
+             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Extension"]
+    assert len(calls) == 1
+    keywords = {k.arg: ast.literal_eval(k.value) for k in calls[0].keywords}
+    assert sorted(keywords["sources"]) == sorted(f"treelab/{p.name}" for p in PACKAGE.glob("*.c"))
+    assert sorted(keywords["depends"]) == sorted(f"treelab/{p.name}" for p in PACKAGE.glob("*.h"))
+    assert keywords["optional"] is True
+
+
+def test_make_test_runs_the_linters_and_the_doctests() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    target = re.search(r"^test:(.*)$", makefile, re.M)
+    assert target and "lint" in target.group(1).split()
+    lint = makefile.split("\nlint:", 1)[1].split("\n\n", 1)[0]
+    assert "ruff check" in lint and "mypy treelab" in lint
+    pytest_config = pyproject_table("tool.pytest.ini_options")
+    assert re.search(r'^addopts = ".*--doctest-modules.*"', pytest_config, re.M)
+    assert re.search(r'^testpaths = \[.*"treelab".*\]', pytest_config, re.M)
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
