@@ -7,20 +7,20 @@ import math
 
 import click
 
-from .options import ExampleLast, db_argument, json_option, library_errors, path_option
+from .options import ExampleLast, db_argument, json_option, library_errors, option, path_option
 
 __all__ = ["COMMANDS", "describe_diff", "diff", "serve"]
 
 
 @click.command(cls=ExampleLast)
 @db_argument
-@click.option("--compare", "compare", type=click.Path(dir_okay=False), default=None, metavar="DB2",
+@option("--compare", "compare", type=click.Path(dir_okay=False), default=None, metavar="DB2", show_default="none",
               help="A second database of the same game, shown side by side (aligned by move path).")
-@click.option("--host", default="127.0.0.1", show_default=True,
+@option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (only this machine can connect to 127.0.0.1).")
-@click.option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
+@option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
-@click.option("--no-browser", is_flag=True, help="Do not open the page in a web browser.")
+@option("--no-browser", is_flag=True, help="Do not open the page in a web browser.")
 @path_option
 @library_errors
 def serve(db: str, compare: str | None, host: str, port: int, no_browser: bool, path: str) -> None:
