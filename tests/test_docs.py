@@ -95,9 +95,23 @@ def pyproject_table(name: str) -> str:
     return match.group(1)
 
 
-def test_type_hints_ship() -> None:
+def test_type_hints_and_every_data_file_ship() -> None:
+    """py.typed and every other file of the package that is not Python source is in the package data."""
     assert (PACKAGE / "py.typed").is_file()
-    assert re.search(r'^treelab = \[.*"py.typed".*\]', pyproject_table("tool.setuptools.package-data"), re.M)
+    patterns: dict[str, list[str]] = {}
+    for line in pyproject_table("tool.setuptools.package-data").splitlines():
+        if match := re.match(r'^"?([\w.]+)"?\s*=\s*\[(.*)\]', line):
+            patterns[match.group(1)] = re.findall(r'"([^"]+)"', match.group(2))
+    assert "py.typed" in patterns["treelab"]
+    data = [p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+            and p.suffix not in (".py", ".pyc", ".so", ".c", ".h")]
+    for path in data:
+        shipped = any(
+            path.relative_to(ROOT / package.replace(".", "/")).match(pattern)
+            for package, globs in patterns.items() if path.is_relative_to(ROOT / package.replace(".", "/"))
+            for pattern in globs
+        )
+        assert shipped, f"{path.relative_to(ROOT)} is not in pyproject.toml's package data: it would not be installed"
 
 
 def test_the_extension_is_declared_once_in_setup_py() -> None:
