@@ -62,13 +62,14 @@ lint: setup
 	$(BIN)/mypy treelab
 
 # JupyterLab (the `notebooks` extra) in the venv, then the notebooks in it; Ctrl-C stops the server.
+# (Jupyter refuses to run as root unless told: containers often are root.)
 NOTEBOOKS_STAMP := $(VENV)/.notebooks
 $(NOTEBOOKS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[notebooks]' --group dev
 	@touch $(NOTEBOOKS_STAMP)
 
 notebooks: setup $(NOTEBOOKS_STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 bench: setup
 	$(BIN)/python benchmarks/search.py
