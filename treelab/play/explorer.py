@@ -94,10 +94,12 @@ class Explorer:
         self.url = self.server.url
         self.path = path
         self.height = height
+        self.query: dict[str, Any] = {"compare": 1} if compare is not None else {}
+        """More of the page's URL state shown in the frame (the compare view opens when there is a second tree)."""
 
     def page(self, path: str | None = None, **query: Any) -> str:
         """The address of the page at ``path`` (and more of the page's query, e.g. ``compare=1``)."""
-        params = {"path": self.path if path is None else path, **query}
+        params = {"path": self.path if path is None else path, **self.query, **query}
         return self.url + "?" + urllib.parse.urlencode(params)
 
     def api(self, endpoint: str = "node", **query: Any) -> Any:

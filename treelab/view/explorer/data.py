@@ -33,8 +33,6 @@ from typing import Any
 
 from ...errors import NotationError, PathNotFoundError
 from ...games import Game, State, find_game
-from ...games.connect4 import ConnectFourState
-from ...games.tictactoe import TicTacToeState
 from ...nodes import Proof, proof_word
 from ...store.dbfile import reading
 from ...store.schema import display
@@ -237,23 +235,25 @@ def _principal_variation(conn: sqlite3.Connection, node_id: int, replay: Replay 
 
 
 def board_grid(game: Game, state: State) -> dict[str, Any]:
-    """The position as the page draws it: a grid of owners with the cell each move plays into.
+    """The position as the page draws it: the game's grid, its look, and the cell each move plays into.
 
-    Returns ``{"kind": "grid", "rows", "cols", "cells": [[0|1|2]], "targets": {move: [row, col]},
-    "style": "connect4"|"tictactoe"}`` (row 0 at the top) for the built-in games, else
-    ``{"kind": "text", "text": board}``.
+    Returns ``{"kind": "grid", "cells": [[0|1|2]] (top row first), "targets": {move: [row, col]},
+    "look": {...}}`` for games with a :meth:`State.grid` (a move's cell is the one its play
+    fills), else ``{"kind": "text", "text": board}``.
     """
-    if isinstance(state, ConnectFourState):
-        cells = [[state.cell(col, row) for col in range(7)] for row in range(5, -1, -1)]
-        targets = {}
-        for move in state.legal_moves():
-            col = move - 1
-            low = next(r for r in range(6) if state.cell(col, r) == 0)
-            targets[game.label(move)] = [5 - low, col]
-        return {"kind": "grid", "style": "connect4", "rows": 6, "cols": 7, "cells": cells, "targets": targets}
-    if isinstance(state, TicTacToeState):
-        cells = [[state.cell(3 * r + c + 1) for c in range(3)] for r in range(3)]
-        targets = {game.label(m): [(m - 1) // 3, (m - 1) % 3] for m in state.legal_moves()}
-        return {"kind": "grid", "style": "tictactoe", "rows": 3, "cols": 3, "cells": cells, "targets": targets}
-    return {"kind": "text", "text": state.board()}
-
+    grid = state.grid()
+    if grid is None:
+        return {"kind": "text", "text": state.board()}
+    targets: dict[str, list[int]] = {}
+    for move in state.legal_moves():
+        after = state.play(move).grid() or ()
+        changed = [[r, c] for r, row in enumerate(after) for c, cell in enumerate(row) if cell != grid[r][c]]
+        if len(changed) == 1:
+            targets[game.label(move)] = changed[0]
+    look = game.look
+    return {
+        "kind": "grid", "cells": [list(row) for row in grid], "targets": targets,
+        "look": {"background": look.background, "fills": list(look.fills),
+                 "marks": None if look.marks is None else list(look.marks), "mark_colours": list(look.mark_colours),
+                 "footer": list(look.footer)},
+    }

@@ -41,8 +41,10 @@ def bind(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
         raise ServeError(
             f"cannot listen on host {host!r} ({exc}): use an address of this machine, e.g. 127.0.0.1"
         ) from None
-    family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    family, kind, proto, _, address = infos[0]
+    # proto IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off only on sockets that say TCP, and
+    # with it on, every answer after the first on a kept-alive connection waits ~40 ms for a delayed ACK
+    sock = socket.socket(family, kind, proto or socket.IPPROTO_TCP)
     if hasattr(socket, "SO_REUSEADDR"):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

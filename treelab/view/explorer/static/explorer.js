@@ -83,14 +83,21 @@ function drawBoard(data) {
   box.replaceChildren();
   const b = data.board;
   if (b.kind !== "grid") { box.append(el("pre", { class: "text-board" }, b.text)); return; }
+  const look = b.look;
+  const rows = b.cells.length, cols = rows ? b.cells[0].length : 0;
   const byMove = Object.fromEntries(data.children.map((k) => [k.move, k]));
-  const grid = el("div", { class: `grid ${b.style}`, style: `grid-template-columns: repeat(${b.cols}, 1fr)` });
+  const discs = look.marks === null;  // colour only: round discs (Connect Four); else marks in square cells
+  const grid = el("div", { class: "grid" + (discs ? " discs" : " marks"),
+    style: `grid-template-columns: repeat(${cols}, 1fr); background: ${look.background}; max-width: ${cols * 48}px` });
   const targets = {};
   for (const [move, [r, c]] of Object.entries(b.targets)) targets[`${r},${c}`] = move;
-  for (let r = 0; r < b.rows; r++) {
-    for (let c = 0; c < b.cols; c++) {
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
       const owner = b.cells[r][c];
-      const cell = el("div", { class: `cell p${owner}` });
+      const cell = el("div", { class: `cell p${owner}`, style: `background: ${look.fills[owner]}` });
+      if (look.marks && look.marks[owner]) {
+        cell.append(el("span", { class: "mark", style: `color: ${look.mark_colours[owner]}` }, look.marks[owner]));
+      }
       const move = targets[`${r},${c}`];
       const kid = move !== undefined ? byMove[move] : undefined;
       if (kid) {
@@ -103,19 +110,17 @@ function drawBoard(data) {
         spot.append(el("span", { class: "share" }, pct(kid.share)));
         if (kid.share >= 0.02) spot.append(el("span", { class: "mean" }, fmt(kid.mean, 2)));
         cell.append(spot);
-      } else if (owner === 0 && b.style === "tictactoe" && move !== undefined) {
-        cell.append(el("span", { class: "muted" }, move));
-      } else if (b.style === "tictactoe" && owner) {
-        cell.append(owner === 1 ? "X" : "O");
+      } else if (move !== undefined && !discs) {
+        cell.append(el("span", { class: "muted small" }, move));
       }
       grid.append(cell);
     }
   }
   box.append(grid);
-  if (b.style === "connect4") {
-    const cols = el("div", { class: "grid labels", style: `grid-template-columns: repeat(${b.cols}, 1fr)` });
-    for (let c = 1; c <= b.cols; c++) cols.append(el("div", {}, c));
-    box.append(cols);
+  if (look.footer.length) {
+    const foot = el("div", { class: "grid labels", style: `grid-template-columns: repeat(${cols}, 1fr); max-width: ${cols * 48}px` });
+    for (const label of look.footer) foot.append(el("div", {}, label));
+    box.append(foot);
   }
 }
 

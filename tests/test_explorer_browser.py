@@ -1,0 +1,191 @@
+"""The explorer's page in a real browser: Debian's chromium driven by Playwright, against a real server.
+
+``make setup`` installs chromium (``make chromium``); Playwright's own browser downloads are never
+used. The test clicks two levels down, checks the table against the database, walks back and
+forward through the history, clicks the diagram, moves the growth slider, opens the compare view,
+watches the numbers follow a training run, and takes the README's screenshot.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import treelab
+from explorer_helpers import ROOT, SAMPLE_C4, Server, children_in_db, copy_db, serving
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev group: run make setup")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync"]
+HOSTILE = '<img src=x id="inj" onerror="window.pwned=1">'
+SCREENSHOT = ROOT / "docs" / "img" / "explorer.png"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run `make setup` (or `make chromium`)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("browser")
+    a = copy_db(SAMPLE_C4, folder / 'c4 <b id="inj2">x.db')  # a file name is shown on the page, as text
+    conn = sqlite3.connect(a)
+    conn.execute(  # a move label no treelab wrote: shown as text, never run
+        "INSERT INTO nodes (parent_id, move, depth, nb_visit, nb_win, nb_draw) "
+        "SELECT id, ?, 1, 0, 0, 0 FROM nodes WHERE parent_id IS NULL", (HOSTILE,))
+    conn.commit()
+    conn.close()
+    b = folder / "b.db"
+    treelab.train("connect4", b, games=6, iterations=100, opponent="heuristic", seed=5, progress=False)
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def server(trees: tuple[Path, Path]) -> Iterator[Server]:
+    with serving(str(trees[0]), "--compare", str(trees[1])) as srv:
+        yield srv
+
+
+def _ready(page: Any, path: str, game: str = "") -> None:
+    page.wait_for_function(
+        "([p, g]) => (document.body.dataset.ready || '').startsWith(p + '|' + g + '|')", arg=[path, game],
+        timeout=20000,
+    )
+    assert page.locator("#error").is_hidden(), page.locator("#error").inner_text()
+
+
+def _table(page: Any, selector: str = "#children") -> dict[str, int]:
+    rows = page.locator(f"{selector} tbody tr")
+    out = {}
+    for i in range(rows.count()):
+        row = rows.nth(i)
+        out[row.get_attribute("data-move")] = int(row.locator(".visits").inner_text().replace(",", ""))
+    return out
+
+
+def _expected(db: Path, moves: list[str]) -> dict[str, int]:
+    return {m: n for m, (n, _, _) in children_in_db(db, moves).items()}
+
+
+def test_click_two_levels_down_and_back(browser: Any, server: Server, trees: tuple[Path, Path]) -> None:
+    a, _ = trees
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server.url)
+    _ready(page, "")
+    assert _table(page) == _expected(a, [])
+    assert page.locator("#inj, #inj2").count() == 0 and not page.evaluate("window.pwned")
+    assert HOSTILE in page.locator("#children").inner_text()
+    assert 'id="inj2"' in page.locator("#source").inner_text()
+
+    page.locator('#children tr[data-move="5"] td.move a').click()
+    _ready(page, "5")
+    page.locator('#children tr[data-move="3"] td.move a').click()
+    _ready(page, "53")
+    assert page.url.endswith("/?path=53")
+    assert _table(page) == _expected(a, ["5", "3"])
+    assert [c.strip() for c in page.locator("#crumbs a").all_inner_texts()] == ["start", "5", "3"]
+    first = page.locator("#children tbody tr").first
+    visits = int(first.locator(".visits").inner_text().replace(",", ""))
+    assert visits == max(_expected(a, ["5", "3"]).values())
+    # the heat map: one spot per stored legal move, each a link one level down
+    spots = page.locator("#board a.heat")
+    assert {s.get_attribute("data-move") for s in spots.all()} == set(_expected(a, ["5", "3"]))
+
+    page.go_back()
+    _ready(page, "5")
+    assert _table(page) == _expected(a, ["5"])
+    page.go_forward()
+    _ready(page, "53")
+
+    # sorting by move puts the columns in order, and the URL keeps it
+    page.locator('#children th[data-key="move"]').click()
+    moves = page.locator("#children tbody tr").evaluate_all("rows => rows.map(r => r.dataset.move)")
+    assert moves == sorted(moves, key=int) and "sort=move" in page.url
+
+    # a diagram node is a link to its own page
+    page.wait_for_selector("#diagram svg g.node.link")
+    target = page.locator("#diagram svg g.node.link").nth(1)
+    node_id = target.get_attribute("id")
+    target.click()
+    _ready(page, node_id.replace("/", ""))
+    assert not errors, errors
+
+
+def test_growth_slider_and_compare(browser: Any, server: Server, trees: tuple[Path, Path]) -> None:
+    a, b = trees
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(server.url)
+    _ready(page, "")
+    page.locator("#replay-slider").evaluate("(s) => { s.value = '3'; s.dispatchEvent(new Event('input')); }")
+    _ready(page, "", "3")
+    conn = sqlite3.connect(f"{a.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
+        then = {m for (m,) in conn.execute(
+            "SELECT move FROM nodes WHERE parent_id = ? AND (created_game IS NULL OR created_game <= 3)", (root,))}
+    finally:
+        conn.close()
+    assert set(_table(page)) == then
+    assert "after game 3" in page.locator("#replay-label").inner_text()
+    page.locator("#replay-slider").evaluate("(s) => { s.value = s.max; s.dispatchEvent(new Event('input')); }")
+    _ready(page, "")
+    assert "latest" in page.locator("#replay-label").inner_text()
+
+    page.locator("#compare-toggle").check()
+    page.wait_for_selector("#compare-table tbody tr")
+    _ready(page, "")
+    expected = treelab.diff(a, b, "", count_nodes=False)
+    rows = page.locator("#compare-table tbody tr")
+    assert rows.count() == len(expected.children)
+    for i, move in enumerate(expected.children):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells[0] == move.move
+        assert int(cells[1].replace(",", "")) == move.nb_visit_a and int(cells[2].replace(",", "")) == move.nb_visit_b
+        assert cells[-1] == ("both" if move.in_a and move.in_b else "A only" if move.in_a else "B only")
+    assert "compare=1" in page.url
+
+
+def test_live_numbers_follow_training(browser: Any, tmp_path: Path) -> None:
+    db = tmp_path / "live.db"
+    treelab.train("connect4", db, games=1, iterations=50, seed=7, progress=False)
+    with serving(str(db)) as srv:
+        page = browser.new_page()
+        page.goto(srv.url)
+        _ready(page, "")
+        before = page.locator("#summary").inner_text()
+        done = subprocess.run([sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", "4",
+                               "--iterations", "50", "--seed", "8"], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        visits = treelab.load(db).root.nb_visit
+        page.wait_for_function("(n) => document.querySelector('#summary').textContent.startsWith(n)",
+                               arg=f"{visits:,}", timeout=15000)
+        assert page.locator("#summary").inner_text() != before
+        assert page.locator("#error").is_hidden()
+
+
+def test_readme_screenshot(browser: Any) -> None:
+    with serving("data/connect4.db", cwd=ROOT) as srv:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(srv.url + "?path=5&depth=2&top=3")
+        _ready(page, "5")
+        page.wait_for_selector("#diagram svg")
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
+    assert SCREENSHOT.stat().st_size > 20_000
