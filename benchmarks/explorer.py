@@ -39,10 +39,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from render_subtree import build  # noqa: E402  (the same million-node tree)
+from render_subtree import build
 
-from treelab.play.explorer import explorer_app  # noqa: E402
-from treelab.view.explorer.server import Background  # noqa: E402
+from treelab.play.explorer import explorer_app
+from treelab.view.explorer.server import Background
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync"]

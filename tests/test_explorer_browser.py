@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from explorer_helpers import ROOT, SAMPLE_C4, Server, children_in_db, copy_db, serving
 
 import treelab
-from explorer_helpers import ROOT, SAMPLE_C4, Server, children_in_db, copy_db, serving
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev group: run make setup")
 
