@@ -44,7 +44,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.growth": ("GrowthData", "growth_data", "plot_growth", "tree_at"),
     "analysis.shape": ("plot_shape",),
     "analysis.sqlstats": ("db_stats",),
-    "games": ("Game", "State", "find_game"),
+    "games": ("Game", "State", "find_game", "register_game"),
     "mcts.evaluators": ("Evaluation", "Evaluator", "HeuristicEvaluator", "RolloutEvaluator", "find_evaluator"),
     "mcts.policies": ("decisive_playout", "random_playout", "ucb1"),
     "mcts.puct": ("C_PUCT", "PUCTPlayer", "dirichlet_alpha_for", "puct_search"),
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from .analysis.growth import GrowthData, growth_data, plot_growth, tree_at
     from .analysis.shape import plot_shape
     from .analysis.sqlstats import db_stats
-    from .games import Game, State, find_game
+    from .games import Game, State, find_game, register_game
     from .mcts.evaluators import Evaluation, Evaluator, HeuristicEvaluator, RolloutEvaluator, find_evaluator
     from .mcts.policies import decisive_playout, random_playout, ucb1
     from .mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
@@ -174,6 +174,7 @@ __all__ = [
     "random_playout",
     "read_games",
     "read_history",
+    "register_game",
     "render",
     "save",
     "search",

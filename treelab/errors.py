@@ -25,6 +25,7 @@ __all__ = [
     "TooLargeError",
     "TreelabError",
     "UnknownGameError",
+    "UnsupportedGameError",
 ]
 
 
@@ -37,6 +38,10 @@ class UnknownGameError(TreelabError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class UnsupportedGameError(TreelabError, ValueError):
+    """A game treelab cannot play (imperfect information, chance, scores, players), or whose package is missing."""
 
 
 class NotationError(TreelabError, ValueError):

@@ -42,10 +42,15 @@ class Tree:
         c: the exploration constant stored with the tree (UCB1's ``c``).
     """
 
+    node_class: type[TreeNode] = TreeNode  # MoverNode in a MoverTree, for games whose players need not alternate
+    def __new__(cls, game: str | Game | None = None, **_: Any) -> Tree:
+        from .movernode import MoverTree  # a subclass, imported once this module is loaded
+        return super().__new__(MoverTree if cls is Tree and game and not find_game(game).alternating else cls)
+
     def __init__(self, game: str | Game, *, c: float = SQRT2) -> None:
         self.game: Game = find_game(game)
         self.c = c
-        self.root = TreeNode("root", node_id=1)
+        self.root = self.node_class("root", node_id=1)
         self.size = 1
         """Number of nodes held in memory."""
         self.current_game: int | None = None
@@ -63,7 +68,6 @@ class Tree:
         self._kept: Any = None  # a dbfile.KeptConnection while store.kept_open(tree) runs
         self.priors: dict[TreeNode, float] = {}
         """PUCT's prior ``P`` of the move into each node it expanded (not stored; empty for UCT).
-
         Kept here rather than in a node slot: a UCT tree of a million nodes saves 8 MB."""
 
     # -- lookup ----------------------------------------------------------
@@ -118,12 +122,12 @@ class Tree:
                 stack.extend(reversed(kids))
 
     # -- growth ----------------------------------------------------------
-    def add_child(self, parent: TreeNode, label: str) -> TreeNode:
-        """Create the child of ``parent`` reached by ``label`` (the caller checks legality)."""
+    def add_child(self, parent: TreeNode, label: str, mover: int | None = None) -> TreeNode:
+        """Create the child of ``parent`` reached by ``label`` (the caller checks legality; ``mover``: MoverTree)."""
         if _CHILD is not None:  # the same node, its slots filled in C (treelab.fastpath)
-            node = _CHILD(TreeNode, parent, label, self._next_id, self.current_game)
+            node = _CHILD(self.node_class, parent, label, self._next_id, self.current_game)
         else:
-            node = TreeNode(label, parent, node_id=self._next_id, created_game=self.current_game)
+            node = self.node_class(label, parent, node_id=self._next_id, created_game=self.current_game)
         self._next_id += 1
         self.size += 1
         self._new.append(node)

@@ -133,10 +133,15 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     )
     verdict = f", proven {result.proven}" if result.proven else ""
     click.echo(f"best move {result.best_move}, value {result.value:.3f} for player {result.to_move}{verdict}\n")
-    click.echo(f"{'move':>4} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven")
+    actions = {ch.move: game.action_text(state, game.parse_move(ch.move)) for ch in result.children
+               } if game.shows_actions else {}  # OpenSpiel's action strings beside the ids
+    width = max(map(len, actions.values()), default=0)
+    click.echo(f"{'move':>4} {'action':<{width}} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven"
+               if width else f"{'move':>4} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven")
     for ch in result.children:
         ucb = "inf" if ch.ucb1 is None else f"{ch.ucb1:.3f}"
-        click.echo(f"{ch.move:>4} {ch.nb_visit:>9,} {ch.nb_win:>8,} {ch.nb_draw:>7,} {ch.mean:>6.3f} "
+        action = f" {actions[ch.move]:<{width}}" if width else ""
+        click.echo(f"{ch.move:>4}{action} {ch.nb_visit:>9,} {ch.nb_win:>8,} {ch.nb_draw:>7,} {ch.mean:>6.3f} "
                    f"{ucb:>7}  {ch.proven or ''}")
 
 

@@ -32,7 +32,7 @@ class GameType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
-        return "{" + "|".join(GAMES) + "}"
+        return "{" + "|".join(GAMES) + "|openspiel:NAME}"
 
 
 GAME = GameType()

@@ -301,6 +301,21 @@ class Game(ABC):
 
     full_word: str = "full"
     """How an unplayable move is described in messages."""
+    alternating: bool = True
+    """Whether the players strictly alternate, so the mover of a node is the parity of its depth
+    (the fast path). False (dots and boxes, OpenSpiel games): trees store each node's mover."""
+
+    @property
+    def move_hint(self) -> str:
+        """How to type a move, for prompts (``"columns 1-7"``)."""
+        return f"{self.move_word}s 1-{self.num_moves}"
+
+    shows_actions: bool = False
+    """Whether :meth:`action_text` says more than the label (OpenSpiel's action strings beside the ids)."""
+
+    def action_text(self, state: State, move: int) -> str:
+        """What people read for ``move`` played from ``state`` (OpenSpiel's action string; default the label)."""
+        return self.label(move)
     example: str = ""
     """An example sequence for messages and help texts."""
     look: BoardLook = BoardLook()

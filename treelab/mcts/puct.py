@@ -144,7 +144,7 @@ def puct_search(
     prefix_states = [game.initial()]
     for move in parsed:
         prefix_states.append(prefix_states[-1].play(move))
-    move_of = {game.label(m): m for m in range(1, game.num_moves + 1)}
+    move_of = {game.label(m): m for m in range(game.num_moves + 1)}  # OpenSpiel action ids start at 0
     truncated = tree.truncated
     priors = tree.priors
     sqrt = math.sqrt
@@ -242,7 +242,7 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
         label = game.label(move)
         kid = have.get(label)
         if kid is None:
-            kid = tree.add_child(node, label)
+            kid = tree.add_child(node, label, state.to_move)
             dirty.add(kid)
         tree.priors[kid] = weight / total if total > 0 else 1.0 / len(legal)
         if solver and kid.proven is None:

@@ -4,8 +4,10 @@ Winands, Bjornsson & Saito (2008), "Monte-Carlo Tree Search Solver": a
 position with a move that is a proven win for the player to move is a proven
 win for that player (so a proven loss for the player who moved into it); a
 position whose legal moves are all expanded and all proven takes minus the
-best of them (a loss if every move loses, a draw if the best draws). Only game
-facts are used, so a proof is never wrong. UCT (:mod:`treelab.mcts.uct`) and
+best of them (a loss if every move loses, a draw if the best draws). When the
+player to move is also the one who moved into the position (a double move,
+:mod:`treelab.movernode`), the position takes the best of them instead. Only
+game facts are used, so a proof is never wrong. UCT (:mod:`treelab.mcts.uct`) and
 PUCT (:mod:`treelab.mcts.puct`) both prove through this module.
 """
 
@@ -50,12 +52,13 @@ def propagate(tree: Tree, path: Sequence[TreeNode], legal_count: LegalCount, *, 
         if node.proven is not None:
             return
         kids = node.kids
+        same = bool(kids) and kids[0].mover == node.mover  # the same player moves again (dots and boxes)
         if any(k.proven == Proof.WIN for k in kids):
-            proof = Proof.LOSS  # the player to move here has a winning move
+            proof = Proof.WIN if same else Proof.LOSS  # the player to move here has a winning move
         else:
             values = [k.proven for k in kids if k.proven is not None]
             if len(values) < len(kids) or len(kids) < legal_count(i):
                 return
-            proof = -max(values)
+            proof = Proof(max(values)) if same else -max(values)
         node.proven = proof
         tree.mark_dirty(node)

@@ -105,7 +105,8 @@ def search(
     frontier: dict[TreeNode, list[Any]] = {start: [start_state, None]}
     above = prefix[:-1]  # the nodes above ``start``: backed up once, at the end
     first_win = {1: (start.depth + 1) & 1, 2: start.depth & 1, None: None}  # path[i] is at depth start.depth + i
-    done = draws = wins_odd = wins_even = 0
+    alternating = game.alternating  # False: the nodes store their movers (treelab.movernode), not the parity
+    done = draws = wins_1 = wins_2 = 0
     collecting = gc.isenabled()
     gc.disable()  # the loop makes no garbage cycles; the collector would walk the growing tree over and over
     try:
@@ -133,7 +134,8 @@ def search(
                     move = untried.pop(int(rand() * len(untried)))  # in legal order: a cleared entry comes back equal
                     if not untried and len(kids or ()) + 1 == max_moves:
                         del frontier[node]  # fully expanded from now on
-                    node = add_child(node, labels[move])
+                    mover = None if alternating else state.to_move
+                    node = add_child(node, labels[move], mover)
                     state = state.play(move)
                     if len(frontier) >= _FRONTIER_CAP:
                         frontier.clear()  # bounded memory: positions met again are replayed
@@ -155,13 +157,16 @@ def search(
             else:
                 winner = play_out(state, rng)
             # -- backup along the whole stored path: ``start`` and below here, above at the end --
-            backup(path, first_win[winner])
+            if alternating:
+                backup(path, first_win[winner])
+            else:
+                _backup_movers(path, winner)
             if winner is None:
                 draws += 1
             elif winner == 1:
-                wins_odd += 1
+                wins_1 += 1
             else:
-                wins_even += 1
+                wins_2 += 1
             dirty.update(path)
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:
@@ -175,7 +180,7 @@ def search(
             for pnode in above:
                 pnode.nb_visit += done
                 pnode.nb_draw += draws
-                pnode.nb_win += wins_odd if pnode.depth & 1 else wins_even
+                pnode.nb_win += wins_1 if pnode.mover == 1 else wins_2
             dirty.update(above)
     return done
 
@@ -191,6 +196,16 @@ def _direct_playout(game: Game, rng: random.Random) -> PlayoutFn:
         return compiled(*board(state), bits(64))
 
     return play_out
+
+
+def _backup_movers(path: list[TreeNode], winner: int | None) -> None:
+    """The backup for nodes that store their mover (games whose players need not alternate): a win where it moved."""
+    for node in path:
+        node.nb_visit += 1
+        if winner is None:
+            node.nb_draw += 1
+        elif node.mover == winner:
+            node.nb_win += 1
 
 
 _FRONTIER_CAP = 1 << 19

@@ -1,5 +1,9 @@
 """OpenSpiel's Python ``MCTSBot`` as a treelab player: a real outside opponent for the arena.
 
+It plays every ``openspiel:NAME`` game (on that very OpenSpiel game, action ids
+as they are) and the built-in ``connect4`` and ``tictactoe`` (on their OpenSpiel
+twins ``connect_four`` and ``tic_tac_toe``, whose action ``k`` is move ``k + 1``).
+
 Needs the optional ``open-spiel`` package (``pip install 'treelab[openspiel]'``).
 The bot runs ``RandomRolloutEvaluator(n_rollouts=1)`` (one uniformly random
 playout per simulation), as ``benchmarks/search.py`` and ``benchmarks/vs_openspiel.py`` do.
@@ -38,12 +42,21 @@ class OpenSpielPlayer:
             from open_spiel.python.algorithms import mcts
         except ImportError:
             raise SpecError("openspiel players need OpenSpiel: pip install 'treelab[openspiel]'") from None
+        from ..games.openspiel import OpenSpielGame
+
         the_game = find_game(game)
-        if the_game.name not in OPENSPIEL_GAMES:
-            raise SpecError(f"OpenSpiel has no {the_game.name!r} here: use {', '.join(OPENSPIEL_GAMES)}")
+        self._shift = 0 if isinstance(the_game, OpenSpielGame) else 1  # treelab move = action + shift
+        if isinstance(the_game, OpenSpielGame):
+            self._game = the_game.spiel_game
+        elif the_game.name in OPENSPIEL_GAMES:
+            self._game = pyspiel.load_game(OPENSPIEL_GAMES[the_game.name])
+        else:
+            raise SpecError(
+                f"OpenSpiel has no {the_game.name!r}: its MCTSBot plays openspiel:NAME games, "
+                f"{', '.join(OPENSPIEL_GAMES)}"
+            )
         seed = rng.getrandbits(31) if isinstance(rng, random.Random) else (rng if rng is not None else
                                                                           random.getrandbits(31))
-        self._game = pyspiel.load_game(OPENSPIEL_GAMES[the_game.name])
         evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(seed % 2**31))
         self._bot = mcts.MCTSBot(self._game, uct_c=uct_c, max_simulations=simulations, evaluator=evaluator,
                                  solve=solve, random_state=np.random.RandomState((seed + 1) % 2**31))
@@ -53,8 +66,12 @@ class OpenSpielPlayer:
         """Nothing to reset: ``MCTSBot`` builds a fresh tree every move."""
 
     def choose(self, state: State, moves: Sequence[int]) -> int:
-        """OpenSpiel's move (its action ``k`` is treelab's move ``k + 1`` in both games)."""
-        os_state = self._game.new_initial_state()
-        for move in moves:
-            os_state.apply_action(move - 1)
-        return int(self._bot.step(os_state)) + 1
+        """OpenSpiel's move (action ``k`` is treelab's move ``k + 1`` in the built-in twins, ``k`` otherwise)."""
+        spiel = getattr(state, "spiel_state", None)
+        if spiel is not None:
+            os_state = spiel.clone()
+        else:
+            os_state = self._game.new_initial_state()
+            for move in moves:
+                os_state.apply_action(move - self._shift)
+        return int(self._bot.step(os_state)) + self._shift

@@ -45,16 +45,19 @@ def play_in_terminal(
     marks = {1: "X", 2: "O"}
     state, moves = game.initial(), list[int]()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    say(f"You are {marks[human]} (player {human}). Moves: {game.move_word}s 1-{game.num_moves}; q quits.")
+    say(f"You are {marks[human]} (player {human}). Moves: {game.move_hint}; q quits.")
     while not state.is_terminal:
         say("\n" + state.board())
         if state.to_move == human:
+            actions = {game.action_text(state, m).lower(): m for m in state.legal_moves()} if game.shows_actions else {}
+            if actions:
+                say("legal: " + ", ".join(f"{m} {text}" for text, m in actions.items()))
             answer = ask(f"your move ({marks[human]}):").strip().lower()
             if answer in ("q", "quit", "exit"):
                 say("bye")
                 return None
             try:
-                move = game.parse_move(answer)
+                move = actions[answer] if answer in actions else game.parse_move(answer)
                 state = state.play(move)
             except TreelabError as exc:
                 say(f"{exc} - try again")

@@ -152,10 +152,10 @@ def build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode
     gc.disable()  # a million new objects would trigger many full collections: twice as slow
     try:
         if fastpath.compiled is not None:  # looked up now: tests compare both builds
-            fastpath.compiled.build(TreeNode, rows, nodes, counts, shared, cut)
+            fastpath.compiled.build(tree.node_class, rows, nodes, counts, shared, cut)
             return
         for nid, pid, move, visits, wins, draws, proven, created, truncated in rows:
-            node = TreeNode(move, nodes[pid] if pid is not None else None, node_id=nid, nb_visit=visits,
+            node = tree.node_class(move, nodes[pid] if pid is not None else None, node_id=nid, nb_visit=visits,
                             nb_win=wins, nb_draw=draws, proven=proven,
                             created_game=shared.setdefault(created, created))
             nodes[nid] = node

@@ -30,7 +30,7 @@ from ..errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from ..games import Game, find_game
 from ..nodes import PARENT_SLOT, Proof
 from ..tree import SQRT2, Tree, TreeNode
-from . import bulk
+from . import bulk, movers
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .schema import DbPath, check_meta, create, display, migrate
 
@@ -179,6 +179,7 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
         else:
             bulk.insert(conn, _rows(new))
             conn.executemany(_UPDATE, [(n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.node_id) for n in old])
+        movers.write(conn, tree, new, 1 if meta is None else None)
         last_game = _log_games(conn, tree, rows, counts)
         info = {"tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,
                 "c": repr(float(tree.c)), "treelab_version": _version(), "depth_counts": json.dumps(counts),
@@ -305,6 +306,7 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
                                 "GROUP BY parent_id HAVING count(*) > 1", chain[:-1])
             tree.truncated.update(nodes[pid] for (pid,) in wide)
         _proofs(conn, nodes, name)
+        movers.read(conn, tree, nodes, name)
         tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
         tree._next_id = top + 1
         tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0

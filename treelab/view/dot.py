@@ -226,14 +226,15 @@ class _Writer:
         if cut is not None:
             rows.append(f'<FONT POINT-SIZE="8" COLOR="#555555">{_cut_text(cut, below=True)}</FONT>')
         if node is self.sel.top:
-            head = "".join(node.moves) or "root"
+            head = (self.game.notation(self.game.parse(node.moves)) if self.game else "".join(node.moves)) or "root"
             if self.board and self.game is not None:
                 board = board_label(self.game, self.game.replay(node.moves), head)
                 label = "<" + _table([board, *rows]) + ">"
             else:
                 label = "<" + "<BR/>".join([f'<B>{escape(head)}</B>', *rows]) + ">"
         else:
-            label = "<" + "<BR/>".join([f'<FONT POINT-SIZE="13"><B>{escape(node.name)}</B></FONT>', *rows]) + ">"
+            label = "<" + "<BR/>".join([f'<FONT POINT-SIZE="13"><B>{escape(node.name)}</B></FONT>'
+                                        + self.action_text(node), *rows]) + ">"
         attrs: dict[str, Any] = {
             "id": nid, "label": label, "tooltip": _node_tooltip(node),
             "fillcolor": mean_colour(node.mean if visited else None),
@@ -243,6 +244,18 @@ class _Writer:
         if node in self.pv:
             attrs.update(color=PV_COLOUR, penwidth=2.5)
         return f"  {_q(nid)} {_attrs(**attrs)};"
+
+    def action_text(self, node: TreeNode) -> str:
+        """OpenSpiel's action string beside the id (``" a2a3"``), for games that show them; else nothing."""
+        game = self.game
+        parent = node.parent
+        if game is None or not game.shows_actions or parent is None:
+            return ""
+        states = self.__dict__.setdefault("_states", {})
+        if parent not in states:
+            states[parent] = game.replay(parent.moves)
+        text = game.action_text(states[parent], game.parse_move(node.name))
+        return f' <FONT POINT-SIZE="9">{escape(text)}</FONT>'
 
     def edge_line(self, parent: TreeNode, kid: TreeNode) -> str:
         ucb = kid.ucb1(self.c)

@@ -1,0 +1,103 @@
+"""Connect Four and tic-tac-toe before and after a change, in one run: nothing may get slower.
+
+The game registry, OpenSpiel games and movers from the game (``MoverTree``) must
+leave the built-in games on their fast path. This script checks out ``--before``
+(a git revision, default ``main``) into a temporary worktree, builds its compiled
+extension in place, and then times the same jobs alternately in fresh processes
+importing the old and the current treelab:
+
+* ``search``: one UCT search of ``--simulations`` from the empty board (connect4, tictactoe);
+* ``record``: ``Tree.record`` of 2,000 random Connect Four games;
+* ``save+load``: a 20,000-simulation Connect Four tree saved to a new file and loaded back.
+
+It prints each job's median over ``--rounds`` alternated rounds and the ratio
+after/before (1.00: the same; above 1: slower now).
+
+    .venv/bin/python benchmarks/builtin_speed.py --before main --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+
+JOB = """\
+import json, random, sys, tempfile, time, os
+import treelab
+from treelab import Limit, Tree, load, search
+kind, sims, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+if kind.startswith("search:"):
+    tree = Tree(kind.split(":")[1])
+    t = time.perf_counter(); search(tree, limit=Limit(iterations=sims), rng=seed); dt = time.perf_counter() - t
+elif kind == "record":
+    rng = random.Random(seed); game = treelab.find_game("connect4"); lines = []
+    for _ in range(2000):
+        s, line = game.initial(), []
+        while not s.is_terminal:
+            m = rng.choice(s.legal_moves()); line.append(m); s = s.play(m)
+        lines.append((line, s.winner))
+    tree = Tree("connect4")
+    t = time.perf_counter()
+    for line, winner in lines:
+        tree.record(line, winner=winner)
+    dt = time.perf_counter() - t
+else:
+    tree = Tree("connect4"); search(tree, limit=Limit(iterations=20000), rng=seed)
+    path = os.path.join(tempfile.mkdtemp(), "t.db")
+    t = time.perf_counter(); tree.save(path); load(path); dt = time.perf_counter() - t
+print(json.dumps({"seconds": dt, "file": treelab.__file__}))
+"""
+
+
+def _run(root: Path, kind: str, sims: int, seed: int) -> float:
+    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", JOB, kind, str(sims), str(seed)], env=env, cwd=tempfile.gettempdir(),
+                         capture_output=True, text=True, check=True)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["file"].startswith(str(root)), (data["file"], root)  # the intended checkout was imported
+    return float(data["seconds"])
+
+
+def _checkout(rev: str, where: Path) -> Path:
+    subprocess.run(["git", "-C", str(HERE), "worktree", "add", "--detach", str(where), rev], check=True,
+                   capture_output=True)
+    subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=where, check=True,
+                   capture_output=True)
+    return where
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--before", default="main", help="git revision to compare against")
+    parser.add_argument("--simulations", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        before = _checkout(args.before, Path(tmp) / "before")
+        try:
+            jobs = ["search:connect4", "search:tictactoe", "record", "save+load"]
+            print(f"before = {args.before} ({before}), after = {HERE}; medians of {args.rounds} alternated rounds")
+            print(f"| {'job':<18} | {'before s':>9} | {'after s':>9} | {'after/before':>12} |")
+            print(f"|{'-' * 20}|{'-' * 11}|{'-' * 11}|{'-' * 14}|")
+            for job in jobs:
+                old, new = [], []
+                for r in range(args.rounds):
+                    order = [(old, before), (new, HERE)]
+                    for sink, root in (order if r % 2 == 0 else order[::-1]):
+                        sink.append(_run(root, job, args.simulations, r))
+                b, a = statistics.median(old), statistics.median(new)
+                print(f"| {job:<18} | {b:>9.3f} | {a:>9.3f} | {a / b:>12.2f} |", flush=True)
+        finally:
+            subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(before)], check=False,
+                           capture_output=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,270 @@
+"""OpenSpiel games through treelab: the adapter, movers from the game, and every command end to end.
+
+Real pyspiel games, real SQLite files, the real ``dot``; the built-in twins
+(``tictactoe``/``tic_tac_toe``, ``connect4``/``connect_four``) are the
+cross-check of the adapter's rules.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from cli_helpers import assert_clean_error, run
+
+pyspiel = pytest.importorskip("pyspiel")  # the dev group installs it: CI always runs these
+
+from treelab import Limit, Tree, load, search  # noqa: E402
+from treelab.errors import UnknownGameError, UnsupportedGameError  # noqa: E402
+from treelab.games import find_game, registry  # noqa: E402
+from treelab.games.openspiel import OpenSpielGame  # noqa: E402
+from treelab.movernode import MoverNode  # noqa: E402
+from treelab.tree import TreeNode  # noqa: E402
+
+DOTS = "openspiel:dots_and_boxes"
+SMALL_DOTS = "openspiel:dots_and_boxes(num_rows=1,num_cols=2)"
+
+
+@pytest.mark.parametrize(("ours", "theirs"), [("tictactoe", "openspiel:tic_tac_toe"),
+                                              ("connect4", "openspiel:connect_four")])
+def test_builtin_and_openspiel_twins_agree_along_1000_random_games(ours: str, theirs: str) -> None:
+    mine, spiel = find_game(ours), find_game(theirs)
+    rng = random.Random(2024)
+    results = {1: 0, 2: 0, None: 0}
+    for _ in range(1000):
+        a, b = mine.initial(), spiel.initial()
+        while True:
+            assert [m - 1 for m in a.legal_moves()] == b.legal_moves()
+            assert (a.is_terminal, a.to_move) == (b.is_terminal, b.to_move)
+            if a.is_terminal:
+                break
+            move = rng.choice(a.legal_moves())
+            a, b = a.play(move), b.play(move - 1)
+        assert a.winner == b.winner
+        results[a.winner] += 1
+    assert all(results.values())  # wins for both sides and draws were all met
+
+
+def _double_move_line(game: OpenSpielGame) -> list[int]:
+    """A seeded random line of dots and boxes in which some player moves twice in a row."""
+    rng = random.Random(3)
+    while True:
+        state, line = game.initial(), []
+        while not state.is_terminal:
+            mover = state.to_move
+            move = rng.choice(state.legal_moves())
+            state = state.play(move)
+            line.append(move)
+            if not state.is_terminal and state.to_move == mover:
+                return [*line, rng.choice(state.legal_moves())]
+
+
+def test_dots_and_boxes_double_moves_keep_their_movers(tmp_path: Path) -> None:
+    game = find_game(DOTS)
+    assert isinstance(game, OpenSpielGame) and not game.alternating
+    line = _double_move_line(game)
+    spiel = game.spiel_game.new_initial_state()
+    movers = []
+    for action in line:
+        movers.append(spiel.current_player() + 1)
+        spiel.apply_action(action)
+    assert any(a == b for a, b in itertools.pairwise(movers))  # a real double move
+    tree = Tree(DOTS)
+    node = tree.record(game.notation(line), winner=1)
+    path = [node]
+    while path[-1].parent is not None:
+        path.append(path[-1].parent)
+    path = path[::-1][1:]
+    assert [n.mover for n in path] == movers  # not the depth's parity
+    assert [n.mover for n in path] != [2 - n.depth % 2 for n in path]
+    assert [n.nb_win for n in path] == [int(m == 1) for m in movers]
+    assert isinstance(tree.root, MoverNode) and tree.root.mover == 2
+    db = tmp_path / "dots.db"
+    tree.save(db)
+    search(tree, line[:3], limit=Limit(iterations=200), rng=5)
+    tree.save(db)
+    back = load(db)
+    for a, b in zip(tree, back, strict=True):
+        assert (a.sequence, a.mover, a.nb_visit, a.nb_win, a.nb_draw) == (b.sequence, b.mover, b.nb_visit,
+                                                                          b.nb_win, b.nb_draw)
+    # every stored node's mover is the player OpenSpiel says moved into it
+    for n in back:
+        if n.depth:
+            parent_state = game.replay(n.moves[:-1])
+            assert n.mover == parent_state.to_move
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM movers").fetchone()[0] == len(back)
+
+
+def _exact(state: object, cache: dict[str, int]) -> int:
+    """Minimax value for player 1 (+1, 0, -1) of a pyspiel state."""
+    key = str(state) + str(state.current_player())  # type: ignore[attr-defined]
+    if key not in cache:
+        if state.is_terminal():  # type: ignore[attr-defined]
+            cache[key] = int(state.returns()[0])  # type: ignore[attr-defined]
+        else:
+            values = [_exact(state.child(a), cache) for a in state.legal_actions()]  # type: ignore[attr-defined]
+            cache[key] = max(values) if state.current_player() == 0 else min(values)  # type: ignore[attr-defined]
+    return cache[key]
+
+
+def test_solver_proofs_are_exact_through_double_moves() -> None:
+    game = find_game(SMALL_DOTS)
+    tree = Tree(game)
+    search(tree, limit=Limit(iterations=20_000), solver=True, rng=1)
+    assert tree.root.proven is not None
+    cache: dict[str, int] = {}
+    checked = 0
+    for node in tree:
+        if node.proven is None:
+            continue
+        state = game.replay(node.moves)
+        value_p1 = _exact(state.spiel_state, cache)
+        assert node.proven == (value_p1 if node.mover == 1 else -value_p1), node
+        checked += 1
+    assert checked > 20
+
+
+def test_hex_analyses_to_the_json_contract_with_exactly_the_legal_actions() -> None:
+    result = run("analyse", "openspiel:hex(board_size=5)", "--moves", "12,7", "--iterations", "300",
+                 "--seed", "1", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert {"game", "moves", "to_move", "iterations", "best_move", "value", "proven", "children"} <= set(data)
+    assert data["game"] == "openspiel:hex(board_size=5)" and data["moves"] == "12,7"
+    assert data["to_move"] == 1 and data["iterations"] == 300
+    legal = find_game("openspiel:hex(board_size=5)").replay("12,7").legal_moves()
+    assert sorted(int(ch["move"]) for ch in data["children"]) == legal and len(legal) == 23
+    for ch in data["children"]:
+        assert {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven"} <= set(ch)
+    visits = sum(ch["nb_visit"] for ch in data["children"])
+    wins = sum(ch["nb_win"] + ch["nb_draw"] / 2 for ch in data["children"])
+    assert visits == 300 and data["value"] == pytest.approx(wins / visits)
+
+
+def test_breakthrough_trains_resumes_and_renders(tmp_path: Path) -> None:
+    db = str(tmp_path / "bt.db")
+    first = run("train", "openspiel:breakthrough", "--db", db, "--games", "1", "--iterations", "20", "--seed", "1")
+    assert first.exit_code == 0, first.output
+    size = len(load(db))
+    again = run("train", "openspiel:breakthrough", "--db", db, "--games", "1", "--iterations", "20", "--seed", "2")
+    assert again.exit_code == 0, again.output
+    tree = load(db)
+    assert len(tree) > size and tree.game.name == "openspiel:breakthrough"
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT moves, winner FROM games ORDER BY id").fetchall()
+    assert len(rows) == 2
+    for moves, winner in rows:  # comma-separated action ids, replayed to the logged end
+        end = tree.game.replay(moves)
+        assert end.is_terminal and end.winner == winner
+    out = tmp_path / "bt.dot"
+    drawn = run("render", db, "--depth", "1", "--top", "3", "-o", str(out))
+    assert drawn.exit_code == 0, drawn.output
+    text = out.read_text()
+    best = tree.root.most_visited()
+    assert best is not None and f'"{best.name}"' in text
+    shown = tree.game.action_text(tree.game.initial(), int(best.name))
+    assert shown in text  # the action string beside the id (e.g. a2a3)
+    svg = tmp_path / "bt.svg"
+    assert run("render", db, "--path", best.name, "--depth", "1", "-o", str(svg)).exit_code == 0
+    assert svg.read_bytes().startswith(b"<?xml")
+
+
+END_TO_END = [
+    "openspiel:tic_tac_toe",
+    "openspiel:connect_four",
+    "openspiel:hex(board_size=3)",
+    DOTS,
+    "openspiel:breakthrough(rows=5,columns=5)",
+    "openspiel:clobber(rows=4,columns=4)",
+]
+
+
+@pytest.mark.parametrize("game", END_TO_END)
+def test_every_command_plays_openspiel_games(game: str, tmp_path: Path) -> None:
+    db = str(tmp_path / "g.db")
+    trained = run("train", game, "--db", db, "--games", "2", "--iterations", "25", "--seed", "3")
+    assert trained.exit_code == 0, trained.output
+    info = run("info", db)
+    assert info.exit_code == 0 and game in info.output
+    analysed = run("analyse", game, "--db", db, "--iterations", "40", "--seed", "4", "--json")
+    assert analysed.exit_code == 0, analysed.output
+    data = json.loads(analysed.output)
+    legal = {str(m) for m in find_game(game).initial().legal_moves()}
+    assert {ch["move"] for ch in data["children"]} <= legal
+    stats = run("stats", db, "--json")
+    assert stats.exit_code == 0, stats.output
+    numbers = json.loads(stats.output)
+    assert numbers["nodes"] == len(load(db)) and numbers["depth_histogram"][0] == 1
+    assert find_game(game).replay(numbers["principal_variation"]) is not None  # ids that replay
+    out = tmp_path / "g.dot"
+    assert run("render", db, "--depth", "2", "--top", "2", "-o", str(out)).exit_code == 0
+    assert out.read_text().startswith("digraph")
+    match = run("arena", game, "--a", "uct:iterations=30", "--b", "openspiel:simulations=30", "--games", "2",
+                "--seed", "5", "--json", "--quiet")
+    assert match.exit_code == 0, match.output
+    result = json.loads(match.output)
+    assert result["games"] == 2 and result["a_wins"] + result["b_wins"] + result["draws"] == 2
+    for record in result["records"]:  # every game played to its real end
+        end = find_game(game).replay(record["moves"])
+        assert end.is_terminal and end.winner == record["winner"]
+
+
+@pytest.mark.parametrize(("name", "needle"), [
+    ("openspiel:kuhn_poker", "imperfect information"),
+    ("openspiel:goofspiel", "simultaneous"),
+    ("openspiel:backgammon", "chance nodes"),
+    ("openspiel:chinese_checkers(players=3)", "3 players"),
+    ("openspiel:no_such_game", "unknown openspiel game 'no_such_game'"),
+    ("openspiel:hex(bogus=1)", "unknown parameter 'bogus'"),
+    ("openspiel:hex(board_size=5", "openspiel:NAME(param=value"),
+])
+def test_games_treelab_cannot_play_are_refused_in_one_line(name: str, needle: str, tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    result = run("train", name, "--db", str(db), "--games", "1")
+    assert_clean_error(result, needle)
+    assert not db.exists()
+
+
+def test_missing_openspiel_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # import pyspiel now fails
+    monkeypatch.setattr(registry, "_OPENSPIEL", {})
+    with pytest.raises(UnsupportedGameError, match=r"pip install 'treelab\[openspiel\]'"):
+        find_game("openspiel:breakthrough")
+    assert_clean_error(run("analyse", "openspiel:breakthrough"), "treelab[openspiel]")
+
+
+def test_names_are_canonical_and_loaded_once() -> None:
+    a = find_game("openspiel:hex(board_size=5)")
+    assert find_game(" OpenSpiel: hex( board_size = 5 ) ") is a
+    assert a.name == "openspiel:hex(board_size=5)" and a.num_moves == 25
+    with pytest.raises(UnknownGameError):
+        find_game("openspiel:")
+
+
+def test_notation_is_comma_separated_action_ids() -> None:
+    game = find_game("openspiel:breakthrough")
+    legal = game.initial().legal_moves()
+    assert game.parse(f"{legal[0]},{legal[1]}") == (legal[0], legal[1])  # notation only: the rules come later
+    assert game.parse("98") == (98,) and game.parse("/root/98/600") == (98, 600)
+    assert game.notation([98, 600]) == "98,600"
+    tree = Tree(game)
+    node = tree.record([legal[0]], winner=None)
+    assert node.sequence == str(legal[0]) and type(node) is MoverNode
+    with pytest.raises(ValueError, match=r"'x' is not a openspiel:breakthrough action id"):
+        game.parse("98,x")
+
+
+def test_builtin_games_stay_on_the_parity_path(tmp_path: Path) -> None:
+    tree = Tree("connect4")
+    assert tree.game.alternating and type(tree.root) is TreeNode
+    search(tree, limit=Limit(iterations=50), rng=1)
+    assert all(type(n) is TreeNode for n in tree)
+    tree.save(tmp_path / "c4.db")
+    with sqlite3.connect(tmp_path / "c4.db") as conn:
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'movers'").fetchone()[0] == 0

@@ -1,0 +1,67 @@
+"""The ``movers`` table: who made the move into each node, for games whose players need not alternate.
+
+In Connect Four or tic-tac-toe the mover of a node is the parity of its depth,
+so nothing is stored. In dots and boxes (a player who closes a box moves
+again) and in every OpenSpiel game (``Game.alternating`` false) the tree's
+nodes are :class:`~treelab.tree.MoverNode` s, and their movers are saved here,
+in the same transaction as the nodes, so a loaded tree knows them without
+replaying a single game::
+
+    movers(node_id INTEGER PRIMARY KEY REFERENCES nodes(id), mover INTEGER NOT NULL)
+
+A node's mover never changes, so only new nodes are written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..errors import NotATreelabDatabaseError
+from ..tree import Tree, TreeNode
+
+__all__ = ["TABLE", "read", "write"]
+
+TABLE = "CREATE TABLE IF NOT EXISTS movers (node_id INTEGER PRIMARY KEY REFERENCES nodes(id), mover INTEGER NOT NULL)"
+"""The table's definition (created by the first save of a tree that needs it)."""
+
+
+def write(conn: sqlite3.Connection, tree: Tree, new: Sequence[TreeNode], first_id: int | None) -> None:
+    """Insert the movers of the ``new`` nodes (inside the caller's transaction).
+
+    ``first_id``: the nodes were written numbered ``first_id, first_id + 1, ...``
+    (a first save renumbers); None: each with its own ``node_id``.
+    """
+    if tree.game.alternating or not new:
+        return
+    conn.execute(TABLE)
+    if first_id is None:
+        rows: Iterable[tuple[int, int]] = ((n.node_id, n.mover) for n in new)
+    else:
+        rows = ((first_id + i, n.mover) for i, n in enumerate(new))
+    conn.executemany("INSERT INTO movers (node_id, mover) VALUES (?, ?)", rows)
+
+
+def read(conn: sqlite3.Connection, tree: Tree, nodes: Mapping[int, TreeNode] | list[Any], name: str) -> None:
+    """Set the mover of every loaded node in ``nodes`` (by id) from the table.
+
+    Raises:
+        NotATreelabDatabaseError: a loaded node has no stored mover (a damaged file).
+    """
+    if tree.game.alternating:
+        return
+    have = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone()
+    rows = conn.execute("SELECT node_id, mover FROM movers") if have else ()
+    get = nodes.get if isinstance(nodes, dict) else (lambda i: nodes[i] if i < len(nodes) else None)
+    for node_id, mover in rows:
+        node = get(node_id)
+        if node is not None:
+            node.mover = mover  # type: ignore[misc]  # a MoverNode slot
+    loaded: Iterable[Any] = nodes.values() if isinstance(nodes, dict) else nodes
+    for node in loaded:
+        if node is not None and not hasattr(node, "mover"):
+            raise NotATreelabDatabaseError(
+                f"{name!r} has no mover for node {node.sequence!r} of this {tree.game.name} tree: "
+                "the file is damaged; train again into a new file"
+            )
