@@ -74,6 +74,8 @@ def test_node_answers_the_stored_numbers(server: Server, trees: tuple[Path, Path
     stored = children_in_db(a, moves)
     assert {k["move"]: (k["nb_visit"], k["nb_win"], k["nb_draw"]) for k in data["children"]} == stored
     assert data["principal_variation"] == _pv_sql(a, moves)
+    line = data["principal_variation"]
+    assert data["pv_paths"] == ["".join(moves + line[:i + 1]) for i in range(len(line))]
     c = data["c"]
     for k in data["children"]:
         assert set(k) >= CHILD_KEYS
@@ -203,7 +205,10 @@ def test_compare_is_the_diff_of_the_two_trees(server: Server, trees: tuple[Path,
     for path in ("", "4", "44"):
         status, data = server.json(f"/api/compare?path={path}")
         assert status == 200
-        assert data == json.loads(json.dumps(treelab.diff(a, b, path, count_nodes=False).to_dict()))
+        expected = json.loads(json.dumps(treelab.diff(a, b, path, count_nodes=False).to_dict()))
+        for row in expected["children"]:
+            row["path"] = path + row["move"]
+        assert data == expected
     status, data = server.json("/api/node?path=&db=b")
     assert data["nb_visit"] == sum(n for n, _, _ in children_in_db(b, []).values())
 
@@ -266,3 +271,18 @@ def test_live_numbers_follow_training_without_blocking_it(tmp_path: Path) -> Non
         final = srv.json("/api/info")[1]
     assert len(versions) >= 3, versions  # the page saw the tree grow, game by game
     assert final["games"] == 13 and final["last_game"] == 13
+
+
+def test_a_tictactoe_board_with_its_moves(tmp_path: Path) -> None:
+    from explorer_helpers import SAMPLE_TTT
+
+    db = copy_db(SAMPLE_TTT, tmp_path / "ttt.db")
+    with serving(str(db)) as srv:
+        status, data = srv.json("/api/node?path=15")
+    assert status == 200 and data["to_move"] == 1
+    board = data["board"]
+    assert board["kind"] == "grid" and board["look"]["marks"] == ["", "X", "O"]
+    assert board["cells"] == [[1, 0, 0], [0, 2, 0], [0, 0, 0]]  # X in cell 1, O in cell 5
+    cells = {m: (int(m) - 1) // 3 * 3 + (int(m) - 1) % 3 for m in "2346789"}
+    assert {m: rc[0] * 3 + rc[1] for m, rc in board["targets"].items()} == cells
+    assert {k["move"] for k in data["children"]} <= set(board["targets"])

@@ -159,7 +159,11 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
     def compared(request: Request) -> Response:
         if compare is None:
             return _error(404, "no second tree is served: start the explorer with --compare DB2")
-        return JSONResponse(dict(compare(_path(request))), headers=_HEADERS)
+        path = _path(request)
+        data = dict(compare(path))
+        for row in data.get("children", []):
+            row["path"] = main.child_path(path, row["move"])
+        return JSONResponse(data, headers=_HEADERS)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 404

@@ -84,6 +84,13 @@ class TreeFile:
         with reading(db) as (_, meta):
             return cls(Path(db), display(db), find_game(meta["game"]), float(meta.get("c", SQRT2)))
 
+    def child_path(self, path: str, label: str) -> str | None:
+        """The page address (path) of the move ``label`` played at ``path`` (None: not a move of the game)."""
+        try:
+            return self.game.notation([*self.game.parse(path), self.game.parse_move(label)])
+        except NotationError:
+            return None
+
     # -- answers --------------------------------------------------------------
     def info(self) -> dict[str, Any]:
         """The tree's size and last training game; ``version`` changes whenever a save commits."""
@@ -132,7 +139,7 @@ class TreeFile:
             "to_move": to_move, "nb_visit": node.nb_visit, "nb_win": node.nb_win, "nb_draw": node.nb_draw,
             "mean": node.mean, "value": reward / kid_visits if kid_visits else 0.5,
             "proven": proof_word(proof), "terminal": state.is_terminal, "winner": state.winner, "c": self.c,
-            "principal_variation": pv,
+            "principal_variation": pv, "pv_paths": _line_paths(game, moves, pv),
             "crumbs": [{"move": game.label(m), "path": game.notation(moves[:i + 1])} for i, m in enumerate(moves)],
             "children": [self._child(k, node, moves, replay) for k in kids],
             "board": board_grid(game, state),
@@ -160,6 +167,20 @@ class TreeFile:
             "proven": proof_word(kid.proven), "colour": mean_colour(kid.mean if visited else None),
             "path": href, "created_game": kid.created_game, "new": new,
         }
+
+
+def _line_paths(game: Game, moves: Sequence[int], line: list[str]) -> list[str | None]:
+    """The page address (path) of each node along ``line`` from ``moves`` (None past a label no game move)."""
+    out: list[str | None] = []
+    here = list(moves)
+    for label in line:
+        try:
+            here.append(game.parse_move(label))
+        except NotationError:
+            out.extend([None] * (len(line) - len(out)))
+            break
+        out.append(game.notation(here))
+    return out
 
 
 def _check_existed(rows: list[tuple[Any, ...]], replay: Replay, game: Game, moves: Sequence[int], db: str) -> None:

@@ -88,7 +88,7 @@ function drawBoard(data) {
   const byMove = Object.fromEntries(data.children.map((k) => [k.move, k]));
   const discs = look.marks === null;  // colour only: round discs (Connect Four); else marks in square cells
   const grid = el("div", { class: "grid" + (discs ? " discs" : " marks"),
-    style: `grid-template-columns: repeat(${cols}, 1fr); background: ${look.background}; max-width: ${cols * 48}px` });
+    style: `grid-template-columns: repeat(${cols}, 1fr); background: ${look.background}; max-width: ${Math.min(340, cols * 90)}px` });
   const targets = {};
   for (const [move, [r, c]] of Object.entries(b.targets)) targets[`${r},${c}`] = move;
   for (let r = 0; r < rows; r++) {
@@ -118,7 +118,7 @@ function drawBoard(data) {
   }
   box.append(grid);
   if (look.footer.length) {
-    const foot = el("div", { class: "grid labels", style: `grid-template-columns: repeat(${cols}, 1fr); max-width: ${cols * 48}px` });
+    const foot = el("div", { class: "grid labels", style: `grid-template-columns: repeat(${cols}, 1fr); max-width: ${Math.min(340, cols * 90)}px` });
     for (const label of look.footer) foot.append(el("div", {}, label));
     box.append(foot);
   }
@@ -183,13 +183,8 @@ function drawPosition(data) {
   $("summary").textContent = `${data.nb_visit.toLocaleString("en")} visits · value ${fmt(data.value)} for player ` +
     `${data.to_move}${proof}${end}`;
   const pv = [el("b", {}, "principal variation: ")];
-  let path = data.path;
-  const sep = data.game.startsWith("openspiel:") ? "," : "";
   if (!data.principal_variation.length) pv.push(el("span", { class: "muted" }, "–"));
-  for (const move of data.principal_variation) {
-    path = path ? path + sep + move : move;
-    pv.push(link(move, path), " ");
-  }
+  data.principal_variation.forEach((move, i) => pv.push(link(move, data.pv_paths[i]), " "));
   $("pv").replaceChildren(...pv);
   document.title = `treelab explorer · ${data.game} · ${data.path || "start"}`;
 }
@@ -239,9 +234,8 @@ async function drawCompare() {
   $("compare-summary").textContent = `visits A ${d.nb_visit_a.toLocaleString("en")}, B ${d.nb_visit_b.toLocaleString("en")} ` +
     `(B − A ${d.root_visit_delta >= 0 ? "+" : ""}${d.root_visit_delta.toLocaleString("en")}) · PV A: ` +
     `${d.principal_variation_a.join(" ") || "–"} · PV B: ${d.principal_variation_b.join(" ") || "–"} (${common})`;
-  const sep = d.game.startsWith("openspiel:") ? "," : "";
   const rows = d.children.map((k) => el("tr", { "data-move": k.move, class: k.in_a && k.in_b ? "" : "only" },
-    el("td", { class: "move" }, link(k.move, d.path ? d.path + sep + k.move : k.move, { compare: "1" })),
+    el("td", { class: "move" }, link(k.move, k.path, { compare: "1" })),
     el("td", { class: "num a" }, k.nb_visit_a.toLocaleString("en")),
     el("td", { class: "num b" }, k.nb_visit_b.toLocaleString("en")),
     el("td", { class: "num" }, (k.visit_delta >= 0 ? "+" : "") + k.visit_delta.toLocaleString("en")),
