@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import ast
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
+import click
 import pytest
 from conftest import SHARED
+
+from treelab.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "treelab"
@@ -137,3 +141,42 @@ def test_make_test_runs_the_linters_and_the_doctests() -> None:
     assert re.search(r'^addopts = ".*--doctest-modules.*"', pytest_config, re.M)
     assert re.search(r'^testpaths = \[.*"treelab".*\]', pytest_config, re.M)
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def readme_command_lines() -> list[list[str]]:
+    """Every ``.venv/bin/treelab ...`` command line of the README, as arguments (comments dropped)."""
+    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    found = []
+    for line in text.splitlines():
+        if ".venv/bin/treelab " in line:
+            words = shlex.split(line.split(".venv/bin/treelab ", 1)[1], comments=True)
+            found.append(words)
+    return found
+
+
+def test_every_readme_command_line_parses() -> None:
+    """The README's command lines are accepted by the real commands (parsed and checked, not run)."""
+    lines = readme_command_lines()
+    assert len(lines) >= 15 and ["info", "c4.db"] in lines
+    for words in lines:
+        with cli.make_context("treelab", list(words), resilient_parsing=False) as group:
+            name, command, rest = cli.resolve_command(group, list(words))
+            assert command is not None, words
+            try:
+                command.make_context(name or "", rest, parent=group)
+            except click.UsageError as exc:
+                pytest.fail(f"README: treelab {shlex.join(words)}: {exc.format_message()}")
+
+
+def test_the_readme_python_session_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's Python API block runs as written (in an empty folder, where it writes its files)."""
+    section = (ROOT / "README.md").read_text().split("## Python API", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md (Python API)", "exec"), namespace)
+    tree, part, summary = namespace["tree"], namespace["part"], namespace["summary"]
+    assert tree.root.nb_visit == 5001  # type: ignore[attr-defined]  # one record and 5,000 simulations
+    assert part.find("44").nb_visit == tree.find("44").nb_visit  # type: ignore[attr-defined]
+    assert summary.games == 20  # type: ignore[attr-defined]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == ["c4.db", "mine.db"]
