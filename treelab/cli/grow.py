@@ -202,7 +202,8 @@ def info(db: str, as_json: bool) -> None:
 def compact(db: str) -> None:
     """Fold the write-ahead log into DB and drop free pages (SQLite VACUUM).
 
-    Safe to run at any time the database is not being written; the tree is unchanged.
+    Safe beside readers and a running train: saves wait for it (up to 60 s), and
+    the tree is unchanged.
 
     \b
     Example:

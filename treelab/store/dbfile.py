@@ -1,13 +1,24 @@
 """Opening treelab database files without ever damaging them.
 
-A file that is not SQLite is refused after reading its 16-byte header. Reads
-use a read-only connection inside one transaction (and tidy the ``-wal``/``-shm``
-files SQLite creates for it). A write checks that the file is a treelab
-database (or empty) before changing anything, runs in one transaction, and
-builds a new file aside before moving it into place. During training, a
-:class:`KeptConnection` keeps the write connection open from one save to the
-next: SQLite's page cache stays warm and closing does not checkpoint the log
-after every game. The format itself is :mod:`treelab.schema`.
+Every connection is SQLite's own: this module never opens a file descriptor
+of a database itself, because closing one drops every POSIX lock the process
+holds on the file (SQLite's "How To Corrupt An SQLite Database File", 2.2) and
+a training run keeps its write connection open while other processes may
+``VACUUM``. Connections run with ``trusted_schema`` off (and SQLite's
+defensive flag where Python exposes it), and files holding triggers, views or
+virtual tables are refused (:func:`treelab.store.schema.check_objects`).
+
+Reads use a read-only connection inside one transaction (and tidy the
+``-wal``/``-shm`` files SQLite creates for it); on read-only media, where
+nobody can be writing, the file is opened ``immutable`` and nothing is created
+beside it. A write checks that the file is a treelab database (or empty)
+before changing anything, runs in one transaction that commits when the block
+ends cleanly, and builds a new file aside before moving it into place. During
+training, a :class:`KeptConnection` keeps the write connection open from one
+save to the next: SQLite's page cache stays warm and closing does not
+checkpoint the log after every game. After a save the log is checkpointed once
+it outgrows :func:`treelab.store.connect.wal_limit`, so it stays bounded while readers come and go.
+The format itself is :mod:`treelab.store.schema`.
 """
 
 from __future__ import annotations
@@ -19,37 +30,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import NotATreelabDatabaseError, StoreError
+from .connect import BUSY_TIMEOUT, checkpoint, connect, read_only_media, tidy, uri
 from .schema import DbPath, check_file, check_meta, display, read_meta
 
 __all__ = ["KeptConnection", "is_empty", "reading", "writing"]
-
-
-def _tidy(path: Path) -> None:
-    """Remove the empty ``-wal``/``-shm`` files a read-only connection left behind.
-
-    A read-write connection that closes as the last one checkpoints (nothing:
-    the log is empty) and deletes both; if another connection is open it
-    leaves them, as SQLite must.
-    """
-    wal = Path(f"{path}-wal")
-    try:
-        if wal.exists() and wal.stat().st_size == 0:
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-            finally:
-                conn.close()
-    except (OSError, sqlite3.Error):  # tidying is a courtesy; never fail a read for it
-        pass
-
 
 def is_empty(db: DbPath) -> bool:
     """Whether ``db`` is an empty file or an SQLite database without tables (a save may fill it)."""
     path = Path(db)
     if not check_file(path, display(db)):
         return True
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
     had_wal = Path(f"{path}-wal").exists()
+    conn = connect(uri(path, "ro&immutable=1" if read_only_media(path) else "ro"))
     try:
         return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
     except sqlite3.DatabaseError:
@@ -57,14 +49,16 @@ def is_empty(db: DbPath) -> bool:
     finally:
         conn.close()
         if not had_wal:
-            _tidy(path)
+            tidy(path)
 
 
 @contextmanager
 def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Connection, dict[str, str]]]:
     """A read-only connection inside one read transaction, with the checked ``meta``.
 
-    Never creates or changes the file.
+    Never creates or changes the file, and leaves nothing beside it: on
+    read-only media (see :func:`treelab.store.connect.read_only_media`) the file is opened
+    ``immutable``, elsewhere the empty ``-wal``/``-shm`` of the read are removed.
 
     Raises:
         StoreError: no such file, or a directory.
@@ -77,7 +71,11 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
     if not check_file(path, name):
         raise NotATreelabDatabaseError(f"{name!r} is an empty file, not a treelab database: check the path")
     had_wal = Path(f"{path}-wal").exists()
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    frozen = read_only_media(path)
+    try:
+        conn = connect(uri(path, "ro&immutable=1" if frozen else "ro"))
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {name!r} ({exc}): check the path and permissions") from None
     try:
         conn.execute("BEGIN")
         meta = read_meta(conn, name)
@@ -91,12 +89,8 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
         raise StoreError(f"cannot read {name!r}: {exc}") from exc
     finally:
         conn.close()
-        if not had_wal:
-            _tidy(path)
-
-
-def _uri(path: Path, mode: str) -> str:
-    return f"{path.resolve().as_uri()}?mode={mode}"
+        if not had_wal and not frozen:
+            tidy(path)
 
 
 def _fsync(path: Path) -> None:
@@ -123,6 +117,10 @@ def _close(conn: sqlite3.Connection) -> None:
 
 
 def _as_store_error(exc: BaseException, name: str) -> None:
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
+        raise NotATreelabDatabaseError(
+            f"{name!r} is not a treelab database (not an SQLite file): check the path"
+        ) from None
     if isinstance(exc, sqlite3.Error):
         raise StoreError(f"cannot write {name!r} ({exc}); it is unchanged: retry, or check the file") from exc
 
@@ -150,7 +148,7 @@ def _creating(path: Path, name: str, replace: bool) -> Iterator[tuple[sqlite3.Co
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
     try:
-        conn = sqlite3.connect(_uri(tmp, "rwc"), uri=True, isolation_level=None)
+        conn = connect(uri(tmp, "rwc"))
     except sqlite3.Error as exc:
         raise StoreError(f"cannot create {name!r} ({exc}): check the path and permissions") from None
     try:
@@ -159,7 +157,7 @@ def _creating(path: Path, name: str, replace: bool) -> Iterator[tuple[sqlite3.Co
         conn.execute("BEGIN")
         yield conn, None
         if conn.in_transaction:
-            raise StoreError(f"internal error: the save to {name!r} did not commit")
+            conn.execute("COMMIT")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.close()
         _fsync(tmp)
@@ -243,9 +241,12 @@ def _open_rw(path: Path, name: str, kept: KeptConnection | None) -> sqlite3.Conn
     if conn is not None:
         return conn
     try:
-        conn = sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None, check_same_thread=kept is None)
+        conn = connect(uri(path, "rw"), timeout=BUSY_TIMEOUT, check_same_thread=kept is None)
     except sqlite3.Error as exc:
-        raise StoreError(f"cannot open {name!r} for writing ({exc}): check the permissions") from None
+        raise StoreError(
+            f"cannot open {name!r} for writing ({exc}): the file or its directory is read-only: "
+            "check the permissions, or save to a copy somewhere writable"
+        ) from None
     try:
         for pragma in ("synchronous = NORMAL", "cache_size = -65536", "temp_store = MEMORY"):
             conn.execute(f"PRAGMA {pragma}")
@@ -261,13 +262,19 @@ def writing(
 ) -> Iterator[tuple[sqlite3.Connection, dict[str, str] | None]]:
     """A read-write connection inside a transaction, with ``meta`` (None: a new database).
 
-    An existing treelab database is written in place inside ``BEGIN IMMEDIATE``
-    (WAL mode). A missing or empty file is built aside and moved into place
-    after the commit. The caller checks ``meta`` and commits; any exception
-    rolls everything back. A file that is not a treelab database is refused
-    before anything is written to it. With ``kept``, the connection to an
-    existing database is taken from it and left open in it after a successful
-    write (closed after an error); a new file is built with a connection of its own.
+    Like ``sqlite3``'s connection as a context manager: the transaction commits
+    when the block ends without an exception (the caller may also commit
+    itself) and rolls back on any exception, leaving the file as it was. An
+    existing treelab database is written in place inside ``BEGIN IMMEDIATE``
+    (WAL mode), waiting up to :data:`treelab.store.connect.BUSY_TIMEOUT` seconds for another process's
+    write. A missing or empty file is built aside and moved into place after
+    the commit. The caller checks ``meta``. A file that is not a treelab
+    database is refused before anything is written to it. With ``kept``, the
+    connection to an existing database is taken from it and left open in it
+    after a successful write (closed after an error); a new file is built with a
+    connection of its own. After the commit, a log grown past :func:`treelab.store.connect.wal_limit`
+    is checkpointed (readers are never blocked; the save waits for the reads
+    that still use the log, a moment at most).
     """
     path, name = Path(db), display(db)
     if not path.exists() and not path.parent.is_dir():
@@ -296,10 +303,13 @@ def writing(
         return
     try:
         yield conn, meta
+        if conn.in_transaction:
+            conn.execute("COMMIT")
     except BaseException as exc:
         _finish(conn, kept, path, ok=False)
         _as_store_error(exc, name)
         raise
+    checkpoint(conn, path)
     _finish(conn, kept, path, ok=True)
 
 

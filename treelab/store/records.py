@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..tree import SQRT2
+from .connect import BUSY_TIMEOUT, connect, uri
 from .dbfile import reading
 from .schema import DbPath, display
 
@@ -48,17 +49,31 @@ def _select(db: DbPath, sql: str) -> list[dict[str, Any]]:
 def compact(db: DbPath) -> tuple[int, int]:
     """Fold the write-ahead log into ``db`` and rebuild the file without free pages (``VACUUM``).
 
-    Safe at any moment: SQLite's VACUUM is one transaction. Returns the bytes on
-    disk (file and log) before and after.
+    Safe beside readers and writers in other processes, a training run
+    included: the ``VACUUM`` is one write transaction under SQLite's locks, so
+    a save waits for it (up to :data:`~treelab.store.connect.BUSY_TIMEOUT`
+    seconds) and readers keep reading the state they started with. This holds
+    because treelab never opens and closes a database's file descriptor beside
+    its own connection, which would drop the process's locks (SQLite's "How To
+    Corrupt An SQLite Database File", 2.2). A process that does (or a network
+    file system without working locks) can still be damaged by any concurrent
+    write, ``VACUUM`` or not. Compact waits up to ``BUSY_TIMEOUT`` seconds for a
+    save in progress, then gives up, changing nothing.
+
+    Returns:
+        The bytes on disk (file and log) before and after.
 
     Raises:
-        StoreError: not a treelab database, or in use by another writer.
+        StoreError: not a treelab database, or a writer held it past the timeout.
     """
     path, name = Path(db), display(db)
     with reading(db):
         pass  # refuses missing files and files that are not treelab databases, changing nothing
     before = _bytes_on_disk(path)
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
+    try:
+        conn = connect(uri(path, "rw"), timeout=BUSY_TIMEOUT)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot compact {name!r} ({exc}): check the permissions") from None
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.execute("VACUUM")

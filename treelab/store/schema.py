@@ -26,6 +26,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "DbPath",
     "check_file",
+    "check_objects",
     "check_meta",
     "create",
     "display",
@@ -35,8 +36,6 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 """The newest schema this treelab reads and writes."""
-
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 DbPath = str | os.PathLike[str]
 """A database file name."""
@@ -118,18 +117,38 @@ def display(db: DbPath) -> str:
 
 
 def check_file(path: Path, name: str) -> int:
-    """Refuse directories and non-SQLite files; return the file size (0 allowed)."""
+    """Refuse directories; return the file size (0 allowed). Never opens the file.
+
+    Opening and closing a file descriptor of a database drops every POSIX lock
+    this process holds on it (SQLite's "How To Corrupt An SQLite Database File",
+    section 2.2), so a training run that keeps its write connection open would
+    write unlocked beside another process's ``VACUUM``. The header is checked
+    through the SQLite connection instead (:func:`read_meta`).
+    """
     if path.is_dir():
         raise StoreError(f"{name!r} is a directory, not a database file: give the path of a .db file")
-    size = path.stat().st_size
-    if size:
-        with path.open("rb") as fh:
-            header = fh.read(16)
-        if header != SQLITE_HEADER:
-            raise NotATreelabDatabaseError(
-                f"{name!r} is not a treelab database (not an SQLite file): check the path"
-            )
-    return size
+    return path.stat().st_size
+
+
+def check_objects(conn: sqlite3.Connection, name: str) -> None:
+    """Refuse a database holding schema objects treelab never creates: triggers, views, virtual tables.
+
+    A trigger or view stored in a shared file would run its own SQL inside
+    treelab's transactions (a crafted trigger could rewrite ``meta``).
+
+    Raises:
+        NotATreelabDatabaseError: such an object is present.
+    """
+    found = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') "
+        "OR (type = 'table' AND upper(sql) LIKE 'CREATE VIRTUAL%') ORDER BY rowid LIMIT 1"
+    ).fetchone()
+    if found is not None:
+        kind = "virtual table" if found[0] == "table" else found[0]
+        raise NotATreelabDatabaseError(
+            f"{name!r} holds a {kind} {found[1]!r} that treelab never creates: refusing to open it "
+            "(it would run its own SQL); drop it with the sqlite3 shell only if you trust the file"
+        )
 
 
 def read_meta(conn: sqlite3.Connection, name: str) -> dict[str, str] | None:
@@ -142,20 +161,33 @@ def read_meta(conn: sqlite3.Connection, name: str) -> dict[str, str] | None:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
             return None
+        check_objects(conn, name)
         meta = dict(conn.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
-    except sqlite3.OperationalError as exc:  # locked, unreadable, or a crashed writer's hot journal
-        raise StoreError(
-            f"cannot read {name!r} ({exc}): if a writer crashed, save to it once to recover it"
-        ) from None
+    except sqlite3.OperationalError as exc:  # locked, read-only media, unreadable
+        raise StoreError(f"cannot read {name!r} ({exc}): {_hint(exc)}") from None
     except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc):
+            raise NotATreelabDatabaseError(
+                f"{name!r} is not a treelab database (not an SQLite file): check the path"
+            ) from None
         raise NotATreelabDatabaseError(
-            f"{name!r} is not a treelab database ({exc}): check the path"
+            f"{name!r} is damaged or not a treelab database ({exc}): check the path, or restore a copy"
         ) from None
     if "schema_version" not in meta or "game" not in meta or "nodes" not in tables:
         raise NotATreelabDatabaseError(
             f"{name!r} is an SQLite file but not a treelab database (no treelab meta): check the path"
         )
     return meta
+
+
+def _hint(exc: sqlite3.Error) -> str:
+    """What to do about an SQLite error met while opening a database."""
+    text = str(exc)
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return "the file or its directory is read-only: copy the database somewhere writable to change it"
+    if "locked" in text or "busy" in text:
+        return "another program holds it: wait for it to finish, then retry"
+    return "check the file, or restore a copy"
 
 
 def check_meta(meta: dict[str, str], name: str, game: str | None = None) -> int:
@@ -171,6 +203,11 @@ def check_meta(meta: dict[str, str], name: str, game: str | None = None) -> int:
         raise NotATreelabDatabaseError(
             f"{name!r} has a bad schema_version {meta['schema_version']!r}: is it a treelab database?"
         ) from None
+    if version < 1:
+        raise NotATreelabDatabaseError(
+            f"{name!r} has a bad schema_version {meta['schema_version']!r} (treelab writes 1 and up): "
+            "is it a treelab database?"
+        )
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(
             f"{name!r} has schema version {version}, newer than {SCHEMA_VERSION} (treelab "

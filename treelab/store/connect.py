@@ -1,0 +1,111 @@
+"""SQLite connections that cannot be steered by the file, read-only media, and keeping the log small.
+
+Every connection treelab opens comes from :func:`connect`. This module never
+opens a database's file descriptor itself: closing one would drop the POSIX
+locks of every connection this process holds on the file (SQLite's "How To
+Corrupt An SQLite Database File", section 2.2).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import suppress
+from pathlib import Path
+
+__all__ = ["BUSY_TIMEOUT", "WAL_FLOOR", "checkpoint", "connect", "read_only_media", "tidy", "uri", "wal_limit"]
+
+BUSY_TIMEOUT = 60.0
+"""Seconds a write waits for another process's transaction (a ``treelab compact`` ``VACUUM``) to end."""
+
+WAL_FLOOR = 4 << 20
+"""Bytes of write-ahead log always allowed before a save checkpoints it (SQLite's own auto-checkpoint
+starts at 1,000 pages, 4 MiB at the default page size)."""
+
+
+def connect(uri: str, *, timeout: float = 5.0, check_same_thread: bool = True) -> sqlite3.Connection:
+    """An SQLite connection to ``uri`` that never runs SQL stored in the file's schema on its own.
+
+    ``trusted_schema`` is off (functions in views, triggers and indexes must be
+    innocuous) and, where Python exposes it (3.12+), ``SQLITE_DBCONFIG_DEFENSIVE``
+    is on (no writes to the schema table or shadow tables).
+    """
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=check_same_thread)
+    try:
+        conn.execute("PRAGMA trusted_schema = OFF")
+        defensive = getattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE", None)
+        if defensive is not None and hasattr(conn, "setconfig"):
+            conn.setconfig(defensive, True)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def wal_limit(path: Path) -> int:
+    """The log size past which a save checkpoints: the database's size, at least :data:`WAL_FLOOR`."""
+    try:
+        return max(WAL_FLOOR, path.stat().st_size)
+    except OSError:
+        return WAL_FLOOR
+
+
+def read_only_media(path: Path) -> bool:
+    """Whether nobody can be writing ``path``: no log beside it, and the file or its directory is read-only.
+
+    A WAL writer keeps ``-wal`` beside the file while it is connected, and
+    cannot create one in a read-only directory or write a read-only file, so
+    such a file can be read ``immutable`` (SQLite then creates nothing beside it).
+    """
+    if Path(f"{path}-wal").exists():
+        return False
+    return not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
+
+
+def uri(path: Path, mode: str) -> str:
+    """The ``file:`` URI of ``path`` with ``mode`` (``ro``, ``rw``, ``rwc``, or more parameters after ``&``)."""
+    return f"{path.resolve().as_uri()}?mode={mode}"
+
+
+def tidy(path: Path) -> None:
+    """Remove the empty ``-wal``/``-shm`` files a read-only connection left behind.
+
+    A read-write connection that closes as the last one checkpoints (nothing:
+    the log is empty) and deletes both; if another connection is open it
+    leaves them, as SQLite must.
+    """
+    wal = Path(f"{path}-wal")
+    try:
+        if wal.exists() and wal.stat().st_size == 0:
+            conn = connect(uri(path, "rw"))
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            finally:
+                conn.close()
+    except (OSError, sqlite3.Error):  # tidying is a courtesy; never fail a read for it
+        pass
+
+
+def checkpoint(conn: sqlite3.Connection, path: Path) -> None:
+    """Fold the log into the file and empty it once it outgrows :func:`wal_limit`.
+
+    SQLite's own checkpoints after a commit are passive: while readers come and
+    go without a pause, the log is never restarted and grows without bound. A
+    ``TRUNCATE`` checkpoint waits for the reads still using the log (new reads
+    go on from the file meanwhile), so the log stays near the database's size.
+    A checkpoint that cannot finish in time is left for the next save.
+    """
+    try:
+        if Path(f"{path}-wal").stat().st_size <= wal_limit(path):
+            return
+    except OSError:
+        return
+    try:
+        conn.execute("PRAGMA busy_timeout = 2000")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.Error:
+        pass  # busy or interrupted: the data is committed; the next save tries again
+    finally:
+        with suppress(sqlite3.Error):
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+
