@@ -195,3 +195,14 @@ def test_output_that_is_the_database_is_refused(db: str, tmp_path: Path, name: s
     result = run(name, str(same), "-o", str(tmp_path / f"picture{suffix}"))  # another file is fine
     assert result.exit_code == 0, result.output
     assert same.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["render", "growth", "shape"])
+def test_the_issue_reproduction_leaves_the_database_whole(db: str, tmp_path: Path, name: str) -> None:
+    """Issue 14's `render same.db -o same.db`, as written: refused in one line, the database unchanged."""
+    same = tmp_path / "same.db"
+    shutil.copy(db, same)
+    before = same.read_bytes()
+    assert_clean_error(run(name, str(same), "-o", str(same)), repr(str(same)))
+    assert same.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["same.db"]
+    assert json.loads(run("info", str(same), "--json").output)["nodes"] > 0
