@@ -39,7 +39,7 @@ GAME = GameType()
 
 
 def game_argument(f: F) -> F:
-    """The GAME argument (``connect4`` or ``tictactoe``)."""
+    """The GAME argument: a registered game's name (``connect4``, ``tictactoe``...) or ``openspiel:NAME``."""
     return click.argument("game", type=GAME)(f)  # type: ignore[return-value]
 
 
