@@ -25,6 +25,7 @@ from .errors import (
     NotationError,
     NotATreelabDatabaseError,
     PathNotFoundError,
+    ProofConflictError,
     RenderError,
     SchemaVersionError,
     StoreError,
@@ -56,6 +57,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "play.players": ("HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"),
     "play.positions": ("analyse",),
     "play.training": ("TrainSummary", "train"),
+    "store.merge": ("MergeSummary", "merge"),
     "store.persistence": ("load", "open_tree", "save"),
     "store.records": ("compact", "info", "read_games", "read_history"),
     "tree": ("SQRT2", "Tree", "TreeNode"),
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from .play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
     from .play.positions import analyse
     from .play.training import TrainSummary, train
+    from .store.merge import MergeSummary, merge
     from .store.persistence import load, open_tree, save
     from .store.records import compact, info, read_games, read_history
     from .tree import SQRT2, Tree, TreeNode
@@ -129,12 +132,14 @@ __all__ = [
     "Limit",
     "MCTSPlayer",
     "MatchResult",
+    "MergeSummary",
     "MonteCarloPlayer",
     "NotATreelabDatabaseError",
     "NotationError",
     "OpenSpielPlayer",
     "PUCTPlayer",
     "PathNotFoundError",
+    "ProofConflictError",
     "Player",
     "RandomPlayer",
     "RenderError",
@@ -166,6 +171,7 @@ __all__ = [
     "info",
     "load",
     "make_player",
+    "merge",
     "open_tree",
     "play_match",
     "plot_growth",

@@ -16,6 +16,7 @@ __all__ = [
     "NotATreelabDatabaseError",
     "NotationError",
     "PathNotFoundError",
+    "ProofConflictError",
     "QueryError",
     "RenderError",
     "SchemaVersionError",
@@ -61,6 +62,10 @@ class PathNotFoundError(TreelabError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class ProofConflictError(TreelabError, ValueError):
+    """Two proofs of one node that disagree (trees being added, one of them wrong)."""
 
 
 class BudgetError(TreelabError, ValueError):

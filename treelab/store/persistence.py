@@ -15,7 +15,7 @@ import json
 import secrets
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -139,7 +139,13 @@ def _log_games(conn: sqlite3.Connection, tree: Tree, games: list[dict[str, Any]]
     return max(int(row["id"]) for row in games)
 
 
-def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> int:
+def save(
+    tree: Tree,
+    db: DbPath,
+    *,
+    games: Iterable[Mapping[str, Any]] = (),
+    extra: Callable[[sqlite3.Connection], object] | None = None,
+) -> int:
     """Save ``tree`` to the SQLite file ``db`` in one transaction.
 
     A new (or empty) file gets the schema and every node. The database the
@@ -153,6 +159,8 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
         games: training games to log, dicts with the keys of :data:`GAME_FIELDS`
             (``moves`` required; ``id`` defaults to the next free one). Each also
             gets a ``history`` row with the tree's size after this save.
+        extra: called with the connection inside the same transaction, after the
+            games are logged (merges and parallel training record where games came from).
 
     Returns:
         The number of node rows written.
@@ -181,6 +189,8 @@ def save(tree: Tree, db: DbPath, *, games: Iterable[Mapping[str, Any]] = ()) -> 
             conn.executemany(_UPDATE, [(n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.node_id) for n in old])
         movers.write(conn, tree, new, 1 if meta is None else None)
         last_game = _log_games(conn, tree, rows, counts)
+        if extra is not None:
+            extra(conn)
         info = {"tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,
                 "c": repr(float(tree.c)), "treelab_version": _version(), "depth_counts": json.dumps(counts),
                 "saved_at": _now()}
