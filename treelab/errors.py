@@ -27,6 +27,7 @@ __all__ = [
     "TreelabError",
     "UnknownGameError",
     "UnsupportedGameError",
+    "WorkerError",
 ]
 
 
@@ -110,3 +111,7 @@ class QueryError(TreelabError, ValueError):
 
 class ServeError(TreelabError, OSError):
     """A host or port the explorer cannot listen on."""
+
+
+class WorkerError(TreelabError, RuntimeError):
+    """Parallel training that cannot go on: a worker died, or Ray is missing or unreachable."""

@@ -72,24 +72,31 @@ def _search_options(f):  # type: ignore[no-untyped-def]
 @_search_options
 @seed_option
 @option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@option("--workers", type=int, default=None,
+        help="Play in N processes at once, one writer merging their games (at most --games).")
+@option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+        help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
 def train(game: Game, db: str, games: int, iterations: int, opponent: str, algorithm: str, c: float | None,
           solver: bool, playout: str, evaluator: str, temperature: float, how: str, seed: int | None,
-          quiet: bool) -> None:
+          quiet: bool, workers: int | None, ray: str | None) -> None:
     """Grow the tree in DB by playing whole games; re-running resumes.
 
     The tree is saved after every game in one transaction; Ctrl-C saves and
-    stops cleanly.
+    stops cleanly. With --workers N (or --ray) games are played in parallel on
+    snapshots of the tree and one writer adds what each game learned.
 
     \b
     Example:
       treelab train connect4 --db c4.db --games 50 --iterations 400 --opponent heuristic --seed 1
+      treelab train connect4 --db c4.db --games 200 --iterations 400 --workers 2
     """
     from ..play.training import train as run
 
     summary = run(game, db, games=games, iterations=iterations, opponent=opponent, c=c, seed=seed,
                   solver=solver, playout=playout, algorithm=algorithm, evaluator=evaluator,
-                  temperature=temperature, how=how, progress=not quiet)
+                  temperature=temperature, how=how, progress=not quiet, workers=workers,
+                  ray=None if ray is None else True if ray == "local" else ray)
     click.echo(summary.describe())
     if summary.interrupted:
         click.echo("stopped early: run the same command again to resume")

@@ -22,15 +22,15 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetError
-from ..games import Game, find_game
+from ..games import Game, State, find_game
 from ..mcts.policies import PlayoutFn, make_rng
-from ..tree import SQRT2
+from ..tree import SQRT2, Tree
 from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
 
 if TYPE_CHECKING:
     from ..mcts.puct import PUCTPlayer
 
-__all__ = ["OPPONENTS", "TrainSummary", "train"]
+__all__ = ["OPPONENTS", "TrainSummary", "make_players", "play_game", "train"]
 
 OPPONENTS = ("self", "random", "heuristic")
 """Who the tree plays against in :func:`train`."""
@@ -98,6 +98,8 @@ def train(
     how: str = "visits",
     progress: bool = True,
     on_game: Callable[[int, str, int | None], None] | None = None,
+    workers: int | None = None,
+    ray: str | bool | None = None,
 ) -> TrainSummary:
     """Grow the tree stored in ``db`` by playing ``games`` whole games.
 
@@ -118,6 +120,9 @@ def train(
             original persistent-tree rule: the best UCB1 score).
         progress: show a progress bar (games, win/draw/loss, nodes, rate).
         on_game: called after every logged game with (game id, moves, winner).
+        workers: play in this many processes at once, one writer merging what they
+            learn (:mod:`treelab.play.parallel`); None: this process alone.
+        ray: play on Ray instead: True for a local Ray, or a cluster address.
     """
     from ..store.persistence import kept_open, open_tree, save
 
@@ -139,25 +144,17 @@ def train(
         from ..mcts.puct import C_PUCT
 
         c = C_PUCT if algorithm == "puct" else SQRT2
+    settings: dict[str, Any] = dict(iterations=iterations, opponent=opponent, c=c, solver=solver, playout=playout,
+                    algorithm=algorithm, evaluator=evaluator, temperature=temperature, how=how)
+    if workers is not None or ray is not None:  # parallel self-play, merged by one writer
+        from .parallel import train_parallel
+
+        return train_parallel(the_game, db, games=games, workers=workers, ray=ray, seed=rng,
+                              progress=progress, on_game=on_game, **settings)
     tree = open_tree(db, the_game, c=c if algorithm == "uct" else None)
     gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
-    me: MCTSPlayer | PUCTPlayer
-    if algorithm == "puct":
-        from ..mcts.evaluators import find_evaluator
-        from ..mcts.puct import PUCTPlayer
-
-        me = PUCTPlayer(tree=tree, iterations=iterations, c_puct=c, temperature=temperature,
-                        evaluator=find_evaluator(evaluator, playout=playout),
-                        rng=random.Random(rng.getrandbits(64)))
-    else:
-        me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
-                        temperature=temperature, how=how, rng=random.Random(rng.getrandbits(64)))
-    other: Player | None = None
-    if opponent == "random":
-        other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))
-    elif opponent == "heuristic":
-        other = HeuristicPlayer(rng=random.Random(rng.getrandbits(64)))
+    me, other = make_players(tree, rng, **settings)
     tally = {"wins": 0, "draws": 0, "losses": 0}
     played = 0
     started = time.perf_counter()
@@ -170,12 +167,7 @@ def train(
             tree.current_game = game_id
             tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
             first = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            state, moves = the_game.initial(), list[int]()
-            while not state.is_terminal and not stopped():
-                mover = me if other is None or state.to_move == tree_player else other
-                move = mover.choose(state, moves)
-                state = state.play(move)
-                moves.append(move)
+            state, moves = play_game(the_game, me, other, tree_player, stopped)
             if not state.is_terminal:
                 break  # interrupted mid-game: drop the game, keep what the tree learned
             winner = state.winner
@@ -212,6 +204,46 @@ def train(
         total_games=tree.last_game_id, seconds=time.perf_counter() - started,
         interrupted=interrupted, **tally,
     )
+
+
+def make_players(
+    tree: Tree, rng: random.Random, *, iterations: int, opponent: str, c: float, solver: bool,
+    playout: str | PlayoutFn, algorithm: str, evaluator: str, temperature: float, how: str,
+) -> tuple[MCTSPlayer | PUCTPlayer, Player | None]:
+    """The tree's player on ``tree`` and its opponent (None in self-play), seeded from ``rng``."""
+    me: MCTSPlayer | PUCTPlayer
+    if algorithm == "puct":
+        from ..mcts.evaluators import find_evaluator
+        from ..mcts.puct import PUCTPlayer
+
+        me = PUCTPlayer(tree=tree, iterations=iterations, c_puct=c, temperature=temperature,
+                        evaluator=find_evaluator(evaluator, playout=playout),
+                        rng=random.Random(rng.getrandbits(64)))
+    else:
+        me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
+                        temperature=temperature, how=how, rng=random.Random(rng.getrandbits(64)))
+    other: Player | None = None
+    if opponent == "random":
+        other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))
+    elif opponent == "heuristic":
+        other = HeuristicPlayer(rng=random.Random(rng.getrandbits(64)))
+    return me, other
+
+
+def play_game(
+    game: Game, me: Player, other: Player | None, tree_player: int, stopped: Callable[[], bool]
+) -> tuple[State, list[int]]:
+    """One game from the start: ``me`` plays ``tree_player`` (both sides if ``other`` is None).
+
+    Returns the last position (not terminal if ``stopped()`` became true) and the moves.
+    """
+    state, moves = game.initial(), list[int]()
+    while not state.is_terminal and not stopped():
+        mover = me if other is None or state.to_move == tree_player else other
+        move = mover.choose(state, moves)
+        state = state.play(move)
+        moves.append(move)
+    return state, moves
 
 
 def _progress_bar(total: int, enabled: bool, name: str) -> Any:

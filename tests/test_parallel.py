@@ -1,0 +1,220 @@
+"""Parallel training (``train --workers N``): real processes, real files, real kills."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import treelab
+from treelab.cli import cli
+from treelab.errors import BudgetError, StoreError, WorkerError
+from treelab.store.merge import SOURCES
+
+
+def check_consistent(db: Path, iterations: int, *, exact: bool = True) -> int:
+    """Every node's counts add up, and the root's visits are iterations x moves of the logged games."""
+    tree = treelab.load(db)
+    for node in tree:
+        kids = node.kids
+        assert node.nb_win + node.nb_draw <= node.nb_visit
+        assert node.nb_visit >= sum(k.nb_visit for k in kids), node
+    games = treelab.read_games(db)
+    moves = sum(len(tree.game.parse(g["moves"])) for g in games)
+    if exact:
+        assert tree.root.nb_visit == iterations * moves
+    else:
+        assert tree.root.nb_visit >= iterations * moves
+    assert [g["id"] for g in games] == sorted({g["id"] for g in games})
+    return len(games)
+
+
+def test_two_workers_self_play_counts_exact(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    logged: list[int] = []
+    summary = treelab.train("connect4", db, games=6, iterations=60, workers=2, seed=1, progress=False,
+                            on_game=lambda gid, moves, winner: logged.append(gid))
+    assert summary.games == 6 and not summary.interrupted
+    assert sorted(logged) == list(range(1, 7))
+    assert check_consistent(db, 60) == 6
+    assert summary.simulations == treelab.load(db).root.nb_visit
+    assert summary.wins + summary.draws + summary.losses == 6
+    with sqlite3.connect(db) as conn:
+        sources = {s for (s,) in conn.execute(f"SELECT source FROM {SOURCES}")}
+    assert sources <= {"worker 1", "worker 2"} and sources
+    # resumes: a second run adds games 7.. and keeps every count exact
+    again = treelab.train("connect4", db, games=3, iterations=60, workers=2, seed=2, progress=False)
+    assert again.total_games == 9 and check_consistent(db, 60) == 9
+    # and a single-process run continues the same file
+    treelab.train("connect4", db, games=1, iterations=60, seed=3, progress=False)
+    assert check_consistent(db, 60) == 10
+
+
+def test_workers_against_an_opponent_and_with_the_solver(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    summary = treelab.train("tictactoe", db, games=4, iterations=80, opponent="heuristic", solver=True,
+                            workers=2, seed=5, progress=False)
+    assert summary.games == 4
+    games = treelab.read_games(db)
+    assert [g["tree_player"] for g in games] == [1 + (g["id"] + 1) % 2 for g in games]
+    tree = treelab.load(db)
+    assert tree.root.nb_visit >= 80 * 2  # the tree searched on its own moves only
+    proven = [n for n in tree if n.proven is not None]
+    assert proven  # the solver's proofs travel to the writer
+
+
+def test_bad_input_writes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    with pytest.raises(BudgetError, match="workers 0 must be"):
+        treelab.train("connect4", db, games=2, workers=0, progress=False)
+    with pytest.raises(BudgetError, match="workers 3 is more than games 2"):
+        treelab.train("connect4", db, games=2, workers=3, progress=False)
+    assert not db.exists()
+    runner = CliRunner()
+    for args in (["--workers", "0"], ["--workers", "5", "--games", "2"]):
+        result = runner.invoke(cli, ["train", "connect4", "--db", str(db), "-q", *args])
+        assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1, result.output
+        assert "Traceback" not in result.output
+    assert not db.exists()
+
+
+def test_locked_database_refused(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    treelab.train("connect4", db, games=1, iterations=20, progress=False)
+    before = db.read_bytes()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer in the middle of a transaction
+    try:
+        with pytest.raises(StoreError, match="is locked by another writer"):
+            treelab.train("connect4", db, games=2, iterations=20, workers=2, progress=False)
+        result = CliRunner().invoke(cli, ["train", "connect4", "--db", str(db), "--games", "2", "--workers", "2"])
+        assert result.exit_code == 1 and "locked by another writer" in result.output
+        assert len(result.output.strip().splitlines()) == 1
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert db.read_bytes() == before and len(treelab.read_games(db)) == 1
+
+
+def test_ray_missing_or_unreachable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "c4.db"
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = CliRunner().invoke(cli, ["train", "connect4", "--db", str(db), "--games", "2",
+                                      "--ray", f"127.0.0.1:{port}"])
+    assert result.exit_code == 1 and "cannot reach a ray cluster at" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    with pytest.raises(WorkerError, match=r"ray is not installed: .*treelab\[ray\]"):
+        treelab.train("connect4", db, games=2, ray=True, progress=False)
+    assert not db.exists()
+
+
+def _start(db: Path, games: int, iterations: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", str(games),
+         "--iterations", str(iterations), "--workers", "2", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _wait_for_games(db: Path, n: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if db.exists() and len(treelab.read_games(db)) >= n:
+                return
+        except StoreError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {n} games logged in time: {proc.poll()}")
+
+
+def _workers(proc: subprocess.Popen[bytes]) -> list[int]:
+    # the spawn start method runs a resource tracker beside the workers: the workers run _work
+    pids = []
+    for pid in _children(proc.pid):
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        if "multiprocessing.spawn" in cmd or "spawn_main" in cmd:
+            pids.append(pid)
+    return pids
+
+
+def _running(pids: list[int]) -> list[int]:
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def test_kill_a_worker(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    proc = _start(db, 400, 100)
+    try:
+        _wait_for_games(db, 2, proc)
+        victim = _workers(proc)[0]
+        os.kill(victim, signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1
+    lines = err.decode().strip().splitlines()
+    assert lines[-1].startswith("Error: worker") and "signal 9" in lines[-1] and "train again to resume" in lines[-1]
+    assert "Traceback" not in err.decode()
+    logged = check_consistent(db, 100, exact=False)  # the other worker's cut game counts too
+    assert 2 <= logged < 400
+    treelab.train("connect4", db, games=2, iterations=100, workers=2, progress=False)  # resumable
+    assert check_consistent(db, 100, exact=False) == logged + 2
+
+
+def test_kill_the_writer(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    proc = _start(db, 400, 100)
+    try:
+        _wait_for_games(db, 2, proc)
+        workers = _workers(proc)
+        assert len(workers) == 2
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _running(workers):  # orphans: init reaps them
+            time.sleep(0.2)
+        assert not _running(workers), "workers outlived their writer"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    logged = check_consistent(db, 100)  # exact: only whole batches of whole games were committed
+    treelab.train("connect4", db, games=2, iterations=100, workers=2, progress=False)
+    assert check_consistent(db, 100) == logged + 2
+
+
+def test_ray_trains_24_games_into_a_consistent_tree(tmp_path: Path) -> None:
+    """A local Ray (2 CPUs): worker actors, the writer an actor owning the file."""
+    db = tmp_path / "c4.db"
+    summary = treelab.train("connect4", db, games=24, iterations=40, ray=True, seed=7, progress=False)
+    assert summary.games == 24 and summary.total_games == 24
+    assert check_consistent(db, 40) == 24
+    with sqlite3.connect(db) as conn:
+        sources = {s for (s,) in conn.execute(f"SELECT source FROM {SOURCES}")}
+    assert sources and sources <= {"worker 1", "worker 2"}

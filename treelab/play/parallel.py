@@ -1,0 +1,389 @@
+"""Training on many cores or machines: workers play on snapshots, one writer merges what they learn.
+
+Each worker holds its own snapshot of the stored tree (loaded from the file,
+or handed over by the writer on Ray), plays whole games on it with the same
+players as :func:`treelab.train`, and after every game sends what the game
+added: an :class:`~treelab.store.merge.Increment` (new nodes, count increments
+along paths, proofs), taken with a :class:`~treelab.store.merge.Baseline`. One
+writer adds the increments of every batch that has arrived to its own copy of
+the tree and saves it in one transaction with the batch's games. Additions
+commute, so the order of arrival does not matter, and nothing is lost: after a
+self-play run the root's visits grew by exactly iterations x moves played.
+
+A worker refreshes its snapshot between games once it has played ten times as
+long as a load takes, so it sees the other workers' games without spending
+its time loading. A ``kill -9`` of a worker or of the writer leaves the file at
+its last batch; the writer reports a dead worker, and workers whose writer died
+stop on their own. Training again resumes. Runs with workers do not replay
+exactly from a seed: which snapshot a game sees depends on timing.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import queue
+import random
+import signal
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import BudgetError, StoreError, WorkerError
+from ..games import Game, find_game
+from ..store.merge import Baseline, Increment, add, log_sources
+from ..store.persistence import kept_open, open_tree, save
+from ..tree import Tree
+from .training import TrainSummary, _progress_bar, _stop_on_signals, make_players, play_game
+
+__all__ = ["REFRESH", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
+
+REFRESH = 10.0
+"""A worker reloads its snapshot once it has played this many times as long as the last load took."""
+
+_POLL = 0.2
+"""Seconds the writer waits for results before checking on the workers."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every worker plays: the game, the database and :func:`treelab.train`'s settings."""
+
+    game: str
+    """The game's name."""
+    db: str
+    """The database file (workers read snapshots from it; only the writer writes it)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The keywords of :func:`treelab.play.training.make_players` (iterations, opponent, c, ...)."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a worker sends the writer after a game."""
+
+    worker: int
+    """The worker's number (from 1)."""
+    row: dict[str, Any] | None
+    """The game's ``games`` row, or None for searches of a game cut short (their counts still count)."""
+    increment: Increment
+    """What the game added to the tree."""
+
+
+class Worker:
+    """Plays games on its own snapshot of the tree and hands on what each game added.
+
+    Args:
+        job: what to play.
+        number: the worker's number (from 1), logged with its games.
+        seed: its random seed.
+        snapshot: returns a fresh copy of the stored tree (default: load it from ``job.db``).
+    """
+
+    def __init__(self, job: Job, number: int, seed: int, snapshot: Callable[[], Tree] | None = None) -> None:
+        self.job = job
+        self.number = number
+        self.rng = random.Random(seed)
+        self.game = find_game(job.game)
+        self._snapshot = snapshot or (lambda: open_tree(job.db, self.game, c=self._c()))
+        self.stopped: Callable[[], bool] = lambda: False
+        self._refresh()
+
+    def _c(self) -> float | None:
+        return self.job.settings["c"] if self.job.settings.get("algorithm", "uct") == "uct" else None
+
+    def _refresh(self) -> None:
+        began = time.perf_counter()
+        self.tree = self._snapshot()
+        gc.freeze()
+        self.baseline = Baseline(self.tree)
+        self.me, self.other = make_players(self.tree, self.rng, **self.job.settings)
+        self.load_seconds = time.perf_counter() - began
+        self.played_seconds = 0.0
+
+    def play(self, game_id: int) -> Result:
+        """Play game ``game_id`` (colours from its id, as in :func:`treelab.train`) and take its increment."""
+        if self.played_seconds > REFRESH * self.load_seconds:
+            self._refresh()
+        began = time.perf_counter()
+        self.tree.current_game = game_id
+        self.me.should_stop = self.stopped
+        opponent = self.job.settings["opponent"]
+        tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
+        first = _now()
+        state, moves = play_game(self.game, self.me, self.other, tree_player, self.stopped)
+        row = None
+        if state.is_terminal and not self.stopped():  # a game whose searches were cut is not logged
+            row = {"id": game_id, "moves": self.game.notation(moves), "winner": state.winner,
+                   "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
+                   "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now()}
+        self.played_seconds += time.perf_counter() - began
+        return Result(self.number, row, self.baseline.take())
+
+
+class Writer:
+    """Owns the database: adds the workers' increments to its tree and saves each batch in one transaction.
+
+    Saving is idempotent per game: a result whose game is already logged is
+    skipped (a batch retried after the writer restarted is not added twice).
+    """
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.db = job.db
+        settings = job.settings
+        self.tree = open_tree(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
+        if self.tree._db is None or self.tree._db.tree_id is None:
+            save(self.tree, self.db)  # a new file: workers load their snapshots from it
+        self.logged = _logged_games(self.db)
+        self._kept = kept_open(self.tree)
+        self._kept.__enter__()
+
+    def stats(self) -> tuple[int, int, int]:
+        """The tree's nodes, its root's visits, and the id of the last game logged."""
+        return self.tree.size, self.tree.root.nb_visit, max(self.tree.last_game_id, max(self.logged, default=0))
+
+    def snapshot(self) -> Increment:
+        """The whole stored tree as an increment (what a worker on another machine starts from)."""
+        from ..store.dbfile import reading
+        from ..store.merge import read
+
+        with reading(self.db) as (conn, _):
+            return read(conn)
+
+    def write(self, results: list[Result]) -> list[dict[str, Any]]:
+        """Add ``results`` to the tree and save them, with their games, in one transaction.
+
+        Returns:
+            The game rows logged (results of games logged before are skipped).
+        """
+        rows, sources = [], []
+        tree = self.tree
+        for result in results:
+            row = result.row
+            if row is not None and row["id"] in self.logged:
+                continue
+            tree.current_game = None if row is None else row["id"]
+            add(tree, result.increment)
+            if row is not None:
+                rows.append(row)
+                sources.append((row["id"], f"worker {result.worker}"))
+        tree.current_game = None
+        save(tree, self.db, games=rows, extra=lambda conn: log_sources(conn, sources) if sources else None)
+        self.logged.update(row["id"] for row in rows)
+        return rows
+
+    def close(self) -> None:
+        """Let go of the database connection kept open between batches."""
+        self._kept.__exit__(None, None, None)
+
+
+def _logged_games(db: str) -> set[int]:
+    from ..store.dbfile import reading
+
+    with reading(db) as (conn, _):
+        return {gid for (gid,) in conn.execute("SELECT id FROM games")}
+
+
+def check_unlocked(db: str | os.PathLike[str]) -> None:
+    """Refuse a database another writer holds locked now (nothing is written).
+
+    Raises:
+        StoreError: a write transaction cannot start within half a second.
+    """
+    path = Path(db)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=0.5, isolation_level=None)
+    except sqlite3.Error:
+        return  # not openable for writing: the save says why, in its own words
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreError(
+                f"{os.fspath(db)!r} is locked by another writer (another training run?): "
+                "wait for it to finish, or train into another file"
+            ) from None
+    finally:
+        conn.close()
+
+
+def train_parallel(
+    game: str | Game,
+    db: str | os.PathLike[str],
+    *,
+    games: int,
+    workers: int | None,
+    ray: str | bool | None = None,
+    seed: random.Random | int | None = None,
+    progress: bool = True,
+    on_game: Callable[[int, str, int | None], None] | None = None,
+    **settings: Any,
+) -> TrainSummary:
+    """:func:`treelab.train` with ``workers`` processes (or Ray workers) playing at once.
+
+    Args:
+        game, db, games, seed, progress, on_game: as in :func:`treelab.train`.
+        workers: processes playing games (default with ``ray``: the CPUs Ray offers).
+        ray: None for local processes; True for a local Ray; an address for a Ray cluster.
+        settings: the search settings of :func:`treelab.train` (iterations, opponent, c, ...).
+
+    Raises:
+        BudgetError: ``workers`` below 1 or more than ``games``.
+        StoreError: the database is locked by another writer, or cannot be written.
+        WorkerError: a worker died (the games finished before are saved).
+    """
+    the_game = find_game(game)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise BudgetError(f"workers {workers!r} must be a whole number of at least 1")
+    if workers is not None and workers > max(games, 1):
+        raise BudgetError(f"workers {workers} is more than games {games}: give at most as many workers as games")
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    job = Job(the_game.name, os.fspath(db), settings)
+    if ray is not None and ray is not False:
+        from .cluster import connect
+
+        connect(None if ray is True else str(ray))  # checks the install and the address first
+    check_unlocked(db)
+    on_ray = ray is not None and ray is not False
+    if on_ray:
+        from .cluster import RemoteWriter
+
+        writer: Writer | RemoteWriter = RemoteWriter(job)
+    else:
+        writer = Writer(job)
+    start_nodes, start_sims, last = writer.stats()
+    first = last + 1
+    ids = list(range(first, first + games))
+    began = time.perf_counter()
+    tally = {"wins": 0, "draws": 0, "losses": 0}
+    bar = _progress_bar(games, progress, the_game.name)
+
+    def logged(rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            tree_player = row["tree_player"] or 1
+            winner = row["winner"]
+            tally["draws" if winner is None else "wins" if winner == tree_player else "losses"] += 1
+            if on_game is not None:
+                on_game(row["id"], row["moves"], winner)
+        if bar is not None and rows:
+            bar.update(len(rows))
+
+    try:
+        if on_ray:
+            from .cluster import run_on_ray
+
+            interrupted = run_on_ray(job, writer, ids, workers, rng, logged)  # type: ignore[arg-type]
+        else:
+            interrupted = _run_processes(job, writer, ids, workers or 1, rng, logged)  # type: ignore[arg-type]
+        nodes, sims, last = writer.stats()
+    finally:
+        writer.close()
+        if bar is not None:
+            bar.close()
+    return TrainSummary(
+        db=os.fspath(db), game=the_game.name, opponent=settings["opponent"], games=sum(tally.values()),
+        nodes=nodes, new_nodes=nodes - start_nodes, simulations=sims - start_sims, total_games=last,
+        seconds=time.perf_counter() - began, interrupted=interrupted, **tally,
+    )
+
+
+def _work(job: Job, number: int, seed: int, tasks: Any, results: Any, stop: Any) -> None:
+    """A worker process: play the game ids from ``tasks`` until None, sending each :class:`Result`."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the writer, which tells us to stop
+    parent = os.getppid()
+    seen = [0, False]  # calls so far; stopped (once true, for good)
+
+    def stopped() -> bool:  # polled every simulation: looks at the event every 256th call
+        if seen[1]:
+            return True
+        seen[0] += 1
+        if seen[0] & 255:
+            return False
+        seen[1] = stop.is_set() or os.getppid() != parent  # the writer is gone: nothing to send to
+        return bool(seen[1])
+
+    worker = Worker(job, number, seed)
+    worker.stopped = stopped
+    while True:
+        game_id = tasks.get()
+        if game_id is None or stop.is_set() or os.getppid() != parent:
+            break
+        results.put(worker.play(game_id))
+        if worker.stopped():
+            break
+    if os.getppid() != parent:  # nobody reads the results any more: exit without flushing them
+        results.cancel_join_thread()
+        return
+    results.put(number)  # this worker is done
+
+
+def _run_processes(
+    job: Job, writer: Writer, ids: list[int], workers: int, rng: random.Random,
+    logged: Callable[[list[dict[str, Any]]], None],
+) -> bool:
+    """Run ``workers`` processes on the game ``ids``, writing their batches; True if interrupted."""
+    ctx = multiprocessing.get_context("spawn")
+    tasks, results, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
+    for game_id in ids:
+        tasks.put(game_id)
+    for _ in range(workers):
+        tasks.put(None)
+    procs = [ctx.Process(target=_work, args=(job, i, rng.getrandbits(64), tasks, results, stop),
+                         name=f"treelab-worker-{i}", daemon=True) for i in range(1, workers + 1)]
+    for proc in procs:
+        proc.start()
+    done: set[int] = set()
+    dead: list[str] = []
+    with _stop_on_signals() as interrupted:
+        try:
+            while len(done) + len(dead) < workers:
+                batch: list[Result] = []
+                try:
+                    item = results.get(timeout=_POLL)
+                    while True:
+                        if isinstance(item, int):
+                            done.add(item)
+                        else:
+                            batch.append(item)
+                        item = results.get_nowait()
+                except queue.Empty:
+                    pass
+                if batch:
+                    logged(writer.write(batch))
+                if interrupted():
+                    stop.set()
+                for i, proc in enumerate(procs, 1):
+                    gone = proc.exitcode is not None and (proc.exitcode != 0 or results.empty())
+                    if i not in done and gone and f"worker {i}" not in dead:
+                        dead.append(f"worker {i}")
+                        stop.set()
+        finally:
+            stop.set()
+            for proc in procs:
+                proc.join(timeout=5)
+                if proc.is_alive():
+                    proc.kill()
+        stopped = interrupted()
+    if dead:
+        raise WorkerError(
+            f"{', '.join(dead)} died ({_how(procs)}); every game finished before is saved in "
+            f"{job.db!r}: train again to resume"
+        )
+    return stopped
+
+
+def _how(procs: list[Any]) -> str:
+    codes = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+    return ", ".join(f"signal {-c}" if c < 0 else f"exit code {c}" for c in codes) or "no result"
