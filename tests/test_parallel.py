@@ -18,7 +18,7 @@ from click.testing import CliRunner
 import treelab
 from treelab.cli import cli
 from treelab.errors import BudgetError, StoreError, WorkerError
-from treelab.store.merge import SOURCES
+from treelab.store.increments import SOURCES
 
 
 def check_consistent(db: Path, iterations: int, *, exact: bool = True) -> int:

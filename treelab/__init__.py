@@ -57,7 +57,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "play.players": ("HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"),
     "play.positions": ("analyse",),
     "play.training": ("TrainSummary", "train"),
-    "store.merge": ("MergeSummary", "merge"),
+    "store.increments": ("MergeSummary", "merge"),
     "store.persistence": ("load", "open_tree", "save"),
     "store.records": ("compact", "info", "read_games", "read_history"),
     "tree": ("SQRT2", "Tree", "TreeNode"),
@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     from .play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
     from .play.positions import analyse
     from .play.training import TrainSummary, train
-    from .store.merge import MergeSummary, merge
+    from .store.increments import MergeSummary, merge
     from .store.persistence import load, open_tree, save
     from .store.records import compact, info, read_games, read_history
     from .tree import SQRT2, Tree, TreeNode
@@ -139,8 +139,8 @@ __all__ = [
     "OpenSpielPlayer",
     "PUCTPlayer",
     "PathNotFoundError",
-    "ProofConflictError",
     "Player",
+    "ProofConflictError",
     "RandomPlayer",
     "RenderError",
     "RolloutEvaluator",

@@ -29,7 +29,7 @@ _COMMANDS = {
     "render": "view", "stats": "view", "growth": "view", "shape": "view",
     "arena": "match",
     "serve": "explorer", "diff": "explorer",
-    "merge": "merge",
+    "merge": "combine",
 }
 """Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
 

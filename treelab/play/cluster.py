@@ -80,7 +80,7 @@ def connect(address: str | None) -> None:
 
 
 def _tree_from(job: Job, inc: Any) -> Tree:
-    from ..store.merge import add
+    from ..store.increments import add
 
     settings = job.settings
     tree = Tree(job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else 2 ** 0.5)

@@ -3,8 +3,8 @@
 Each worker holds its own snapshot of the stored tree (loaded from the file,
 or handed over by the writer on Ray), plays whole games on it with the same
 players as :func:`treelab.train`, and after every game sends what the game
-added: an :class:`~treelab.store.merge.Increment` (new nodes, count increments
-along paths, proofs), taken with a :class:`~treelab.store.merge.Baseline`. One
+added: an :class:`~treelab.store.increments.Increment` (new nodes, count increments
+along paths, proofs), taken with a :class:`~treelab.store.increments.Baseline`. One
 writer adds the increments of every batch that has arrived to its own copy of
 the tree and saves it in one transaction with the batch's games. Additions
 commute, so the order of arrival does not matter, and nothing is lost: after a
@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import BudgetError, StoreError, WorkerError
 from ..games import Game, find_game
-from ..store.merge import Baseline, Increment, add, log_sources
+from ..store.increments import Baseline, Increment, add, log_sources
 from ..store.persistence import kept_open, open_tree, save
 from ..tree import Tree
 from .training import TrainSummary, _progress_bar, _stop_on_signals, make_players, play_game
@@ -154,7 +154,7 @@ class Writer:
     def snapshot(self) -> Increment:
         """The whole stored tree as an increment (what a worker on another machine starts from)."""
         from ..store.dbfile import reading
-        from ..store.merge import read
+        from ..store.increments import read
 
         with reading(self.db) as (conn, _):
             return read(conn)
