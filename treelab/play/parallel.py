@@ -125,8 +125,10 @@ class Worker:
             row = {"id": game_id, "moves": self.game.notation(moves), "winner": state.winner,
                    "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
                    "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now()}
+        increment = self.baseline.take()
+        gc.freeze()  # the game's new nodes live on: full collections need not walk them again
         self.played_seconds += time.perf_counter() - began
-        return Result(self.number, row, self.baseline.take())
+        return Result(self.number, row, increment)
 
 
 class Writer:
@@ -178,6 +180,7 @@ class Writer:
                 sources.append((row["id"], f"worker {result.worker}"))
         tree.current_game = None
         save(tree, self.db, games=rows, extra=lambda conn: log_sources(conn, sources) if sources else None)
+        gc.freeze()
         self.logged.update(row["id"] for row in rows)
         return rows
 
