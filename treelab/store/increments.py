@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GameMismatchError, ProofConflictError, StoreError
-from ..tree import Tree, TreeNode
+from ..nodes import PARENT_SLOT, Proof, TreeNode
+from ..tree import Tree
 from .dbfile import is_empty, reading
 from .schema import DbPath, display
 
@@ -43,8 +44,6 @@ COUNTS: tuple[str, ...] = tuple(sorted(slot for slot in TreeNode.__slots__ if sl
 SOURCES = "game_sources"
 """The table saying where each game of a merged or parallel-trained tree came from."""
 
-_KIDS = "_LightNodeMixin__children"
-_PARENT = "_LightNodeMixin__parent"
 _DEPTH = attrgetter("depth")
 _COUNTS = attrgetter(*COUNTS)
 
@@ -120,7 +119,7 @@ def add(tree: Tree, inc: Increment) -> int:
             if amount:
                 setattr(node, slot, getattr(node, slot) + amount)
         if proof is not None:
-            node.proven = proof
+            node.proven = Proof.of(proof)
         dirty.add(node)
     return created
 
@@ -155,10 +154,10 @@ class Baseline:
         if not changed:
             return Increment((), (), (), ())
         for node in list(changed):  # every changed node's path to the root (normally there already)
-            parent = getattr(node, _PARENT, None)
+            parent = getattr(node, PARENT_SLOT, None)
             while parent is not None and parent not in changed:
                 changed.add(parent)
-                parent = getattr(parent, _PARENT, None)
+                parent = getattr(parent, PARENT_SLOT, None)
         order = sorted(changed, key=_DEPTH)
         where = {node: i for i, node in enumerate(order)}
         grow = tree._next_id - len(self._base[0])
@@ -168,7 +167,7 @@ class Baseline:
         parents, labels, counts, proven = [], [], [], []
         base = self._base
         for node in order:
-            parent = getattr(node, _PARENT, None)
+            parent = getattr(node, PARENT_SLOT, None)
             parents.append(-1 if parent is None else where[parent])
             labels.append(node.name)
             nid = node.node_id
@@ -176,7 +175,7 @@ class Baseline:
             counts.append(tuple(value - column[nid] for value, column in zip(now, base, strict=True)))
             for value, column in zip(now, base, strict=True):
                 column[nid] = value
-            proven.append(node.proven)
+            proven.append(None if node.proven is None else int(node.proven))
         tree._dirty = set()
         tree._new = []
         return Increment(parents, labels, counts, proven)
