@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import multiprocessing.connection as mp_connection
 import os
-import queue
 import random
 import signal
 import sqlite3
@@ -302,34 +302,38 @@ def train_parallel(
     )
 
 
-def _work(job: Job, number: int, seed: int, tasks: Any, results: Any, stop: Any) -> None:
-    """A worker process: play the game ids from ``tasks`` until None, sending each :class:`Result`."""
+def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
+    """A worker process: play each game id the writer sends over ``conn`` (None: done), answering with a Result.
+
+    Each worker has a pipe of its own and ``stop`` is a lock-free shared flag:
+    a worker killed in the middle of a send takes no lock with it that the
+    others would wait for.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the writer, which tells us to stop
     parent = os.getppid()
     seen = [0, False]  # calls so far; stopped (once true, for good)
 
-    def stopped() -> bool:  # polled every simulation: looks at the event every 256th call
+    def stopped() -> bool:  # polled every simulation: looks at the flag every 256th call
         if seen[1]:
             return True
         seen[0] += 1
         if seen[0] & 255:
             return False
-        seen[1] = stop.is_set() or os.getppid() != parent  # the writer is gone: nothing to send to
+        seen[1] = bool(stop.value) or os.getppid() != parent  # the writer is gone: nothing to send to
         return bool(seen[1])
 
     worker = Worker(job, number, seed)
     worker.stopped = stopped
-    while True:
-        game_id = tasks.get()
-        if game_id is None or stop.is_set() or os.getppid() != parent:
-            break
-        results.put(worker.play(game_id))
-        if worker.stopped():
-            break
-    if os.getppid() != parent:  # nobody reads the results any more: exit without flushing them
-        results.cancel_join_thread()
-        return
-    results.put(number)  # this worker is done
+    try:
+        while True:
+            game_id = conn.recv()
+            if game_id is None or os.getppid() != parent:
+                break
+            conn.send(worker.play(game_id))
+    except (EOFError, OSError):  # the writer is gone
+        pass
+    finally:
+        conn.close()
 
 
 def _run_processes(
@@ -338,50 +342,53 @@ def _run_processes(
 ) -> bool:
     """Run ``workers`` processes on the game ``ids``, writing their batches; True if interrupted."""
     ctx = multiprocessing.get_context("spawn")
-    tasks, results, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
-    for game_id in ids:
-        tasks.put(game_id)
-    for _ in range(workers):
-        tasks.put(None)
-    procs = [ctx.Process(target=_work, args=(job, i, rng.getrandbits(64), tasks, results, stop),
-                         name=f"treelab-worker-{i}", daemon=True) for i in range(1, workers + 1)]
-    for proc in procs:
+    stop = ctx.RawValue("b", 0)
+    todo = iter(ids)
+    procs, conns = {}, {}
+    for i in range(1, workers + 1):
+        mine, theirs = ctx.Pipe(duplex=True)
+        proc = ctx.Process(target=_work, args=(job, i, rng.getrandbits(64), theirs, stop),
+                           name=f"treelab-worker-{i}", daemon=True)
         proc.start()
-    done: set[int] = set()
+        theirs.close()
+        procs[i], conns[i] = proc, mine
+        mine.send(next(todo, None))
+    busy = {i for i in conns}  # workers that owe a result
     dead: list[str] = []
     with _stop_on_signals() as interrupted:
         try:
-            while len(done) + len(dead) < workers:
+            while busy:
+                by_conn = {conns[i]: i for i in busy}
+                ready = mp_connection.wait(list(by_conn), timeout=_POLL)  # a dead worker's pipe reads EOF
                 batch: list[Result] = []
-                try:
-                    item = results.get(timeout=_POLL)
-                    while True:
-                        if isinstance(item, int):
-                            done.add(item)
-                        else:
-                            batch.append(item)
-                        item = results.get_nowait()
-                except queue.Empty:
-                    pass
+                for item in ready:
+                    i = by_conn[item]  # type: ignore[index]
+                    try:
+                        batch.append(conns[i].recv())
+                    except (EOFError, OSError):  # it died: its pipe closed before its result came
+                        busy.discard(i)
+                        dead.append(f"worker {i}")
+                        stop.value = 1
+                        continue
+                    game_id = None if stop.value or interrupted() else next(todo, None)
+                    conns[i].send(game_id)
+                    if game_id is None:
+                        busy.discard(i)
                 if batch:
                     logged(writer.write(batch))
                 if interrupted():
-                    stop.set()
-                for i, proc in enumerate(procs, 1):
-                    gone = proc.exitcode is not None and (proc.exitcode != 0 or results.empty())
-                    if i not in done and gone and f"worker {i}" not in dead:
-                        dead.append(f"worker {i}")
-                        stop.set()
+                    stop.value = 1
         finally:
-            stop.set()
-            for proc in procs:
+            stop.value = 1
+            for i, proc in procs.items():
                 proc.join(timeout=5)
                 if proc.is_alive():
                     proc.kill()
+                conns[i].close()
         stopped = interrupted()
     if dead:
         raise WorkerError(
-            f"{', '.join(dead)} died ({_how(procs)}); every game finished before is saved in "
+            f"{', '.join(dead)} died ({_how(list(procs.values()))}); every game finished before is saved in "
             f"{job.db!r}: train again to resume"
         )
     return stopped
