@@ -72,9 +72,9 @@ def _search_options(f):  # type: ignore[no-untyped-def]
 @_search_options
 @seed_option
 @option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@option("--workers", type=int, default=None,
+@option("--workers", type=int, default=None, show_default="this process alone", metavar="N",
         help="Play in N processes at once, one writer merging their games (at most --games).")
-@option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+@option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
         help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
 def train(game: Game, db: str, games: int, iterations: int, opponent: str, algorithm: str, c: float | None,
