@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 import treelab
-from treelab.errors import BudgetError
+from treelab.errors import BudgetError, UnknownOptionError
 from treelab.games.connect4 import C4_LINES
 from treelab.mcts.evaluators import (
     Evaluation,
@@ -274,7 +274,7 @@ def test_rollout_evaluator_and_registry():
     assert result.priors == uniform_priors(state)
     assert result.value in {k / 6 for k in range(7)}
     assert isinstance(find_evaluator("heuristic", playout="decisive"), HeuristicEvaluator)
-    with pytest.raises(BudgetError, match="unknown evaluator"):
+    with pytest.raises(UnknownOptionError, match="unknown evaluator"):
         find_evaluator("network")
     with pytest.raises(BudgetError):
         RolloutEvaluator(rollouts=0)
@@ -291,7 +291,7 @@ def test_rollout_evaluator_and_registry():
     ({"evaluator": lambda state, rng: Evaluation({1: -0.5}, 0.5)}, "negative"),
 ])
 def test_bad_arguments_are_clear_errors(kwargs, match):
-    with pytest.raises(BudgetError, match=match):
+    with pytest.raises((BudgetError, UnknownOptionError), match=match):
         puct_search(treelab.Tree("tictactoe"), limit=limit(5), rng=1, **kwargs)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import treelab
 from treelab import BudgetError, IllegalMoveError, Limit, Tree, search
+from treelab.errors import UnknownOptionError
 from treelab.games import Game, State, find_game
 from treelab.mcts.summary import choose_move, summarize
 from treelab.play.players import HeuristicPlayer, MCTSPlayer, RandomPlayer
@@ -126,7 +127,7 @@ def test_move_choice_by_visits_by_ucb1_and_by_temperature() -> None:
     assert set(picks) == {"4"}
     tree.find("3").proven = 1  # a proven win is always played
     assert choose_move(root).name == "3"
-    with pytest.raises(BudgetError):
+    with pytest.raises(UnknownOptionError, match="unknown move choice 'best'"):
         choose_move(root, how="best")
 
 

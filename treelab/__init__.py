@@ -32,6 +32,7 @@ from .errors import (
     TooLargeError,
     TreelabError,
     UnknownGameError,
+    UnknownOptionError,
 )
 
 # Every name loads on first use, so `import treelab` reads only this file, the errors and
@@ -46,11 +47,13 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.shape": ("plot_shape",),
     "analysis.sqlstats": ("db_stats",),
     "games": ("Game", "State", "find_game", "register_game"),
+    "mcts.config": ("SearchConfig",),
     "mcts.evaluators": ("Evaluation", "Evaluator", "HeuristicEvaluator", "RolloutEvaluator", "find_evaluator"),
     "mcts.policies": ("decisive_playout", "random_playout", "ucb1"),
     "mcts.puct": ("C_PUCT", "PUCTPlayer", "dirichlet_alpha_for", "puct_search"),
     "mcts.summary": ("ChildStats", "SearchSummary", "choose_move"),
     "mcts.uct": ("Limit", "search"),
+    "nodes": ("Proof",),
     "play.arena": ("MatchResult", "make_player", "play_match"),
     "play.explorer": ("Explorer", "explore"),
     "play.openspiel_bot": ("OpenSpielPlayer",),
@@ -78,11 +81,13 @@ if TYPE_CHECKING:
     from .analysis.shape import plot_shape
     from .analysis.sqlstats import db_stats
     from .games import Game, State, find_game, register_game
+    from .mcts.config import SearchConfig
     from .mcts.evaluators import Evaluation, Evaluator, HeuristicEvaluator, RolloutEvaluator, find_evaluator
     from .mcts.policies import decisive_playout, random_playout, ucb1
     from .mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
     from .mcts.summary import ChildStats, SearchSummary, choose_move
     from .mcts.uct import Limit, search
+    from .nodes import Proof
     from .play.arena import MatchResult, make_player, play_match
     from .play.explorer import Explorer, explore
     from .play.openspiel_bot import OpenSpielPlayer
@@ -140,11 +145,13 @@ __all__ = [
     "PUCTPlayer",
     "PathNotFoundError",
     "Player",
+    "Proof",
     "ProofConflictError",
     "RandomPlayer",
     "RenderError",
     "RolloutEvaluator",
     "SchemaVersionError",
+    "SearchConfig",
     "SearchSummary",
     "State",
     "StoreError",
@@ -155,6 +162,7 @@ __all__ = [
     "TreeNode",
     "TreelabError",
     "UnknownGameError",
+    "UnknownOptionError",
     "__version__",
     "analyse",
     "choose_move",

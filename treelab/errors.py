@@ -26,6 +26,7 @@ __all__ = [
     "TooLargeError",
     "TreelabError",
     "UnknownGameError",
+    "UnknownOptionError",
     "UnsupportedGameError",
     "WorkerError",
 ]
@@ -71,6 +72,10 @@ class ProofConflictError(TreelabError, ValueError):
 
 class BudgetError(TreelabError, ValueError):
     """A search budget or tuning constant that is out of range."""
+
+
+class UnknownOptionError(TreelabError, ValueError):
+    """A name from a closed set (algorithm, playout, evaluator, move choice, opponent) that is not in it."""
 
 
 class StoreError(TreelabError, OSError):

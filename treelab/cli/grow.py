@@ -91,12 +91,13 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
       treelab train connect4 --db c4.db --games 50 --iterations 400 --opponent heuristic --seed 1
       treelab train connect4 --db c4.db --games 200 --iterations 400 --workers 2
     """
+    from ..mcts.config import SearchConfig
     from ..play.training import train as run
 
-    summary = run(game, db, games=games, iterations=iterations, opponent=opponent, c=c, seed=seed,
-                  solver=solver, playout=playout, algorithm=algorithm, evaluator=evaluator,
-                  temperature=temperature, how=how, progress=not quiet, workers=workers,
-                  ray=None if ray is None else True if ray == "local" else ray)
+    config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
+                             temperature=temperature, choice=how)
+    summary = run(game, db, games=games, iterations=iterations, opponent=opponent, seed=seed, config=config,
+                  progress=not quiet, workers=workers, ray=None if ray is None else True if ray == "local" else ray)
     click.echo(summary.describe())
     if summary.interrupted:
         click.echo("stopped early: run the same command again to resume")
@@ -125,10 +126,12 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     Example:
       treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
     """
+    from ..mcts.config import SearchConfig
     from ..play.positions import analyse as run
 
-    result = run(game, moves, iterations=iterations, seconds=seconds, algorithm=algorithm, solver=solver, c=c,
-                 seed=seed, playout=playout, evaluator=evaluator, temperature=temperature, how=how, db=db)
+    config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
+                             temperature=temperature, choice=how)
+    result = run(game, moves, iterations=iterations, seconds=seconds, config=config, seed=seed, db=db)
     if as_json:
         click.echo(json.dumps(result.to_dict()))
         return

@@ -27,7 +27,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from ..errors import BudgetError
+from ..errors import BudgetError, UnknownOptionError
 from ..games import State
 from .policies import PlayoutFn, find_playout
 
@@ -179,12 +179,12 @@ def find_evaluator(name: str | Evaluator, **options: object) -> Evaluator:
     """The evaluator called ``name``, built with ``options`` (a callable is returned as it is).
 
     Raises:
-        BudgetError: ``name`` is not a known evaluator.
+        UnknownOptionError: ``name`` is not a known evaluator.
     """
     if callable(name):
         return name
     try:
         factory = EVALUATORS[name]
     except KeyError:
-        raise BudgetError(f"unknown evaluator {name!r}: use one of {', '.join(EVALUATORS)}") from None
+        raise UnknownOptionError(f"unknown evaluator {name!r}: use one of {', '.join(EVALUATORS)}") from None
     return factory(**options)

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import BudgetError
+from ..errors import BudgetError, UnknownOptionError
 from ..games import State
 from ..nodes import SQRT2, TreeNode, ucb1_score
 
@@ -83,7 +83,7 @@ def find_playout(name: str | PlayoutFn) -> PlayoutFn:
     try:
         return PLAYOUTS[name]
     except KeyError:
-        raise BudgetError(f"unknown playout {name!r}: use one of {', '.join(PLAYOUTS)}") from None
+        raise UnknownOptionError(f"unknown playout {name!r}: use one of {', '.join(PLAYOUTS)}") from None
 
 
 def make_rng(seed: int | random.Random | Any | None = None) -> random.Random:

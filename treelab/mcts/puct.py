@@ -43,6 +43,7 @@ from ..errors import BudgetError
 from ..games import Game, State
 from ..nodes import Proof
 from ..tree import Moves, Tree, TreeNode
+from .config import C_PUCT, MAX_NEW_NODES, node_cap_for
 from .evaluators import Evaluator, find_evaluator
 from .policies import make_rng
 from .solver import LegalCount, propagate, prove_terminal
@@ -57,15 +58,6 @@ __all__ = [
     "dirichlet_alpha_for",
     "puct_search",
 ]
-
-C_PUCT = 1.25
-"""Default ``c_puct``: AlphaZero's ``c_init = 1.25`` (Silver et al. 2018, pseudocode).
-
-AlphaZero's values are in [-1, 1] and treelab's in [0, 1], so the same number
-explores twice as much here (AlphaZero's exact exploration is ``0.625``). Rollout
-values are noisier than a trained network's and want the extra exploration: with
-the heuristic evaluator at 1,000 simulations against OpenSpiel's MCTSBot, 0.625
-scored 0.69 and 1.25 scored 0.81 over 24 games (``benchmarks/vs_openspiel.py``)."""
 
 DIRICHLET_FRACTION = 0.25
 """Share of root Dirichlet noise in the root priors, ``epsilon = 0.25`` (Silver et al. 2017, 2018)."""
@@ -116,6 +108,7 @@ def puct_search(
     dirichlet_fraction: float = DIRICHLET_FRACTION,
     rng: random.Random | int | None = None,
     should_stop: Callable[[], bool] | None = None,
+    max_new_nodes: int = MAX_NEW_NODES,
 ) -> int:
     """Run PUCT simulations from the position ``moves`` of ``tree``; returns how many ran.
 
@@ -131,6 +124,7 @@ def puct_search(
         dirichlet_fraction: the noise's share, ``epsilon``.
         rng: a seed or generator; the same seed grows the same tree.
         should_stop: polled every simulation; True ends the search early (Ctrl-C).
+        max_new_nodes: the search stops once it has added this many nodes (a memory bound).
     """
     _check(c_puct, dirichlet_alpha, dirichlet_fraction)
     rng = make_rng(rng)
@@ -150,6 +144,7 @@ def puct_search(
     sqrt = math.sqrt
     noisy: dict[TreeNode, float] | None = None
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
+    node_cap = node_cap_for(tree.size, max_new_nodes)
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
     done = 0
     while done < max_iter:
@@ -208,6 +203,8 @@ def puct_search(
         if deadline is not None and time.perf_counter() >= deadline:
             break
         if should_stop is not None and should_stop():
+            break
+        if tree.size >= node_cap:
             break
     return done
 

@@ -6,9 +6,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BudgetError
 from ..nodes import Proof, proof_word
 from ..tree import SQRT2, Moves, Tree, TreeNode
+from .config import CHOICES, check_name
 
 __all__ = ["ChildStats", "SearchSummary", "choose_move", "summarize"]
 
@@ -97,8 +97,7 @@ def choose_move(
     proportionally to ``visits ** (1 / temperature)`` as in AlphaZero), and
     ``how="ucb1"`` takes the best UCB1 score, the original persistent-tree rule.
     """
-    if how not in ("visits", "ucb1"):
-        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
+    check_name("move choice", how, CHOICES)
     wins = [k for k in node.kids if k.proven == Proof.WIN]  # proven at creation counts, visited or not
     if wins:
         return max(wins, key=lambda k: k.nb_visit)

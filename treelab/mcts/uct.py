@@ -23,6 +23,7 @@ from ..errors import BudgetError
 from ..games import Game, State
 from ..nodes import KIDS_SLOT
 from ..tree import SQRT2, Moves, Tree, TreeNode
+from .config import MAX_NEW_NODES, node_cap_for
 from .policies import PlayoutFn, find_playout, make_rng, random_playout
 from .selection import walk
 from .solver import propagate, prove_terminal, replayed_legal_count
@@ -58,6 +59,7 @@ def search(
     playout: str | PlayoutFn = "random",
     rng: random.Random | int | None = None,
     should_stop: Callable[[], bool] | None = None,
+    max_new_nodes: int = MAX_NEW_NODES,
 ) -> int:
     """Run UCT simulations from the position ``moves`` of ``tree``; returns how many ran.
 
@@ -71,6 +73,8 @@ def search(
         playout: ``"random"``, ``"decisive"`` or a :data:`PlayoutFn`.
         rng: a seed or generator; the same seed grows the same tree.
         should_stop: polled every simulation; True ends the search early (Ctrl-C).
+        max_new_nodes: the search stops once it has added this many nodes (a memory bound:
+            :data:`~treelab.mcts.config.MAX_NEW_NODES`, about 0.4 GB, by default).
 
     The tree walk (descend, select, back up) runs in C when ``treelab._speedups``
     is built (:mod:`treelab.fastpath`), with exactly the Python rule. During the
@@ -97,6 +101,7 @@ def search(
     add_child = tree.add_child
     descend, select, backup = walk()
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
+    node_cap = node_cap_for(tree.size, max_new_nodes)
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
     # The frontier: for each node met below ``start`` that is not fully expanded, its position
     # and its untried moves in legal order (None: not listed yet; a terminal position lists
@@ -172,6 +177,8 @@ def search(
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if should_stop is not None and should_stop():
+                break
+            if tree.size >= node_cap:
                 break
     finally:  # also on an exception (Ctrl-C): the path above ``start`` gets every simulation run
         if collecting:

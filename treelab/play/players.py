@@ -13,6 +13,7 @@ from typing import Protocol
 
 from ..errors import BudgetError
 from ..games import Game, State
+from ..mcts.config import MAX_NEW_NODES, SearchConfig
 from ..mcts.policies import PlayoutFn, find_playout, make_rng
 from ..mcts.summary import choose_move
 from ..mcts.uct import Limit, search
@@ -112,6 +113,9 @@ class MCTSPlayer:
         how: move choice, ``"visits"`` (most visited) or ``"ucb1"``.
         temperature: > 0 samples moves from visit counts.
         rng: seed or generator.
+        config: a :class:`~treelab.mcts.config.SearchConfig` (UCT) to take ``c``, ``solver``,
+            ``playout``, ``how`` (its ``choice``), ``temperature`` and the node budget from
+            instead of the keywords.
     """
 
     def __init__(
@@ -127,7 +131,12 @@ class MCTSPlayer:
         temperature: float = 0.0,
         rng: random.Random | int | None = None,
         name: str | None = None,
+        config: SearchConfig | None = None,
     ) -> None:
+        if config is not None:
+            c, solver, playout, how, temperature = (config.exploration, config.solver, config.playout,
+                                                    config.choice, config.temperature)
+        self.max_new_nodes = config.max_new_nodes if config is not None else MAX_NEW_NODES
         self.limit = Limit(iterations=iterations, seconds=seconds)
         self.tree = tree
         self.fresh = tree is None
@@ -150,7 +159,7 @@ class MCTSPlayer:
         tree = self.tree
         assert tree is not None
         search(tree, moves, limit=self.limit, c=self.c, solver=self.solver, playout=self.playout,
-               rng=self.rng, should_stop=self.should_stop)
+               rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.max_new_nodes)
         node = tree.find(moves)
         best = choose_move(node, how=self.how, c=self.c, temperature=self.temperature, rng=self.rng)
         if best is None:  # the search was stopped before expanding anything

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetError
 from ..games import Game, State, find_game
+from ..mcts.config import Algorithm, Choice, EvaluatorName, PlayoutName, SearchConfig, check_name
 from ..mcts.policies import PlayoutFn, make_rng
-from ..tree import SQRT2, Tree
+from ..tree import Tree
 from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
 
 if TYPE_CHECKING:
@@ -90,12 +91,13 @@ def train(
     opponent: str = "self",
     c: float | None = None,
     seed: int | random.Random | None = None,
-    solver: bool = False,
-    playout: str | PlayoutFn = "random",
-    algorithm: str = "uct",
-    evaluator: str = "rollout",
-    temperature: float = 0.0,
-    how: str = "visits",
+    config: SearchConfig | None = None,
+    solver: bool | None = None,
+    playout: PlayoutName | PlayoutFn | None = None,
+    algorithm: Algorithm | None = None,
+    evaluator: EvaluatorName | None = None,
+    temperature: float | None = None,
+    how: Choice | None = None,
     progress: bool = True,
     on_game: Callable[[int, str, int | None], None] | None = None,
     workers: int | None = None,
@@ -111,6 +113,8 @@ def train(
         opponent: ``"self"`` (the tree plays both sides), ``"random"`` or ``"heuristic"``.
         c: exploration constant: UCB1's ``c`` (default sqrt(2)) or PUCT's ``c_puct`` (default 1.25).
         seed: replay the run exactly.
+        config: how the tree searches and picks its moves (:class:`~treelab.mcts.config.SearchConfig`);
+            ``c`` and the keywords below, when given, replace its fields.
         solver: use MCTS-Solver proofs while searching.
         playout: ``"random"`` or ``"decisive"`` playouts (UCT).
         algorithm: ``"uct"`` or ``"puct"`` (AlphaZero style; ``c`` is then ``c_puct``).
@@ -131,27 +135,20 @@ def train(
         raise BudgetError(f"games {games!r} must be a whole number >= 0")
     if not isinstance(iterations, int) or iterations < 1:
         raise BudgetError(f"iterations {iterations!r} must be a whole number of at least 1")
-    if algorithm not in ("uct", "puct"):
-        raise BudgetError(f"unknown algorithm {algorithm!r}: use uct or puct")
-    if how not in ("visits", "ucb1"):
-        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
-    if temperature < 0:
-        raise BudgetError(f"temperature {temperature!r} must be >= 0")
-    if opponent not in OPPONENTS:
-        raise BudgetError(f"unknown opponent {opponent!r}: use one of {', '.join(OPPONENTS)}")
+    cfg = SearchConfig.of(config, c=c, solver=solver, playout=None if callable(playout) else playout,
+                          algorithm=algorithm, evaluator=evaluator, temperature=temperature, choice=how)
+    check_name("opponent", opponent, OPPONENTS)
     rng = make_rng(seed)
-    if c is None:
-        from ..mcts.puct import C_PUCT
-
-        c = C_PUCT if algorithm == "puct" else SQRT2
-    settings: dict[str, Any] = dict(iterations=iterations, opponent=opponent, c=c, solver=solver, playout=playout,
-                    algorithm=algorithm, evaluator=evaluator, temperature=temperature, how=how)
+    play: str | PlayoutFn = playout if callable(playout) else cfg.playout
+    settings: dict[str, Any] = dict(iterations=iterations, opponent=opponent, c=cfg.exploration, solver=cfg.solver,
+                                    playout=play, algorithm=cfg.algorithm, evaluator=cfg.evaluator,
+                                    temperature=cfg.temperature, how=cfg.choice)
     if workers is not None or ray is not None:  # parallel self-play, merged by one writer
         from .parallel import train_parallel
 
         return train_parallel(the_game, db, games=games, workers=workers, ray=ray, seed=rng,
                               progress=progress, on_game=on_game, **settings)
-    tree = open_tree(db, the_game, c=c if algorithm == "uct" else None)
+    tree = open_tree(db, the_game, c=cfg.exploration if cfg.algorithm == "uct" else None)
     gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me, other = make_players(tree, rng, **settings)

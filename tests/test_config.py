@@ -1,0 +1,83 @@
+"""Typed search options (SearchConfig, Literal names, UnknownOptionError) and the search node budget."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import treelab
+from treelab.errors import BudgetError, UnknownOptionError
+from treelab.mcts.config import MAX_NEW_NODES, SearchConfig
+from treelab.mcts.puct import puct_search
+
+
+def test_defaults_and_the_algorithms_exploration():
+    config = SearchConfig()
+    assert (config.algorithm, config.playout, config.choice, config.evaluator) == ("uct", "random", "visits", "rollout")
+    assert config.exploration == math.sqrt(2) and SearchConfig(algorithm="puct").exploration == 1.25
+    assert SearchConfig(algorithm="puct", c=0.5).ucb_c == math.sqrt(2)  # PUCT reports UCB1 with sqrt(2)
+    assert SearchConfig(c=0.9).ucb_c == 0.9
+    assert config.max_new_nodes == MAX_NEW_NODES
+    with pytest.raises(AttributeError):
+        config.c = 1.0  # type: ignore[misc]  # frozen
+
+
+@pytest.mark.parametrize(("field", "value"), [("algorithm", "mcts"), ("playout", "greedy"), ("evaluator", "net"),
+                                              ("choice", "best"), ("algorithm", None), ("playout", 3)])
+def test_unknown_names_are_one_clear_value_error(field, value):
+    with pytest.raises(UnknownOptionError, match=f"unknown .*{value!r}: use one of") as info:
+        SearchConfig(**{field: value})
+    assert isinstance(info.value, ValueError) and not isinstance(info.value, BudgetError)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("field", "value"), [("c", -1.0), ("c", math.nan), ("c", math.inf), ("temperature", math.nan),
+                                              ("temperature", math.inf), ("temperature", -0.5),
+                                              ("max_new_nodes", 0), ("max_new_nodes", 1.5)])
+def test_out_of_range_numbers_are_budget_errors(field, value):
+    with pytest.raises(BudgetError, match=field):
+        SearchConfig(**{field: value})
+
+
+def test_of_replaces_given_fields_and_refuses_unknown_options():
+    base = SearchConfig(algorithm="puct", temperature=1.0)
+    assert SearchConfig.of(base, temperature=None, c=2.0) == SearchConfig(algorithm="puct", temperature=1.0, c=2.0)
+    with pytest.raises(UnknownOptionError, match="unknown search option 'cpuct'"):
+        SearchConfig.of(base, cpuct=1.0)
+
+
+def test_analyse_takes_a_config_and_the_keywords_alike():
+    config = SearchConfig(solver=True, c=0.9, playout="decisive")
+    by_config = treelab.analyse("tictactoe", "15", iterations=400, config=config, seed=3)
+    by_keywords = treelab.analyse("tictactoe", "15", iterations=400, solver=True, c=0.9, playout="decisive", seed=3)
+    assert by_config.to_dict() == by_keywords.to_dict()
+    with pytest.raises(UnknownOptionError, match="unknown algorithm 'alpha'"):
+        treelab.analyse("tictactoe", iterations=10, algorithm="alpha")  # type: ignore[arg-type]
+
+
+def test_train_takes_a_config_and_grows_the_tree_the_keywords_grow(tmp_path):
+    config = SearchConfig(c=1.1, temperature=0.5)
+    a = treelab.train("tictactoe", tmp_path / "a.db", games=3, iterations=60, seed=5, config=config, progress=False)
+    b = treelab.train("tictactoe", tmp_path / "b.db", games=3, iterations=60, seed=5, c=1.1, temperature=0.5,
+                      progress=False)
+    assert (a.nodes, a.simulations, a.wins, a.draws) == (b.nodes, b.simulations, b.wins, b.draws)
+    ta, tb = treelab.load(tmp_path / "a.db"), treelab.load(tmp_path / "b.db")
+    assert [(n.sequence, n.nb_visit, n.nb_win) for n in ta] == [(n.sequence, n.nb_visit, n.nb_win) for n in tb]
+    with pytest.raises(UnknownOptionError, match="unknown opponent 'human'"):
+        treelab.train("tictactoe", tmp_path / "c.db", games=1, opponent="human", progress=False)
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_a_huge_iteration_budget_stops_at_the_node_budget():
+    """Issue 14 item 8: ``--iterations 99999999999999999999999`` must not grow memory without bound."""
+    tree = treelab.Tree("connect4")
+    done = treelab.search(tree, limit=treelab.Limit(iterations=99999999999999999999999), rng=1, max_new_nodes=3000)
+    assert tree.size == 1 + 3000 and done == 3000  # UCT adds one node per simulation until then
+    tree2 = treelab.Tree("connect4")
+    puct_search(tree2, limit=treelab.Limit(iterations=99999999999999999999999), rng=1, max_new_nodes=500)
+    assert 1 + 500 <= tree2.size < 1 + 500 + 7  # PUCT adds a node per legal move: at most one expansion over
+    result = treelab.analyse("connect4", iterations=99999999999999999999999, max_new_nodes=800, seed=2)
+    assert result.iterations == 800
+    with pytest.raises(BudgetError, match="max_new_nodes 0"):
+        treelab.search(treelab.Tree("connect4"), limit=treelab.Limit(iterations=5), max_new_nodes=0)

@@ -1,0 +1,140 @@
+"""Typed search options: one frozen :class:`SearchConfig`, closed sets of names as ``Literal`` types.
+
+The command line, :func:`treelab.analyse`, :func:`treelab.train` and the
+players all describe a search with a :class:`SearchConfig`; an unknown name
+raises :class:`~treelab.errors.UnknownOptionError` (a ``ValueError``) when the
+config is made, before anything runs. The budget of one search (simulations,
+seconds) is a :class:`~treelab.mcts.uct.Limit`; the config says how to search.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, get_args
+
+from ..errors import BudgetError, UnknownOptionError
+from ..nodes import SQRT2
+
+__all__ = [
+    "ALGORITHMS",
+    "CHOICES",
+    "C_PUCT",
+    "EVALUATORS",
+    "MAX_NEW_NODES",
+    "PLAYOUT_NAMES",
+    "Algorithm",
+    "Choice",
+    "EvaluatorName",
+    "PlayoutName",
+    "SearchConfig",
+    "check_name",
+    "node_cap_for",
+]
+
+Algorithm = Literal["uct", "puct"]
+"""``"uct"`` (UCB1, Browne et al. 2012) or ``"puct"`` (AlphaZero style, :mod:`treelab.mcts.puct`)."""
+PlayoutName = Literal["random", "decisive"]
+"""Playout policies of :mod:`treelab.mcts.policies`: uniformly random, or decisive moves first."""
+Choice = Literal["visits", "ucb1"]
+"""How the move to play is chosen: the most visited child, or the best UCB1 score."""
+EvaluatorName = Literal["rollout", "heuristic"]
+"""PUCT's leaf evaluators (:mod:`treelab.mcts.evaluators`)."""
+
+ALGORITHMS: tuple[Algorithm, ...] = get_args(Algorithm)
+PLAYOUT_NAMES: tuple[PlayoutName, ...] = get_args(PlayoutName)
+CHOICES: tuple[Choice, ...] = get_args(Choice)
+EVALUATORS: tuple[EvaluatorName, ...] = get_args(EvaluatorName)
+
+C_PUCT = 1.25
+"""Default ``c_puct``: AlphaZero's ``c_init = 1.25`` (Silver et al. 2018, pseudocode).
+
+AlphaZero's values are in [-1, 1] and treelab's in [0, 1], so the same number
+explores twice as much here (AlphaZero's exact exploration is ``0.625``). Rollout
+values are noisier than a trained network's and want the extra exploration: with
+the heuristic evaluator at 1,000 simulations against OpenSpiel's MCTSBot, 0.625
+scored 0.69 and 1.25 scored 0.81 over 24 games (``benchmarks/vs_openspiel.py``)."""
+
+MAX_NEW_NODES = 2_000_000
+"""Nodes one search may add by default (about 0.4 GB at ~180 bytes a node): a budget of
+``99999999999999999999999`` iterations stops there instead of growing memory without bound."""
+
+
+def check_name(kind: str, value: object, allowed: tuple[str, ...]) -> None:
+    """Raise :class:`UnknownOptionError` unless ``value`` is one of ``allowed``."""
+    if not isinstance(value, str) or value not in allowed:
+        raise UnknownOptionError(f"unknown {kind} {value!r}: use one of {', '.join(allowed)}")
+
+
+def node_cap_for(size: int, max_new_nodes: int) -> int:
+    """The tree size at which a search that starts at ``size`` nodes stops (``max_new_nodes`` checked)."""
+    if isinstance(max_new_nodes, bool) or not isinstance(max_new_nodes, int) or max_new_nodes < 1:
+        raise BudgetError(f"max_new_nodes {max_new_nodes!r} must be a whole number of at least 1")
+    return size + max_new_nodes
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How to search and how to pick the move: everything but the budget.
+
+    Example:
+        >>> SearchConfig(algorithm="puct").exploration
+        1.25
+        >>> SearchConfig(playout="greedy")
+        Traceback (most recent call last):
+        ...
+        treelab.errors.UnknownOptionError: unknown playout 'greedy': use one of random, decisive
+    """
+
+    algorithm: Algorithm = "uct"
+    """``"uct"`` or ``"puct"``."""
+    c: float | None = None
+    """Exploration constant: UCB1's ``c`` for UCT, ``c_puct`` for PUCT; None: the algorithm's default
+    (``sqrt(2)``, Auer et al. 2002; ``1.25``, Silver et al. 2018)."""
+    solver: bool = False
+    """MCTS-Solver proofs for UCT (PUCT always proves terminal results)."""
+    playout: PlayoutName = "random"
+    """UCT's playout policy, and the policy of PUCT's rollout evaluator."""
+    evaluator: EvaluatorName = "rollout"
+    """PUCT's leaf evaluator."""
+    choice: Choice = "visits"
+    """The move to play: the most visited child, or the best UCB1 score (the original persistent-tree rule)."""
+    temperature: float = 0.0
+    """``> 0`` samples the move in proportion to ``visits ** (1 / temperature)`` (AlphaZero); 0: the most visited."""
+    max_new_nodes: int = MAX_NEW_NODES
+    """Nodes one search may add; the search stops when it has added that many (a memory bound)."""
+
+    def __post_init__(self) -> None:
+        check_name("algorithm", self.algorithm, ALGORITHMS)
+        check_name("playout", self.playout, PLAYOUT_NAMES)
+        check_name("evaluator", self.evaluator, EVALUATORS)
+        check_name("move choice", self.choice, CHOICES)
+        if self.c is not None and not (isinstance(self.c, (int, float)) and self.c >= 0 and math.isfinite(self.c)):
+            raise BudgetError(f"c {self.c!r} must be a finite number >= 0")
+        if not (isinstance(self.temperature, (int, float)) and self.temperature >= 0
+                and math.isfinite(self.temperature)):
+            raise BudgetError(f"temperature {self.temperature!r} must be a finite number >= 0 "
+                              "(0 plays the most visited move)")
+        node_cap_for(0, self.max_new_nodes)
+
+    @property
+    def exploration(self) -> float:
+        """The exploration constant in use: :attr:`c`, or the algorithm's default."""
+        if self.c is not None:
+            return float(self.c)
+        return C_PUCT if self.algorithm == "puct" else SQRT2
+
+    @property
+    def ucb_c(self) -> float:
+        """The ``c`` of the UCB1 scores reported and stored with the tree (sqrt(2) for PUCT)."""
+        return self.exploration if self.algorithm == "uct" else SQRT2
+
+    @classmethod
+    def of(cls, config: SearchConfig | None = None, **options: Any) -> SearchConfig:
+        """``config`` with the given ``options`` replaced (None values are left out), or a new config."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise UnknownOptionError(f"unknown search option {unknown[0]!r}: use one of {', '.join(sorted(known))}")
+        given = {k: v for k, v in options.items() if v is not None}
+        return replace(config, **given) if config is not None else cls(**given)
