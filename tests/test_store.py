@@ -136,7 +136,7 @@ def test_round_trip_with_incremental_saves(game: str, seed: int, batches: list[i
         back = load(db)
         assert tree_rows(back) == tree_rows(tree)
         assert back.size == tree.size and back.depth_counts == tree.depth_counts
-        assert back._next_id == tree._next_id and back.unsaved == 0 and not back.truncated
+        assert back.next_id == tree.next_id and back.unsaved == 0 and not back.truncated
         check_invariants(back, simulations)
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -286,7 +286,7 @@ def test_partial_load(saved: tuple[Tree, Path]) -> None:
         {target.node_id} if len(target.kids) > 1 else set())
     assert part.find(path).nb_visit == top.nb_visit and part.root.nb_visit == 60
     assert part.size == len(expected) and sum(part.depth_counts) == part.size
-    assert part._next_id == tree._next_id
+    assert part.next_id == tree.next_id
     assert tree_rows(load(db, path="/root/" + "/".join(path), depth=2)) == tree_rows(part)
     assert tree_rows(load(db, path=",".join(path))) == tree_rows(load(db, path=path, depth=99))
     assert tree_rows(load(db, depth=1)) == {i: r for i, r in tree_rows(tree).items() if r[2] <= 1}
@@ -420,7 +420,7 @@ def test_newer_schema(saved: tuple[Tree, Path]) -> None:
     assert files(db.parent) == loaded_before
 
 
-def test_another_tree_or_a_stale_copy_is_refused(saved: tuple[Tree, Path]) -> None:
+def test_another_tree_is_refused_and_a_stale_copy_merges(saved: tuple[Tree, Path]) -> None:
     _, db = saved
     before = files(db.parent)
     stranger = Tree("connect4")
@@ -431,11 +431,17 @@ def test_another_tree_or_a_stale_copy_is_refused(saved: tuple[Tree, Path]) -> No
     first, second = load(db), load(db)
     first.record("44", winner=1)
     second.record("45", winner=2)
+    root_before = load(db).root.nb_visit
     save(first, db)
-    after_first = db_rows(db)
-    with pytest.raises(StoreError, match="saved by someone else since this tree was loaded"):
-        save(second, db)
-    assert db_rows(db) == after_first and second.unsaved > 0
+    save(second, db)  # saved by someone else since it was loaded: its increments are added, not refused
+    both = load(db)
+    assert both.root.nb_visit == root_before + 2 and second.unsaved == 0
+    assert both.find("44").nb_visit == first.find("44").nb_visit
+    assert both.find("45").nb_visit == second.find("45").nb_visit
+    assert both.find("4").nb_visit == first.find("4").nb_visit + 1  # both passed through "4"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
 
 
 def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -469,7 +475,7 @@ def test_failed_save_rolls_back_and_a_retry_writes_everything(
     tree, db = saved
     before_rows, before_games, before_history = db_rows(db), read_games(db), read_history(db)
     rows = grow(tree, random.Random(9), 5)
-    dirty, new = set(tree._dirty), list(tree._new)
+    unsaved, new, changed = tree.unsaved, list(tree.new_nodes), tree.changed_nodes()
     real = getattr(store, where)
 
     def crash(*args: Any) -> Any:
@@ -481,9 +487,9 @@ def test_failed_save_rolls_back_and_a_retry_writes_everything(
     with pytest.raises(RuntimeError, match="disk on fire"):
         save(tree, db, games=rows)
     assert db_rows(db) == before_rows and read_games(db) == before_games and read_history(db) == before_history
-    assert tree._dirty == dirty and tree._new == new and tree.last_game_id == 60
+    assert tree.new_nodes == new and tree.changed_nodes() == changed and tree.last_game_id == 60
     monkeypatch.undo()
-    assert save(tree, db, games=rows) == len(dirty)
+    assert save(tree, db, games=rows) == unsaved
     assert db_rows(db) == tree_rows(tree) and len(read_games(db)) == len(read_history(db)) == 65
     assert load(db).last_game_id == 65
     with sqlite3.connect(db) as conn:

@@ -348,8 +348,8 @@ static PyMethodDef methods[] = {
     {"descend", (PyCFunction)(void (*)(void))descend, METH_FASTCALL,
      "descend(node, path, c, solver, max_moves) -> the first node with fewer than max_moves children."},
     {"backup", (PyCFunction)(void (*)(void))backup, METH_FASTCALL,
-     "backup(path, first_win) -> None: nb_visit += 1, and nb_draw += 1 (first_win None) or nb_win += 1 on "
-     "path[first_win::2]."},
+     "backup(path, first_win, baselines=None) -> None: nb_visit += 1, and nb_draw += 1 (first_win None) or "
+     "nb_win += 1 on path[first_win::2]; each node's counts before its first change recorded in baselines."},
     {"breadth_first", (PyCFunction)(void (*)(void))breadth_first, METH_FASTCALL,
      "breadth_first(root) -> (nodes, parents): the subtree breadth-first, children in list order, and each "
      "node's parent position as int64 bytes (-1: root)."},

@@ -56,11 +56,12 @@ class MoverTree(Tree):
 
     def backup(self, nodes: Iterable[TreeNode], winner: int | None) -> None:
         """Add one simulation with result ``winner`` (1, 2, None = draw) to every node, a win where it moved."""
-        dirty = self._dirty
+        baselines = self.baselines
         for node in nodes:
+            if node not in baselines:
+                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
             node.nb_visit += 1
             if winner is None:
                 node.nb_draw += 1
             elif winner == node.mover:
                 node.nb_win += 1
-            dirty.add(node)

@@ -25,13 +25,23 @@ from .nodes import KIDS_SLOT, SQRT2, TreeNode
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["SQRT2", "Moves", "Tree", "TreeNode"]
+__all__ = ["SQRT2", "Counts", "Moves", "Tree", "TreeNode"]
+
+Counts = tuple[int, int, int]
+"""A node's ``(nb_visit, nb_win, nb_draw)``."""
 
 Moves = str | Iterable[str | int] | None
 """A move sequence: ``"4453"``, ``"4,4,5,3"``, ``"/root/4/4/5/3"``, ``[4, 4, 5, 3]`` or None (root)."""
 
 _CHILD = fastpath.compiled.child if fastpath.compiled is not None else None
 """The compiled :meth:`Tree.add_child` node maker, if built (a new node with its slots set, linked)."""
+
+
+_ZERO: Counts = (0, 0, 0)
+
+
+def _by_id(item: tuple[TreeNode, Counts]) -> int:
+    return item[0].node_id
 
 
 class Tree:
@@ -62,10 +72,12 @@ class Tree:
         self.truncated: set[TreeNode] = set()
         """Nodes whose children were not loaded (a ``load(..., depth=D)`` cut); never grown."""
         self._next_id = 2
-        self._dirty: set[TreeNode] = {self.root}
+        self._baselines: dict[TreeNode, Counts] = {self.root: _ZERO}
         self._new: list[TreeNode] = [self.root]
-        self._db: Any = None  # the store.Binding this tree was loaded from or saved to
-        self._kept: Any = None  # a dbfile.KeptConnection while store.kept_open(tree) runs
+        self.binding: Any = None
+        """The file this tree mirrors (a :class:`treelab.store.persistence.Binding`; None: none yet)."""
+        self.kept: Any = None
+        """The connection :func:`treelab.store.persistence.kept_open` keeps open for this tree's saves, if any."""
         self.priors: dict[TreeNode, float] = {}
         """PUCT's prior ``P`` of the move into each node it expanded (not stored; empty for UCT).
         Kept here rather than in a node slot: a UCT tree of a million nodes saves 8 MB."""
@@ -171,14 +183,15 @@ class Tree:
 
     def backup(self, nodes: Iterable[TreeNode], winner: int | None) -> None:
         """Add one simulation with result ``winner`` (1, 2, None = draw) to every node in ``nodes``."""
-        dirty = self._dirty
+        baselines = self._baselines
         for node in nodes:
+            if node not in baselines:
+                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
             node.nb_visit += 1
             if winner is None:
                 node.nb_draw += 1
             elif winner == (1 if node.depth & 1 else 2):
                 node.nb_win += 1
-            dirty.add(node)
 
     def record(self, moves: Moves, winner: int | None) -> TreeNode:
         """Store the path ``moves`` (creating nodes) and back up one result.
@@ -205,9 +218,58 @@ class Tree:
         self.backup(nodes, winner)
         return nodes[-1]
 
+    # -- change tracking: what the next save writes ---------------------------
     def mark_dirty(self, node: TreeNode) -> None:
-        """Note that ``node`` changed, so the next incremental save writes it."""
-        self._dirty.add(node)
+        """Note that ``node`` changes now, so the next save writes it: call *before* changing its counts.
+
+        Its counts as they are now become its baseline (unless it changed already
+        since the last save), so a save can write the increments since.
+        """
+        if node not in self._baselines:
+            self._baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
+
+    @property
+    def baselines(self) -> dict[TreeNode, Counts]:
+        """Each node changed since the last save or load, with its ``(nb_visit, nb_win, nb_draw)`` then.
+
+        Code that changes counts records a node here first (``setdefault``), as
+        :meth:`backup` and :meth:`mark_dirty` do; the compiled backup takes this
+        dict (:mod:`treelab.mcts.selection`). The store writes ``count - baseline``.
+        """
+        return self._baselines
+
+    @property
+    def new_nodes(self) -> list[TreeNode]:
+        """Nodes created since the last save or load, in creation order (parents first). Read only."""
+        return self._new
+
+    @property
+    def next_id(self) -> int:
+        """The ``node_id`` the next new node gets."""
+        return self._next_id
+
+    def changed_nodes(self) -> list[tuple[TreeNode, Counts]]:
+        """Saved nodes changed since the last save or load, by ``node_id``, each with its baseline counts.
+
+        New nodes are not listed (they are in :attr:`new_nodes`; their baseline is zero).
+        """
+        first = self._new[0].node_id if self._new else self._next_id
+        return sorted(((n, b) for n, b in self._baselines.items() if n.node_id < first), key=_by_id)
+
+    def mark_saved(self, *, next_id: int | None = None) -> None:
+        """Everything is saved (or just loaded): nothing is new or changed from now on.
+
+        Args:
+            next_id: the ``node_id`` the next new node gets (the file's largest id + 1).
+        """
+        self._new = []
+        self._baselines = {}
+        if next_id is not None:
+            self._next_id = next_id
+
+    def forget_changes(self) -> None:
+        """Drop the record of changes without saving (a view built for display, never to be saved)."""
+        self.mark_saved()
 
     # -- persistence -----------------------------------------------------
     def save(self, db: str | PathLike[str], *, games: Iterable[dict[str, Any]] = ()) -> int:
@@ -224,7 +286,8 @@ class Tree:
     @property
     def unsaved(self) -> int:
         """Nodes changed or created since the last save."""
-        return len(self._dirty)
+        baselines = self._baselines
+        return len(baselines) + sum(1 for n in self._new if n not in baselines)
 
     # -- display ---------------------------------------------------------
     def __repr__(self) -> str:

@@ -252,7 +252,6 @@ def tree_at(db: str | os.PathLike[str], game_id: int) -> Tree:
         root.nb_draw = sum(k.nb_draw for k in root.kids)
         root.nb_win = sum(k.nb_visit - k.nb_win - k.nb_draw for k in root.kids)
         root.proven = None
-    tree._new.clear()
-    tree._dirty.clear()
+    tree.forget_changes()
     tree.last_game_id = game_id
     return tree

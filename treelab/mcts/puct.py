@@ -234,19 +234,17 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
         if not weight >= 0.0:
             raise BudgetError(f"evaluator prior {weight!r} for move {game.label(move)} is negative or not a number")
     total = sum(weights)
-    dirty = tree._dirty
     for move, weight in zip(legal, weights, strict=True):
         label = game.label(move)
         kid = have.get(label)
         if kid is None:
             kid = tree.add_child(node, label, state.to_move)
-            dirty.add(kid)
         tree.priors[kid] = weight / total if total > 0 else 1.0 / len(legal)
         if solver and kid.proven is None:
             after = state.play(move)
             if after.is_terminal:
+                tree.mark_dirty(kid)
                 kid.proven = prove_terminal(kid, after.winner)
-                dirty.add(kid)
 
 
 def _legal_counter(states: list[State]) -> LegalCount:

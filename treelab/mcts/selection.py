@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from .. import fastpath
 from ..nodes import KIDS_SLOT, TreeNode, ucb1_score
+from ..tree import Counts
 
 __all__ = [
     "PYTHON_WALK",
@@ -36,8 +37,8 @@ With ``solver``, proven children are skipped: simulations below a proven move ar
 DescendFn = Callable[[TreeNode, list[TreeNode], float, bool, int], TreeNode]
 """``descend(node, path, c, solver, max_moves) -> node``: walk down by selection while fully expanded."""
 
-BackupFn = Callable[[list[TreeNode], "int | None"], None]
-"""``backup(path, first_win)``: one simulation's result on ``path`` (see :func:`backup`)."""
+BackupFn = Callable[[list[TreeNode], "int | None", "dict[TreeNode, Counts] | None"], None]
+"""``backup(path, first_win, baselines)``: one simulation's result on ``path`` (see :func:`backup`)."""
 
 
 def select_ucb1(node: TreeNode, c: float, solver: bool) -> TreeNode:
@@ -85,11 +86,17 @@ def descend(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_mo
         path.append(node)
 
 
-def backup(path: list[TreeNode], first_win: int | None) -> None:
+def backup(path: list[TreeNode], first_win: int | None, baselines: dict[TreeNode, Counts] | None = None) -> None:
     """One simulation's result on ``path``: every node visited, a draw everywhere or a win on ``path[first_win::2]``.
 
+    With ``baselines`` (:attr:`treelab.tree.Tree.baselines`), each node's counts
+    before its first change since the last save are recorded there first.
     ``treelab._speedups.backup`` does exactly this in C.
     """
+    if baselines is not None:
+        for node in path:
+            if node not in baselines:
+                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
     for node in path:
         node.nb_visit += 1
     if first_win is None:

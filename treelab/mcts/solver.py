@@ -60,5 +60,5 @@ def propagate(tree: Tree, path: Sequence[TreeNode], legal_count: LegalCount, *, 
             if len(values) < len(kids) or len(kids) < legal_count(i):
                 return
             proof = Proof(max(values)) if same else -max(values)
-        node.proven = proof
         tree.mark_dirty(node)
+        node.proven = proof

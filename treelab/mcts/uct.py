@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import BudgetError
 from ..games import Game, State
 from ..nodes import KIDS_SLOT
-from ..tree import SQRT2, Moves, Tree, TreeNode
+from ..tree import SQRT2, Counts, Moves, Tree, TreeNode
 from .config import MAX_NEW_NODES, node_cap_for
 from .policies import PlayoutFn, find_playout, make_rng, random_playout
 from .selection import walk
@@ -97,7 +97,7 @@ def search(
     move_of = {label: m for m, label in enumerate(labels)}
     rand = rng.random
     max_moves = game.num_moves
-    dirty = tree._dirty
+    baselines = tree.baselines
     add_child = tree.add_child
     descend, select, backup = walk()
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
@@ -163,16 +163,15 @@ def search(
                 winner = play_out(state, rng)
             # -- backup along the whole stored path: ``start`` and below here, above at the end --
             if alternating:
-                backup(path, first_win[winner])
+                backup(path, first_win[winner], baselines)
             else:
-                _backup_movers(path, winner)
+                _backup_movers(path, winner, baselines)
             if winner is None:
                 draws += 1
             elif winner == 1:
                 wins_1 += 1
             else:
                 wins_2 += 1
-            dirty.update(path)
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break
@@ -185,10 +184,11 @@ def search(
             gc.enable()
         if done:
             for pnode in above:
+                if pnode not in baselines:
+                    baselines[pnode] = (pnode.nb_visit, pnode.nb_win, pnode.nb_draw)
                 pnode.nb_visit += done
                 pnode.nb_draw += draws
                 pnode.nb_win += wins_1 if pnode.mover == 1 else wins_2
-            dirty.update(above)
     return done
 
 
@@ -205,9 +205,11 @@ def _direct_playout(game: Game, rng: random.Random) -> PlayoutFn:
     return play_out
 
 
-def _backup_movers(path: list[TreeNode], winner: int | None) -> None:
+def _backup_movers(path: list[TreeNode], winner: int | None, baselines: dict[TreeNode, Counts]) -> None:
     """The backup for nodes that store their mover (games whose players need not alternate): a win where it moved."""
     for node in path:
+        if node not in baselines:
+            baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
         node.nb_visit += 1
         if winner is None:
             node.nb_draw += 1

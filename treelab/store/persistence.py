@@ -1,12 +1,13 @@
 """Keep trees in SQLite files: save (incremental, one transaction), load (whole or a subtree).
 
 The format is in :mod:`treelab.schema`. A tree remembers the database state
-it mirrors (a :class:`Binding` in ``tree._db``: the file's ``tree_id`` and save
+it mirrors (a :class:`Binding` in ``tree.binding``: the file's ``tree_id`` and save
 counter ``generation``), so a later save writes only the nodes created (INSERT)
-or changed (UPDATE) since, and refuses another tree's database or one changed
-meanwhile. Every save is one transaction: a ``kill -9`` at any moment leaves
-the last committed state. Use: ``tree = open_tree("c4.db", "connect4")``, grow
-it, ``save(tree, "c4.db", games=[{"moves": "4453", "winner": 1}])``.
+or changed (UPDATE by the increments since) and refuses another tree's
+database; two writers of one file merge (see :func:`save`). Every save is one
+transaction: a ``kill -9`` at any moment leaves the last committed state.
+Use: ``tree = open_tree("c4.db", "connect4")``, grow it,
+``save(tree, "c4.db", games=[{"moves": "4453", "winner": 1}])``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import sqlite_utils
 
 from ..errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
 from ..games import Game, find_game
-from ..nodes import PARENT_SLOT, Proof
-from ..tree import SQRT2, Tree, TreeNode
+from ..nodes import PARENT_SLOT, Proof, proof_word
+from ..tree import SQRT2, Counts, Tree, TreeNode
 from . import bulk, movers
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .schema import DbPath, check_meta, create, display, migrate
@@ -39,7 +40,16 @@ __all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "open_tree", "save"]
 GAME_FIELDS = ("id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at")
 """The keys a game row passed to :func:`save` may have (``moves`` is required)."""
 
-_UPDATE = "UPDATE nodes SET nb_visit = ?, nb_win = ?, nb_draw = ?, proven = ? WHERE id = ?"
+_INCREMENT = ("UPDATE nodes SET nb_visit = nb_visit + ?, nb_win = nb_win + ?, nb_draw = nb_draw + ?, "
+              "proven = coalesce(proven, ?) WHERE id = ?")
+_UPSERT = """
+INSERT INTO nodes (parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (parent_id, move) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit,
+    nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw,
+    proven = coalesce(nodes.proven, excluded.proven)
+RETURNING id, proven
+"""
 _COLUMNS = "n.id, n.parent_id, n.move, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game"
 _SUBTREE = f"""
 WITH RECURSIVE sub(id, lvl) AS (
@@ -54,7 +64,7 @@ FROM sub JOIN nodes AS n ON n.id = sub.id ORDER BY n.id
 
 @dataclass
 class Binding:
-    """The database state a tree mirrors (stored in ``tree._db``)."""
+    """The database state a tree mirrors (``tree.binding``)."""
 
     path: Path
     """The resolved file path (where it was loaded from or last saved to)."""
@@ -66,6 +76,8 @@ class Binding:
     """The ``depth`` of a partial load (None: no depth cut)."""
     subtree: str = ""
     """The ``path`` of a partial load (``""``: from the root)."""
+    foreign: bool = False
+    """True once someone else wrote the file since this tree was loaded: later saves merge by ``(parent, move)``."""
 
 
 def _now() -> str:
@@ -149,9 +161,17 @@ def save(
     """Save ``tree`` to the SQLite file ``db`` in one transaction.
 
     A new (or empty) file gets the schema and every node. The database the
-    tree was loaded from or last saved to gets only the nodes created or
-    changed since. Any other treelab database is refused. On any error the
-    file and the tree's record of unsaved changes stay as they were.
+    tree was loaded from or last saved to gets what changed since the tree's
+    last save or load, as *increments*: each changed node adds
+    ``count - baseline`` to its row (:attr:`Tree.baselines`), and each new node
+    is inserted. So two writers of one file (``treelab analyse --db`` while
+    ``treelab train`` writes it) queue (SQLite's busy timeout) and merge: when
+    someone else saved since, new nodes whose ``(parent, move)`` the file holds
+    already are added to that row, and every count is the exact sum. A proof
+    that contradicts the file's proof of the same node is refused (a wrong
+    proof is the worst bug there is), leaving the file as it was. Any other
+    treelab database is refused. On any error the file and the tree's record
+    of unsaved changes stay as they were.
 
     Args:
         tree: the tree to save.
@@ -166,28 +186,38 @@ def save(
         The number of node rows written.
 
     Raises:
-        StoreError: another tree's database, one changed since this tree last
-            matched it, or growth under a node whose children were not loaded.
+        StoreError: another tree's database, a contradicting proof, or growth
+            under a node whose children were not loaded.
         NotATreelabDatabaseError, GameMismatchError, SchemaVersionError: see :mod:`treelab.schema`.
     """
     rows = [_game_row(tree.game, row) for row in games]
     name = display(db)
-    with writing(db, tree._kept) as (conn, meta):
-        binding = tree._db if isinstance(tree._db, Binding) else None
+    merged, merged_ids = False, list[int]()
+    with writing(db, tree.kept) as (conn, meta):
+        binding = tree.binding if isinstance(tree.binding, Binding) else None
         if meta is None:  # a new file: everything
             tree_id: str | None = secrets.token_hex(8)
             generation = 0
             new, parents = bulk.breadth_first(tree.root)  # numbered anew: see treelab.bulk
             counts = list(tree.depth_counts) if sum(tree.depth_counts) == len(new) else _add_counts([], new)
-            old: list[TreeNode] = []
-        else:
-            tree_id, generation, new, old, counts = _plan_update(conn, tree, meta, binding, name)
-        if meta is None:
             create(conn, lambda: bulk.write(conn, new, parents, 1))
+            movers.write(conn, tree, new, 1)
+            written = len(new)
         else:
-            bulk.insert(conn, _rows(new))
-            conn.executemany(_UPDATE, [(n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.node_id) for n in old])
-        movers.write(conn, tree, new, 1 if meta is None else None)
+            tree_id, generation, merged = _check_update(conn, tree, meta, binding, name)
+            new, changed = tree.new_nodes, tree.changed_nodes()
+            if merged:
+                inserted, merged_ids, first_id = _merge_new(conn, new, name)
+                movers.write(conn, tree, inserted, first_id)  # inserted rows are numbered on from first_id
+                _check_proofs(conn, changed, name)
+            else:
+                inserted = new
+                bulk.insert(conn, _rows(new))
+                movers.write(conn, tree, new, None)
+            conn.executemany(_INCREMENT, [(n.nb_visit - b[0], n.nb_win - b[1], n.nb_draw - b[2], n.proven, n.node_id)
+                                          for n, b in changed])
+            counts = _add_counts(_stored_counts(conn, meta), inserted)
+            written = len(new) + len(changed)
         last_game = _log_games(conn, tree, rows, counts)
         if extra is not None:
             extra(conn)
@@ -197,17 +227,19 @@ def save(
         if meta is None:
             info["created_at"] = info["saved_at"]
         conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
+        top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
         conn.execute("COMMIT")
-    written = len(new) + len(old)
     if meta is None:  # committed: the nodes take the ids they were written with
         bulk.renumber(new, 1)
-        tree._next_id = len(new) + 1
+    elif merged:
+        for node, nid in zip(new, merged_ids, strict=True):
+            node.node_id = nid
     if meta is None or binding is None:
         tree.truncated.clear()  # the new file holds exactly this tree
-        binding = tree._db = Binding(Path(db).resolve(), tree_id)
+        binding = tree.binding = Binding(Path(db).resolve(), tree_id)
     binding.generation, binding.path = generation + 1, Path(db).resolve()
-    tree._new = []
-    tree._dirty = set()
+    binding.foreign = binding.foreign or merged
+    tree.mark_saved(next_id=top + 1)
     tree.last_game_id = max(tree.last_game_id, last_game)
     return written
 
@@ -222,18 +254,23 @@ def kept_open(tree: Tree) -> Iterator[Tree]:
     whenever it grows past SQLite's checkpoint size): a save per game on a
     million-node file costs about a quarter less (``benchmarks/growth.py``).
     """
-    kept = tree._kept = KeptConnection()
+    kept = tree.kept = KeptConnection()
     try:
         yield tree
     finally:
-        tree._kept = None
+        tree.kept = None
         kept.close()
 
 
-def _plan_update(
+def _check_update(
     conn: sqlite3.Connection, tree: Tree, meta: dict[str, str], binding: Binding | None, name: str
-) -> tuple[str | None, int, list[TreeNode], list[TreeNode], list[int]]:
-    """Check that ``tree`` mirrors this database; return its id and save count, new and changed nodes."""
+) -> tuple[str | None, int, bool]:
+    """Check that ``tree`` belongs to this database; return its id, save count and whether to merge.
+
+    The tree merges (rather than inserting its new nodes with their ids) when
+    the file may hold nodes it does not know: someone else saved since this
+    tree last matched the file, or did at some earlier save.
+    """
     version = check_meta(meta, name, tree.game.name)
     tree_id, generation = meta.get("tree_id"), int(meta.get("generation", 0))
     if binding is None or binding.tree_id is None or binding.tree_id != tree_id:
@@ -241,25 +278,66 @@ def _plan_update(
             f"{name!r} already holds another {meta['game']} tree: save to a new path, "
             f"or load {name!r} first and grow that tree"
         )
-    if binding.generation != generation:
-        raise StoreError(
-            f"{name!r} was saved by someone else since this tree was loaded (save "
-            f"{generation}, not {binding.generation}): load it again"
-        )
     migrate(conn, version)
-    new = tree._new
-    first = new[0].node_id if new else tree._next_id
-    top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
-    if top >= first:
-        raise StoreError(f"{name!r} has nodes this tree does not know (id {top}): load it again")
+    new = tree.new_nodes
     if tree.truncated:
         _check_cuts(tree, new, binding, name)
-    old = sorted((n for n in tree._dirty if n.node_id < first), key=attrgetter("node_id"))
+    merged = binding.foreign or binding.generation != generation
+    if not merged:
+        first = new[0].node_id if new else tree.next_id
+        top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+        merged = top >= first  # rows this tree does not know (written without a save count)
+    return tree_id, generation, merged
+
+
+def _stored_counts(conn: sqlite3.Connection, meta: dict[str, str]) -> list[int]:
+    """The file's nodes per depth (``meta.depth_counts``, else counted)."""
     if "depth_counts" in meta:
-        counts = json.loads(meta["depth_counts"])
-    else:
-        counts = [n for _, n in conn.execute("SELECT depth, count(*) FROM nodes GROUP BY depth ORDER BY 1")]
-    return tree_id, generation, new, old, _add_counts(counts, new)
+        return list(json.loads(meta["depth_counts"]))
+    return [n for _, n in conn.execute("SELECT depth, count(*) FROM nodes GROUP BY depth ORDER BY 1")]
+
+
+def _merge_new(
+    conn: sqlite3.Connection, new: list[TreeNode], name: str
+) -> tuple[list[TreeNode], list[int], int]:
+    """Insert ``new`` (parents first) or add it to the row the file holds at its ``(parent, move)``.
+
+    Returns the nodes that were inserted (numbered on from the id returned
+    last), and every node's id in the file (the nodes take them after the
+    commit). A proof that contradicts the file's is a :class:`StoreError`.
+    """
+    top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+    ids: dict[TreeNode, int] = {}
+    inserted = []
+    for node in new:
+        parent = getattr(node, PARENT_SLOT, None)
+        if parent is None:
+            raise StoreError(f"{name!r} holds a root already: this tree's new root cannot be merged into it")
+        pid = ids.get(parent, parent.node_id)
+        nid, proven = conn.execute(_UPSERT, (pid, node.name, node.depth, node.nb_visit, node.nb_win, node.nb_draw,
+                                             node.proven, node.created_game)).fetchone()
+        if node.proven is not None and proven != node.proven:
+            _contradiction(name, node, proven)
+        ids[node] = nid
+        if nid > top:
+            inserted.append(node)
+    return inserted, [ids[node] for node in new], top + 1
+
+
+def _check_proofs(conn: sqlite3.Connection, changed: list[tuple[TreeNode, Counts]], name: str) -> None:
+    """Refuse to save a proof that contradicts the file's proof of the same node."""
+    for node, _ in changed:
+        if node.proven is not None:
+            row = conn.execute("SELECT proven FROM nodes WHERE id = ?", (node.node_id,)).fetchone()
+            if row is not None and row[0] is not None and row[0] != node.proven:
+                _contradiction(name, node, row[0])
+
+
+def _contradiction(name: str, node: TreeNode, stored: Any) -> None:
+    raise StoreError(
+        f"{name!r} holds proof {proof_word(stored)!r} for {node.sequence!r} but this tree proved "
+        f"{proof_word(node.proven)!r}: one of them is wrong, so nothing was saved; check both runs' games"
+    )
 
 
 def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) -> None:
@@ -318,12 +396,10 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
         _proofs(conn, nodes, name)
         movers.read(conn, tree, nodes, name)
         tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
-        tree._next_id = top + 1
         tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
-        tree._db = Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
+        tree.binding = Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
                            tree.game.notation(tree.game.parse(labels)))
-    tree._new = []
-    tree._dirty = set()
+    tree.mark_saved(next_id=top + 1)
     return tree
 
 
@@ -391,5 +467,5 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
             tree.c = c
         return tree
     tree = Tree(game, c=SQRT2 if c is None else c)
-    tree._db = Binding(Path(db).resolve(), None)
+    tree.binding = Binding(Path(db).resolve(), None)
     return tree

@@ -159,8 +159,7 @@ def load_view(
         bare = [n for n in _walk(start) if not n.kids]
         tree.truncated.update(bare)
         below = _counts(conn, bare) if len(bare) <= 20 * max_nodes else {}
-    tree._new.clear()  # a view, not new nodes: saving it must never write anything
-    tree._dirty.clear()
+    tree.forget_changes()  # a view, not new nodes: saving it must never write anything
     return tree, below
 
 
