@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import treelab
-from treelab import BudgetError, GameMismatchError, train
+from treelab import BudgetError, GameMismatchError, UnknownOptionError, train
 
 
 def tree_invariants_hold(db: Path) -> None:
@@ -82,7 +82,7 @@ def test_bad_arguments_touch_nothing(tmp_path: Path) -> None:
         train("connect4", db, games=-1, progress=False)
     with pytest.raises(BudgetError):
         train("connect4", db, iterations=0, progress=False)
-    with pytest.raises(BudgetError):
+    with pytest.raises(UnknownOptionError, match="unknown opponent 'grandmaster'"):
         train("connect4", db, opponent="grandmaster", progress=False)
     assert not db.exists()
     train("tictactoe", db, games=1, iterations=20, seed=1, progress=False)
@@ -159,7 +159,7 @@ def test_train_with_puct_and_temperature_then_resume_with_uct(tmp_path: Path) ->
     second = train("connect4", db, games=3, iterations=60, temperature=1.0, seed=2, progress=False)
     assert second.total_games == 6
     tree_invariants_hold(db)
-    with pytest.raises(BudgetError):
+    with pytest.raises(UnknownOptionError, match="unknown algorithm 'minimax'"):
         train("connect4", db, algorithm="minimax", progress=False)
     with pytest.raises(BudgetError):
         train("connect4", db, temperature=-0.5, progress=False)

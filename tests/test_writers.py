@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from treelab import StoreError, Tree, load, save
+from treelab import ProofConflictError, Tree, load, save
 from treelab.nodes import Proof
 
 
@@ -96,7 +96,7 @@ def test_a_contradicting_proof_is_refused_and_nothing_is_written(db: Path) -> No
     b.mark_dirty(node)
     node.proven = Proof.LOSS  # wrong: the file proved a win
     b.record("11", 1)
-    with pytest.raises(StoreError, match=r"holds proof 'win' for '4/4/5/3' but this tree proved 'loss'"):
+    with pytest.raises(ProofConflictError, match=r"holds proof 'win' for '4/4/5/3' but this tree proved 'loss'"):
         save(b, db)
     assert rows(db) == before and b.unsaved > 0
     node.proven = Proof.WIN  # agreeing proofs merge
@@ -110,7 +110,7 @@ def test_a_new_node_with_a_contradicting_proof_is_refused(db: Path) -> None:
     save(a, db)
     before = rows(db)
     b.record("4456", 1).proven = Proof.DRAW
-    with pytest.raises(StoreError, match="holds proof 'win'"):
+    with pytest.raises(ProofConflictError, match="holds proof 'win'"):
         save(b, db)
     assert rows(db) == before
 

@@ -143,7 +143,7 @@ class Writer:
         self.db = job.db
         settings = job.settings
         self.tree = open_tree(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
-        if self.tree._db is None or self.tree._db.tree_id is None:
+        if self.tree.binding is None or self.tree.binding.tree_id is None:
             save(self.tree, self.db)  # a new file: workers load their snapshots from it
         self.logged = _logged_games(self.db)
         self._kept = kept_open(self.tree)

@@ -106,7 +106,7 @@ def add(tree: Tree, inc: Increment) -> int:
         if node is not None:
             _check_proof(node, inc.proven[i])
     created = 0
-    dirty = tree._dirty
+    mark = tree.mark_dirty
     add_child = tree.add_child
     for i, (amounts, proof) in enumerate(zip(inc.counts, inc.proven, strict=True)):
         node = nodes[i]
@@ -115,12 +115,12 @@ def add(tree: Tree, inc: Increment) -> int:
             assert parent is not None
             node = nodes[i] = add_child(parent, inc.labels[i])
             created += 1
+        mark(node)  # before its counts change: the next save writes the increments since
         for slot, amount in zip(COUNTS, amounts, strict=True):
             if amount:
                 setattr(node, slot, getattr(node, slot) + amount)
         if proof is not None:
             node.proven = Proof.of(proof)
-        dirty.add(node)
     return created
 
 
@@ -133,14 +133,13 @@ class Baseline:
 
     def __init__(self, tree: Tree) -> None:
         self.tree = tree
-        size = tree._next_id
+        size = tree.next_id
         self._base = [array("q", bytes(8 * size)) for _ in COUNTS]
         for node in tree:
             nid = node.node_id
             for column, value in zip(self._base, _COUNTS(node), strict=True):
                 column[nid] = value
-        tree._dirty = set()
-        tree._new = []
+        tree.forget_changes()
 
     def take(self) -> Increment:
         """The nodes changed or created since the last take (or the snapshot), as an increment.
@@ -149,8 +148,8 @@ class Baseline:
         again empty: a tree with a baseline is never saved itself).
         """
         tree = self.tree
-        changed = set(tree._dirty)
-        changed.update(tree._new)
+        changed = set(tree.baselines)
+        changed.update(tree.new_nodes)
         if not changed:
             return Increment((), (), (), ())
         for node in list(changed):  # every changed node's path to the root (normally there already)
@@ -160,7 +159,7 @@ class Baseline:
                 parent = getattr(parent, PARENT_SLOT, None)
         order = sorted(changed, key=_DEPTH)
         where = {node: i for i, node in enumerate(order)}
-        grow = tree._next_id - len(self._base[0])
+        grow = tree.next_id - len(self._base[0])
         if grow > 0:
             for column in self._base:
                 column.frombytes(bytes(8 * grow))
@@ -176,8 +175,7 @@ class Baseline:
             for value, column in zip(now, base, strict=True):
                 column[nid] = value
             proven.append(None if node.proven is None else int(node.proven))
-        tree._dirty = set()
-        tree._new = []
+        tree.forget_changes()
         return Increment(parents, labels, counts, proven)
 
 

@@ -18,7 +18,6 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import chain, islice
 from operator import attrgetter
@@ -27,29 +26,20 @@ from typing import Any
 
 import sqlite_utils
 
-from ..errors import NotATreelabDatabaseError, PathNotFoundError, StoreError
+from ..errors import NotATreelabDatabaseError, PathNotFoundError
 from ..games import Game, find_game
-from ..nodes import PARENT_SLOT, Proof, proof_word
-from ..tree import SQRT2, Counts, Tree, TreeNode
+from ..nodes import PARENT_SLOT, Proof
+from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers
 from .dbfile import KeptConnection, is_empty, reading, writing
-from .schema import DbPath, check_meta, create, display, migrate
+from .writers import Binding, check_proofs, check_update, increments, merge_new, stored_counts
+from .schema import DbPath, create, display
 
 __all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "open_tree", "save"]
 
 GAME_FIELDS = ("id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at")
 """The keys a game row passed to :func:`save` may have (``moves`` is required)."""
 
-_INCREMENT = ("UPDATE nodes SET nb_visit = nb_visit + ?, nb_win = nb_win + ?, nb_draw = nb_draw + ?, "
-              "proven = coalesce(proven, ?) WHERE id = ?")
-_UPSERT = """
-INSERT INTO nodes (parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (parent_id, move) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit,
-    nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw,
-    proven = coalesce(nodes.proven, excluded.proven)
-RETURNING id, proven
-"""
 _COLUMNS = "n.id, n.parent_id, n.move, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game"
 _SUBTREE = f"""
 WITH RECURSIVE sub(id, lvl) AS (
@@ -60,24 +50,6 @@ WITH RECURSIVE sub(id, lvl) AS (
 SELECT {_COLUMNS}, sub.lvl = ? AND EXISTS (SELECT 1 FROM nodes AS k WHERE k.parent_id = n.id)
 FROM sub JOIN nodes AS n ON n.id = sub.id ORDER BY n.id
 """
-
-
-@dataclass
-class Binding:
-    """The database state a tree mirrors (``tree.binding``)."""
-
-    path: Path
-    """The resolved file path (where it was loaded from or last saved to)."""
-    tree_id: str | None
-    """The file's ``meta.tree_id`` (None: the file is yet to be created)."""
-    generation: int = 0
-    """The file's ``meta.generation`` (its save counter) when the tree last matched it."""
-    depth: int | None = None
-    """The ``depth`` of a partial load (None: no depth cut)."""
-    subtree: str = ""
-    """The ``path`` of a partial load (``""``: from the root)."""
-    foreign: bool = False
-    """True once someone else wrote the file since this tree was loaded: later saves merge by ``(parent, move)``."""
 
 
 def _now() -> str:
@@ -186,8 +158,9 @@ def save(
         The number of node rows written.
 
     Raises:
-        StoreError: another tree's database, a contradicting proof, or growth
-            under a node whose children were not loaded.
+        StoreError: another tree's database, or growth under a node whose
+            children were not loaded.
+        ProofConflictError: a proof that contradicts the file's.
         NotATreelabDatabaseError, GameMismatchError, SchemaVersionError: see :mod:`treelab.schema`.
     """
     rows = [_game_row(tree.game, row) for row in games]
@@ -204,19 +177,18 @@ def save(
             movers.write(conn, tree, new, 1)
             written = len(new)
         else:
-            tree_id, generation, merged = _check_update(conn, tree, meta, binding, name)
+            tree_id, generation, merged = check_update(conn, tree, meta, binding, name)
             new, changed = tree.new_nodes, tree.changed_nodes()
             if merged:
-                inserted, merged_ids, first_id = _merge_new(conn, new, name)
+                inserted, merged_ids, first_id = merge_new(conn, new, name)
                 movers.write(conn, tree, inserted, first_id)  # inserted rows are numbered on from first_id
-                _check_proofs(conn, changed, name)
+                check_proofs(conn, changed, name)
             else:
                 inserted = new
                 bulk.insert(conn, _rows(new))
                 movers.write(conn, tree, new, None)
-            conn.executemany(_INCREMENT, [(n.nb_visit - b[0], n.nb_win - b[1], n.nb_draw - b[2], n.proven, n.node_id)
-                                          for n, b in changed])
-            counts = _add_counts(_stored_counts(conn, meta), inserted)
+            increments(conn, changed)
+            counts = _add_counts(stored_counts(conn, meta), inserted)
             written = len(new) + len(changed)
         last_game = _log_games(conn, tree, rows, counts)
         if extra is not None:
@@ -260,97 +232,6 @@ def kept_open(tree: Tree) -> Iterator[Tree]:
     finally:
         tree.kept = None
         kept.close()
-
-
-def _check_update(
-    conn: sqlite3.Connection, tree: Tree, meta: dict[str, str], binding: Binding | None, name: str
-) -> tuple[str | None, int, bool]:
-    """Check that ``tree`` belongs to this database; return its id, save count and whether to merge.
-
-    The tree merges (rather than inserting its new nodes with their ids) when
-    the file may hold nodes it does not know: someone else saved since this
-    tree last matched the file, or did at some earlier save.
-    """
-    version = check_meta(meta, name, tree.game.name)
-    tree_id, generation = meta.get("tree_id"), int(meta.get("generation", 0))
-    if binding is None or binding.tree_id is None or binding.tree_id != tree_id:
-        raise StoreError(
-            f"{name!r} already holds another {meta['game']} tree: save to a new path, "
-            f"or load {name!r} first and grow that tree"
-        )
-    migrate(conn, version)
-    new = tree.new_nodes
-    if tree.truncated:
-        _check_cuts(tree, new, binding, name)
-    merged = binding.foreign or binding.generation != generation
-    if not merged:
-        first = new[0].node_id if new else tree.next_id
-        top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
-        merged = top >= first  # rows this tree does not know (written without a save count)
-    return tree_id, generation, merged
-
-
-def _stored_counts(conn: sqlite3.Connection, meta: dict[str, str]) -> list[int]:
-    """The file's nodes per depth (``meta.depth_counts``, else counted)."""
-    if "depth_counts" in meta:
-        return list(json.loads(meta["depth_counts"]))
-    return [n for _, n in conn.execute("SELECT depth, count(*) FROM nodes GROUP BY depth ORDER BY 1")]
-
-
-def _merge_new(
-    conn: sqlite3.Connection, new: list[TreeNode], name: str
-) -> tuple[list[TreeNode], list[int], int]:
-    """Insert ``new`` (parents first) or add it to the row the file holds at its ``(parent, move)``.
-
-    Returns the nodes that were inserted (numbered on from the id returned
-    last), and every node's id in the file (the nodes take them after the
-    commit). A proof that contradicts the file's is a :class:`StoreError`.
-    """
-    top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
-    ids: dict[TreeNode, int] = {}
-    inserted = []
-    for node in new:
-        parent = getattr(node, PARENT_SLOT, None)
-        if parent is None:
-            raise StoreError(f"{name!r} holds a root already: this tree's new root cannot be merged into it")
-        pid = ids.get(parent, parent.node_id)
-        nid, proven = conn.execute(_UPSERT, (pid, node.name, node.depth, node.nb_visit, node.nb_win, node.nb_draw,
-                                             node.proven, node.created_game)).fetchone()
-        if node.proven is not None and proven != node.proven:
-            _contradiction(name, node, proven)
-        ids[node] = nid
-        if nid > top:
-            inserted.append(node)
-    return inserted, [ids[node] for node in new], top + 1
-
-
-def _check_proofs(conn: sqlite3.Connection, changed: list[tuple[TreeNode, Counts]], name: str) -> None:
-    """Refuse to save a proof that contradicts the file's proof of the same node."""
-    for node, _ in changed:
-        if node.proven is not None:
-            row = conn.execute("SELECT proven FROM nodes WHERE id = ?", (node.node_id,)).fetchone()
-            if row is not None and row[0] is not None and row[0] != node.proven:
-                _contradiction(name, node, row[0])
-
-
-def _contradiction(name: str, node: TreeNode, stored: Any) -> None:
-    raise StoreError(
-        f"{name!r} holds proof {proof_word(stored)!r} for {node.sequence!r} but this tree proved "
-        f"{proof_word(node.proven)!r}: one of them is wrong, so nothing was saved; check both runs' games"
-    )
-
-
-def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) -> None:
-    cut, top = tree.truncated, len(tree.labels(binding.subtree))
-    for node in new:
-        parent = getattr(node, PARENT_SLOT, None)
-        if parent in cut:
-            how = f"path={binding.subtree!r}" + ("" if binding.depth is None else f", depth={binding.depth}")
-            raise StoreError(
-                f"cannot save new node {node.sequence!r} to {name!r}: the tree was loaded with {how}, "
-                f"so not all children of {parent.sequence!r} were loaded: load without "
-                f"{'depth' if parent.depth >= top else 'path'} to grow it"
-            )
 
 
 def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> Tree:
