@@ -285,11 +285,7 @@ def writing(
     if not path.exists():
         yield from _creating(path, name, replace=False)
         return
-    # A kept connection's file was checked when it opened (and kept.check saw the same inode):
-    # opening and closing the file again here would drop this process's POSIX locks on it, which
-    # the kept connection holds, and another process could then fold the log away under it.
-    held = kept is not None and kept.take(path) is not None
-    if not held and not check_file(path, name):
+    if not check_file(path, name):
         yield from _creating(path, name, replace=True)
         return
     conn = None
