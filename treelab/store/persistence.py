@@ -32,8 +32,8 @@ from ..nodes import PARENT_SLOT, Proof
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers
 from .dbfile import KeptConnection, is_empty, reading, writing
-from .writers import Binding, check_proofs, check_update, increments, merge_new, stored_counts
 from .schema import DbPath, create, display
+from .writers import Binding, check_proofs, check_update, increments, merge_new, stored_counts
 
 __all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "open_tree", "save"]
 
