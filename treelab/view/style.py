@@ -91,7 +91,8 @@ def board_label(game: Game, state: State, title: str) -> str:
     grid = state.grid()
     if grid is None:
         text = "<BR/>".join(escape(line) for line in state.board().split("\n"))
-        return f'<TABLE BORDER="0"><TR><TD COLSPAN="1"><B>{escape(title)}</B></TD></TR><TR><TD>{text}</TD></TR></TABLE>'
+        return (f'<TABLE BORDER="0"><TR><TD COLSPAN="1"><B>{escape(title)}</B></TD></TR>'  # a monospace text board
+                f'<TR><TD><FONT FACE="monospace">{text}</FONT></TD></TR></TABLE>')
     look = game.look
     cols = max((len(row) for row in grid), default=1)
     size = f'WIDTH="{look.cell_size}" HEIGHT="{look.cell_size}" FIXEDSIZE="TRUE"'
