@@ -268,3 +268,29 @@ def test_builtin_games_stay_on_the_parity_path(tmp_path: Path) -> None:
     tree.save(tmp_path / "c4.db")
     with sqlite3.connect(tmp_path / "c4.db") as conn:
         assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'movers'").fetchone()[0] == 0
+
+
+def test_a_double_move_position_reports_the_player_to_move_everywhere(tmp_path: Path) -> None:
+    from treelab.view.explorer.data import TreeFile
+
+    game = find_game(DOTS)
+    position = [2, 10, 1, 6, 3, 7, 8]  # player 1 closes a box with 8 and moves again; a proven win, not a draw
+    state = game.replay(position)
+    assert not state.is_terminal and game.turn(position) == (state.to_move, state.to_move)
+    value_p1 = _exact(state.spiel_state, {})
+    assert value_p1 != 0  # so a proof read with the wrong sign cannot pass
+    word = {1: "win", 0: "draw", -1: "loss"}[value_p1 if state.to_move == 1 else -value_p1]
+    db = str(tmp_path / "dots.db")
+    notation = game.notation(position)
+    analysed = run("analyse", DOTS, "--moves", notation, "--db", db, "--solver", "--iterations", "20000",
+                   "--seed", "1", "--json")
+    assert analysed.exit_code == 0, analysed.output
+    result = json.loads(analysed.output)
+    assert (result["to_move"], result["proven"], result["moves"]) == (state.to_move, word, notation)
+    stats = json.loads(run("stats", db, "--path", notation, "--json").output)
+    assert (stats["to_move"], stats["proven"], stats["path"]) == (state.to_move, word, notation)
+    page = TreeFile.open(db).node(notation)
+    assert (page["to_move"], page["proven"], page["path"]) == (state.to_move, word, notation)
+    for child in page["children"]:  # OpenSpiel's action strings beside the ids, links joined by commas
+        assert child["action"] == game.action_text(state, int(child["move"]))
+        assert child["path"] == f"{notation},{child['move']}"

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..games import find_game
 from ..nodes import PARENT_SLOT, proof_word, ucb1_score
 from ..tree import SQRT2, Moves, Tree, TreeNode
 
@@ -343,11 +344,17 @@ def assemble(
     child_visits = [k[1] for k in kids]
     kid_total = sum(child_visits)
     reward = sum(k[2] + 0.5 * k[3] for k in kids)
+    rules = find_game(game) if game is not None else None
+    to_move, path = 1 if len(moves) % 2 == 0 else 2, "".join(moves)
+    if rules is not None and not rules.alternating:  # the movers come from the game (treelab.movernode)
+        mover, to_move = rules.turn(moves)
+        path = rules.notation(rules.parse(list(moves)))
+        proven = proven if mover != to_move or proven is None else -proven  # a double move into this node
     return {
         "game": game,
-        "path": "".join(moves),
+        "path": path,
         "root_depth": len(moves),
-        "to_move": 1 if len(moves) % 2 == 0 else 2,
+        "to_move": to_move,
         "simulations": visits,
         "nodes": counts["nodes"],
         "leaves": counts["leaves"],

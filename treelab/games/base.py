@@ -310,6 +310,12 @@ class Game(ABC):
         """How to type a move, for prompts (``"columns 1-7"``)."""
         return f"{self.move_word}s 1-{self.num_moves}"
 
+    def turn(self, moves: Iterable[str | int]) -> tuple[int, int]:
+        """``(mover, to_move)`` after ``moves``: who moved last (the root: who does not move first), who moves next."""
+        parsed = self.parse(list(moves))
+        mover = self.replay(parsed[:-1]).to_move if parsed else 3 - self.initial().to_move
+        return mover, self.replay(parsed).to_move
+
     shows_actions: bool = False
     """Whether :meth:`action_text` says more than the label (OpenSpiel's action strings beside the ids)."""
 

@@ -134,7 +134,9 @@ def summarize(
     reward = sum(k.nb_win + 0.5 * k.nb_draw for k in kids)
     if best is None and not state.is_terminal:
         best = choose_move(node, c=c)
-    proof = None if node.proven is None else -node.proven  # for the player to move
+    proof = None if node.proven is None else -node.proven  # for the player to move (not the mover into ``node``)
+    if proof is not None and not game.alternating and node.mover == state.to_move:
+        proof = -proof  # a double move: the player to move also moved into ``node``
     value = reward / visits if visits else 0.5
     if state.is_terminal:  # the game is over: its result is the value, and a fact
         proof = Proof.of_winner(state.winner, state.to_move)

@@ -131,6 +131,8 @@ class TreeFile:
         reward = sum(k.nb_win + 0.5 * k.nb_draw for k in kids)
         kid_visits = sum(k.nb_visit for k in kids)
         proof = None if node.proven is None else -node.proven
+        if proof is not None and not game.alternating and game.turn(moves)[0] == to_move:
+            proof = -proof  # a double move: the player to move also moved into this node
         if state.is_terminal:
             proof = Proof.of_winner(state.winner, to_move)
         notation = game.notation(moves)
@@ -141,12 +143,13 @@ class TreeFile:
             "proven": proof_word(proof), "terminal": state.is_terminal, "winner": state.winner, "c": self.c,
             "principal_variation": pv, "pv_paths": _line_paths(game, moves, pv),
             "crumbs": [{"move": game.label(m), "path": game.notation(moves[:i + 1])} for i, m in enumerate(moves)],
-            "children": [self._child(k, node, moves, replay) for k in kids],
+            "children": [self._child(k, node, moves, replay, state) for k in kids],
             "board": board_grid(game, state),
             "replay": None if replay is None else {"game": replay.game, "since": replay.since},
         }
 
-    def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None) -> dict[str, Any]:
+    def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None,
+               state: State) -> dict[str, Any]:
         game, c = self.game, self.c
         visited = kid.nb_visit > 0
         try:
@@ -166,6 +169,7 @@ class TreeFile:
             "share": kid.nb_visit / parent.nb_visit if parent.nb_visit else 0.0,
             "proven": proof_word(kid.proven), "colour": mean_colour(kid.mean if visited else None),
             "path": href, "created_game": kid.created_game, "new": new,
+            **({"action": game.action_text(state, game.parse_move(kid.name))} if game.shows_actions and href else {}),
         }
 
 

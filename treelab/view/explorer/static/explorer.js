@@ -159,7 +159,7 @@ function drawTable(data) {
     const ucb = k.ucb1 === null ? el("span", {}, "∞ (unvisited)")
       : el("span", {}, fmt(k.ucb1), el("span", { class: "muted" }, ` = ${fmt(k.exploitation)} + ${fmt(k.exploration)}`));
     const tr = el("tr", { "data-move": k.move, class: k.new ? "new" : "" },
-      el("td", { class: "move" }, link(k.move, k.path)),
+      el("td", { class: "move" }, link(k.move, k.path), k.action ? el("span", { class: "muted small" }, ` ${k.action}`) : ""),
       el("td", { class: "num" }, el("span", { class: "visits" }, n.toLocaleString("en")),
         el("span", { class: "muted" }, ` (${pct(k.share)})`), bar([[k.share, "share", pct(k.share)]])),
       el("td", {}, wdl, el("span", { class: "muted small" }, ` ${k.nb_win}/${k.nb_draw}/${k.nb_loss}`)),
