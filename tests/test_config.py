@@ -81,3 +81,26 @@ def test_a_huge_iteration_budget_stops_at_the_node_budget():
     assert result.iterations == 800
     with pytest.raises(BudgetError, match="max_new_nodes 0"):
         treelab.search(treelab.Tree("connect4"), limit=treelab.Limit(iterations=5), max_new_nodes=0)
+
+
+def test_the_selection_hook_replaces_ucb1_and_the_compiled_walk_is_its_fast_path():
+    from treelab.mcts.selection import select_ucb1
+
+    def same_rule(node, c, solver):  # UCB1 through the hook: walked in Python
+        return select_ucb1(node, c, solver)
+
+    def snapshot(tree):
+        return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw) for n in tree]
+
+    default, hooked = treelab.Tree("connect4"), treelab.Tree("connect4")
+    treelab.search(default, "44", limit=treelab.Limit(iterations=1500), rng=4, c=1.1)
+    treelab.search(hooked, "44", limit=treelab.Limit(iterations=1500), rng=4, c=1.1, select=same_rule)
+    assert snapshot(hooked) == snapshot(default)
+
+    def first_child(node, c, solver):
+        return node.kids[0]
+
+    greedy = treelab.Tree("connect4")
+    treelab.search(greedy, limit=treelab.Limit(iterations=500), rng=4, select=first_child)
+    kids = greedy.root.kids
+    assert len(kids) == 7 and kids[0].nb_visit == 500 - 6  # once every move is tried, always the first

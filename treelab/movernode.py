@@ -27,7 +27,7 @@ class MoverNode(TreeNode):
 
     __slots__ = ("mover",)
 
-    mover: int  # type: ignore[misc]  # a slot here, the depth parity's property in TreeNode
+    mover: int  # a slot here, the depth parity's property in TreeNode
     """The player (1 or 2) who made the move into this node (the root: the player not to move first)."""
 
 

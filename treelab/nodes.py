@@ -75,7 +75,7 @@ class Proof(enum.IntEnum):
         """``"win"``, ``"draw"`` or ``"loss"``: how the proof reads in JSON and tables."""
         return _WORDS[self]
 
-    def __neg__(self) -> Proof:  # type: ignore[override]
+    def __neg__(self) -> Proof:
         """The same result seen by the opponent (a win is the other player's loss)."""
         return _NEGATED[self]
 
@@ -111,7 +111,7 @@ def proof_word(value: int | None) -> str | None:
     return None if proof is None else proof.word
 
 
-class TreeNode(LightNodeMixin):
+class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types: its base is Any
     """One stored position, named by the move that leads to it (``'root'`` for the root)."""
 
     __slots__ = ("created_game", "depth", "name", "nb_draw", "nb_visit", "nb_win", "node_id", "proven")
@@ -119,7 +119,7 @@ class TreeNode(LightNodeMixin):
 
     name: str
     """The move label that leads here (``"4"``), or ``"root"``."""
-    depth: int  # type: ignore[misc]  # a stored slot instead of anytree's walk to the root
+    depth: int  # a stored slot instead of anytree's walk to the root
     """Number of moves from the initial position."""
     nb_visit: int
     """Simulations whose stored path passed through this node."""
@@ -230,7 +230,7 @@ class TreeNode(LightNodeMixin):
         """Jupyter shows the subtree below this node as an SVG diagram."""
         from .view.jupyter import Diagram
 
-        return Diagram(self)._repr_mimebundle_(include, exclude)  # type: ignore[no-any-return]
+        return Diagram(self)._repr_mimebundle_(include, exclude)
 
     def _pre_attach(self, parent: TreeNode) -> None:
         raise TreelabError(

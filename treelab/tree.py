@@ -136,6 +136,7 @@ class Tree:
     # -- growth ----------------------------------------------------------
     def add_child(self, parent: TreeNode, label: str, mover: int | None = None) -> TreeNode:
         """Create the child of ``parent`` reached by ``label`` (the caller checks legality; ``mover``: MoverTree)."""
+        node: TreeNode
         if _CHILD is not None:  # the same node, its slots filled in C (treelab.fastpath)
             node = _CHILD(self.node_class, parent, label, self._next_id, self.current_game)
         else:
@@ -297,4 +298,4 @@ class Tree:
         """Jupyter shows the tree's top as an SVG diagram (a text reason if ``dot`` is missing)."""
         from .view.jupyter import Diagram
 
-        return Diagram(self)._repr_mimebundle_(include, exclude)  # type: ignore[no-any-return]
+        return Diagram(self)._repr_mimebundle_(include, exclude)

@@ -46,6 +46,7 @@ from ..tree import Moves, Tree, TreeNode
 from .config import C_PUCT, MAX_NEW_NODES, node_cap_for
 from .evaluators import Evaluator, find_evaluator
 from .policies import make_rng
+from .selection import SelectFn
 from .solver import LegalCount, propagate, prove_terminal
 from .summary import choose_move
 from .uct import Limit
@@ -57,6 +58,7 @@ __all__ = [
     "choose_puct_move",
     "dirichlet_alpha_for",
     "puct_search",
+    "select_puct",
 ]
 
 DIRICHLET_FRACTION = 0.25
@@ -141,64 +143,61 @@ def puct_search(
     move_of = {game.label(m): m for m in range(game.num_moves + 1)}  # OpenSpiel action ids start at 0
     truncated = tree.truncated
     priors = tree.priors
-    sqrt = math.sqrt
-    noisy: dict[TreeNode, float] | None = None
+    root_priors: dict[TreeNode, float] = {}  # the start's priors with Dirichlet noise, for this search
+    select = select_puct(priors, start, root_priors)
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
     node_cap = node_cap_for(tree.size, max_new_nodes)
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
-    done = 0
-    while done < max_iter:
-        if solver and start.proven is not None:
-            break
+
+    def expand_and_evaluate(
+        node: TreeNode, state: State, path: list[TreeNode], states: list[State]
+    ) -> tuple[bool, int | None]:
+        """At a node not yet (fully) expanded: evaluate it and add its children with their priors.
+
+        Returns ``(True, result)`` when the simulation ends here (a new leaf, a
+        node just proven, a cut), else ``(False, None)``: the descent goes on.
+        """
+        evaluation = evaluate(state, rng)
+        if node in truncated:  # children not loaded: never grow here, just evaluate
+            return True, _leaf_result(node, state, evaluation.value, rng)
+        _expand(tree, node, state, evaluation.priors, solver)
+        if solver and any(k.proven is not None for k in node.kids):
+            propagate(tree, path, _legal_counter(states), first=len(path) - 1)
+        if node.nb_visit == 0 or (solver and node.proven is not None):
+            # a new leaf (its evaluation is this simulation's result), or just proven (exact)
+            return True, _leaf_result(node, state, evaluation.value, rng)
+        return False, None
+
+    def select_and_expand(path: list[TreeNode], states: list[State]) -> int | None:
+        """Tree policy: descend by PUCT from the start, expanding and evaluating where needed; the result."""
         node, state = start, start_state
-        path = list(prefix)
-        states = list(prefix_states)
         while True:
             if state.is_terminal:  # reached only without the solver (proven children are skipped)
                 winner = state.winner
                 if solver and node.proven is None:
                     node.proven = prove_terminal(node, winner)
                     propagate(tree, path, _legal_counter(states), first=len(path) - 2)
-                break
+                return winner
             kids = node.kids
             if node.nb_visit == 0 or len(kids) < len(state.legal_moves()) or not any(k in priors for k in kids):
-                evaluation = evaluate(state, rng)
-                if node in truncated:  # children not loaded: never grow here, just evaluate
-                    winner = _leaf_result(node, state, evaluation.value, rng)
-                    break
-                _expand(tree, node, state, evaluation.priors, solver)
-                if solver and any(k.proven is not None for k in node.kids):
-                    propagate(tree, path, _legal_counter(states), first=len(path) - 1)
-                if node.nb_visit == 0 or (solver and node.proven is not None):
-                    # a new leaf (its evaluation is this simulation's result), or just proven (exact)
-                    winner = _leaf_result(node, state, evaluation.value, rng)
-                    break
-                kids = node.kids
-            if node is start and dirichlet_alpha is not None and noisy is None:
-                noisy = _noisy_priors(kids, priors, dirichlet_alpha, dirichlet_fraction, rng)
-            # -- selection: the best PUCT score among unproven children --
-            big_n = node.nb_visit
-            scale = c_puct * sqrt(big_n)
-            fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
-            best = None
-            best_score = -math.inf
-            for kid in kids:
-                if solver and kid.proven is not None:
-                    continue
-                n = kid.nb_visit
-                prior = noisy[kid] if noisy is not None and node is start else priors.get(kid, 0.0)
-                q = (kid.nb_win + 0.5 * kid.nb_draw) / n if n else fpu
-                score = q + scale * prior / (1 + n)
-                if score > best_score:
-                    best_score = score
-                    best = kid
-            if best is None:  # every move proven but the node not (a tree grown without proofs)
-                best = max(kids, key=lambda k: k.nb_visit)
-            node = best
+                ended, result = expand_and_evaluate(node, state, path, states)
+                if ended:
+                    return result
+            if node is start and dirichlet_alpha is not None and not root_priors:
+                root_priors.update(_noisy_priors(node.kids, priors, dirichlet_alpha, dirichlet_fraction, rng))
+            node = select(node, c_puct, solver)
             state = state.play(move_of[node.name])
             path.append(node)
             states.append(state)
-        tree.backup(path, winner)
+
+    done = 0
+    while done < max_iter:
+        if solver and start.proven is not None:
+            break
+        path = list(prefix)
+        states = list(prefix_states)
+        winner = select_and_expand(path, states)  # simulation: the evaluation at the leaf
+        tree.backup(path, winner)  # back up along the whole stored path from the root
         done += 1
         if deadline is not None and time.perf_counter() >= deadline:
             break
@@ -207,6 +206,41 @@ def puct_search(
         if tree.size >= node_cap:
             break
     return done
+
+
+def select_puct(
+    priors: Mapping[TreeNode, float], start: TreeNode | None = None, noisy: Mapping[TreeNode, float] | None = None
+) -> SelectFn:
+    """PUCT's selection function (a :data:`~treelab.mcts.selection.SelectFn`) over the priors ``priors``.
+
+    The child maximising ``Q + c * P * sqrt(N) / (1 + n)``, unproven children only
+    with the solver; an unvisited child's ``Q`` is the parent's value for the
+    player to move. At ``start``, the priors in ``noisy`` (root noise) are used
+    when it is not empty.
+    """
+
+    def select(node: TreeNode, c_puct: float, solver: bool) -> TreeNode:
+        kids = node.kids
+        big_n = node.nb_visit
+        scale = c_puct * math.sqrt(big_n)
+        fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
+        table = noisy if noisy and node is start else priors
+        best = None
+        best_score = -math.inf
+        for kid in kids:
+            if solver and kid.proven is not None:
+                continue
+            n = kid.nb_visit
+            q = (kid.nb_win + 0.5 * kid.nb_draw) / n if n else fpu
+            score = q + scale * table.get(kid, 0.0) / (1 + n)
+            if score > best_score:
+                best_score = score
+                best = kid
+        if best is None:  # every move proven but the node not (a tree grown without proofs)
+            best = max(kids, key=lambda k: k.nb_visit)
+        return best
+
+    return select
 
 
 def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random) -> int | None:

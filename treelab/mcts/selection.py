@@ -24,6 +24,7 @@ __all__ = [
     "SelectFn",
     "backup",
     "descend",
+    "descend_by",
     "most_visited_unproven",
     "select_ucb1",
     "walk",
@@ -110,7 +111,27 @@ def backup(path: list[TreeNode], first_win: int | None, baselines: dict[TreeNode
 PYTHON_WALK: tuple[DescendFn, SelectFn, BackupFn] = (descend, select_ucb1, backup)
 """The pure-Python walk (descend, select, backup): the reference, and the fallback without the extension."""
 
-def walk() -> tuple[DescendFn, SelectFn, BackupFn]:
-    """The walk a search uses now: the compiled one when :mod:`treelab.fastpath` has it, else :data:`PYTHON_WALK`."""
-    fast = fastpath.compiled
-    return (fast.descend, fast.select, fast.backup) if fast is not None else PYTHON_WALK
+def walk(select: SelectFn | None = None) -> tuple[DescendFn, SelectFn, BackupFn]:
+    """The walk (descend, select, backup) a search uses with the selection hook ``select``.
+
+    None (UCB1): the compiled walk when :mod:`treelab.fastpath` has it, else
+    :data:`PYTHON_WALK`. A hook of one's own is walked in Python.
+    """
+    if select is None or select is select_ucb1:
+        fast = fastpath.compiled
+        return (fast.descend, fast.select, fast.backup) if fast is not None else PYTHON_WALK
+    return descend_by(select), select, backup
+
+
+def descend_by(select: SelectFn) -> DescendFn:
+    """:func:`descend` with another selection function."""
+
+    def descend_with(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_moves: int) -> TreeNode:
+        while True:
+            kids = getattr(node, KIDS_SLOT, None)
+            if kids is None or len(kids) < max_moves:
+                return node
+            node = select(node, c, solver)
+            path.append(node)
+
+    return descend_with

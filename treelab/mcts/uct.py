@@ -25,7 +25,7 @@ from ..nodes import KIDS_SLOT
 from ..tree import SQRT2, Counts, Moves, Tree, TreeNode
 from .config import MAX_NEW_NODES, node_cap_for
 from .policies import PlayoutFn, find_playout, make_rng, random_playout
-from .selection import walk
+from .selection import SelectFn, walk
 from .solver import propagate, prove_terminal, replayed_legal_count
 
 __all__ = ["Limit", "search"]
@@ -60,6 +60,7 @@ def search(
     rng: random.Random | int | None = None,
     should_stop: Callable[[], bool] | None = None,
     max_new_nodes: int = MAX_NEW_NODES,
+    select: SelectFn | None = None,
 ) -> int:
     """Run UCT simulations from the position ``moves`` of ``tree``; returns how many ran.
 
@@ -75,9 +76,15 @@ def search(
         should_stop: polled every simulation; True ends the search early (Ctrl-C).
         max_new_nodes: the search stops once it has added this many nodes (a memory bound:
             :data:`~treelab.mcts.config.MAX_NEW_NODES`, about 0.4 GB, by default).
+        select: the selection hook (:data:`~treelab.mcts.selection.SelectFn`, as OpenSpiel's
+            ``child_selection_fn``); None: UCB1 (:func:`~treelab.mcts.selection.select_ucb1`),
+            walked in C when the extension is built.
 
-    The tree walk (descend, select, back up) runs in C when ``treelab._speedups``
-    is built (:mod:`treelab.fastpath`), with exactly the Python rule. During the
+    Each simulation runs the four phases in turn: ``select_and_expand`` (the tree
+    policy), ``simulate`` (the default policy) and ``back_up``. With the default
+    selection the tree walk (descend, select, back up) runs in C when
+    ``treelab._speedups`` is built (:mod:`treelab.fastpath`), with exactly the Python rule:
+    the fast path of the same phases. During the
     search the positions of nodes not yet fully expanded are cached (at most
     ``_FRONTIER_CAP``), the nodes above ``moves`` receive their counts when it
     returns (also on an exception), and the cyclic garbage collector is paused.
@@ -99,7 +106,7 @@ def search(
     max_moves = game.num_moves
     baselines = tree.baselines
     add_child = tree.add_child
-    descend, select, backup = walk()
+    descend, pick, backup = walk(select)
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
     node_cap = node_cap_for(tree.size, max_new_nodes)
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
@@ -111,6 +118,59 @@ def search(
     above = prefix[:-1]  # the nodes above ``start``: backed up once, at the end
     first_win = {1: (start.depth + 1) & 1, 2: start.depth & 1, None: None}  # path[i] is at depth start.depth + i
     alternating = game.alternating  # False: the nodes store their movers (treelab.movernode), not the parity
+
+    def select_and_expand(path: list[TreeNode]) -> tuple[TreeNode, State]:
+        """Tree policy: descend by the selection function, then add one untried move (Browne et al. 2012)."""
+        node = descend(start, path, c, solver, max_moves)  # down through fully expanded nodes
+        while True:  # ``node`` may not be fully expanded: look at its position
+            entry = frontier.get(node)
+            if entry is None:
+                entry = frontier[node] = [_replay(start_state, path, move_of), None]
+            state, untried = entry
+            kids = getattr(node, KIDS_SLOT, None)
+            if untried is None:
+                if state.is_terminal:
+                    return node, state
+                untried = state.legal_moves()
+                if kids:
+                    tried = {kid.name for kid in kids}
+                    untried = [m for m in untried if labels[m] not in tried]
+                entry[1] = untried
+            if untried:
+                move = untried.pop(int(rand() * len(untried)))  # in legal order: a cleared entry comes back equal
+                if not untried and len(kids or ()) + 1 == max_moves:
+                    del frontier[node]  # fully expanded from now on
+                node = add_child(node, labels[move], None if alternating else state.to_move)
+                state = state.play(move)
+                if len(frontier) >= _FRONTIER_CAP:
+                    frontier.clear()  # bounded memory: positions met again are replayed
+                frontier[node] = [state, None]
+                path.append(node)
+                return node, state
+            if not kids:  # only a terminal position has no moves at all
+                return node, state
+            node = pick(node, c, solver)  # every legal move tried, fewer than max_moves
+            path.append(node)
+            node = descend(node, path, c, solver, max_moves)
+
+    def simulate(node: TreeNode, state: State, path: list[TreeNode]) -> int | None:
+        """Default policy: the playout's winner; a finished game's result is a fact (and a proof)."""
+        if not state.is_terminal:
+            return play_out(state, rng)
+        winner = state.winner
+        if solver and node.proven is None:
+            node.proven = prove_terminal(node, winner)
+            full = above + path
+            propagate(tree, full, replayed_legal_count(game, full), first=len(full) - 2)
+        return winner
+
+    def back_up(path: list[TreeNode], winner: int | None) -> None:
+        """Backup along the stored path from ``start`` (the nodes above get theirs when the search ends)."""
+        if alternating:
+            backup(path, first_win[winner], baselines)
+        else:
+            _backup_movers(path, winner, baselines)
+
     done = draws = wins_1 = wins_2 = 0
     collecting = gc.isenabled()
     gc.disable()  # the loop makes no garbage cycles; the collector would walk the growing tree over and over
@@ -119,53 +179,9 @@ def search(
             if solver and start.proven is not None:
                 break
             path = [start]
-            # -- selection and expansion (tree policy) --
-            node = descend(start, path, c, solver, max_moves)  # down through fully expanded nodes
-            while True:  # ``node`` may not be fully expanded: look at its position
-                entry = frontier.get(node)
-                if entry is None:
-                    entry = frontier[node] = [_replay(start_state, path, move_of), None]
-                state, untried = entry
-                kids = getattr(node, KIDS_SLOT, None)
-                if untried is None:
-                    if state.is_terminal:
-                        break
-                    untried = state.legal_moves()
-                    if kids:
-                        tried = {kid.name for kid in kids}
-                        untried = [m for m in untried if labels[m] not in tried]
-                    entry[1] = untried
-                if untried:
-                    move = untried.pop(int(rand() * len(untried)))  # in legal order: a cleared entry comes back equal
-                    if not untried and len(kids or ()) + 1 == max_moves:
-                        del frontier[node]  # fully expanded from now on
-                    mover = None if alternating else state.to_move
-                    node = add_child(node, labels[move], mover)
-                    state = state.play(move)
-                    if len(frontier) >= _FRONTIER_CAP:
-                        frontier.clear()  # bounded memory: positions met again are replayed
-                    frontier[node] = [state, None]
-                    path.append(node)
-                    break
-                if not kids:  # only a terminal position has no moves at all
-                    break
-                node = select(node, c, solver)  # every legal move tried, fewer than max_moves
-                path.append(node)
-                node = descend(node, path, c, solver, max_moves)
-            # -- simulation (default policy) from ``state``, the position at ``node`` --
-            if state.is_terminal:
-                winner = state.winner
-                if solver and node.proven is None:
-                    node.proven = prove_terminal(node, winner)
-                    full = above + path
-                    propagate(tree, full, replayed_legal_count(game, full), first=len(full) - 2)
-            else:
-                winner = play_out(state, rng)
-            # -- backup along the whole stored path: ``start`` and below here, above at the end --
-            if alternating:
-                backup(path, first_win[winner], baselines)
-            else:
-                _backup_movers(path, winner, baselines)
+            node, state = select_and_expand(path)
+            winner = simulate(node, state, path)
+            back_up(path, winner)
             if winner is None:
                 draws += 1
             elif winner == 1:
