@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import re
@@ -133,7 +132,7 @@ def test_view_from_database_draws_exactly_the_in_memory_diagram(c4: treelab.Tree
         assert to_dot(tree, counts_below=below, **options) == to_dot(c4, **options), options
         assert tree.size < c4.size / 2  # only the drawn part and its siblings were read
         assert render(db, tmp_path / "x.dot", **options).read_text() == to_dot(c4, **options)
-        assert draw(db, **options).dot == to_dot(c4, **options)
+        assert draw(db, **{"top": None, **options}).dot == to_dot(c4, **options)
 
 
 def test_cut_children_are_summarised(c4: treelab.Tree) -> None:
@@ -194,10 +193,12 @@ def test_a_bare_node_can_be_drawn(c4: treelab.Tree) -> None:
 
 
 def test_missing_dot_says_how_to_install(monkeypatch: pytest.MonkeyPatch, c4: treelab.Tree, tmp_path: Path) -> None:
-    module = importlib.import_module("treelab.view.dot")  # `treelab.render` itself is the function
-    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    empty = tmp_path / "no-graphviz"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # the graphviz package finds no dot and raises ExecutableNotFound
     with pytest.raises(ExecutableNotFoundError, match="install Graphviz"):
         render(c4, tmp_path / "x.svg")
+    assert not (tmp_path / "x.svg").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["no-graphviz"]
     assert isinstance(ExecutableNotFoundError("x"), FileNotFoundError)
     assert render(c4, tmp_path / "x.dot").read_text().startswith("digraph")  # .dot needs no dot
     assert "install Graphviz" in Diagram(c4)._repr_mimebundle_()["text/plain"]
@@ -223,7 +224,25 @@ def test_real_dot_makes_svg_png_and_pdf(c4: treelab.Tree, tmp_path: Path) -> Non
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert 300 < width < 3000 and 150 < height < 1500
+    sharp = render(c4, tmp_path / "t2.png", depth=1, dpi=144).read_bytes()
+    assert int.from_bytes(sharp[16:20], "big") == pytest.approx(2 * width, rel=0.02)  # dpi reaches Graphviz
     assert render(c4, tmp_path / "t.pdf", depth=1).read_bytes()[:5] == b"%PDF-"
+
+
+@needs_dot
+def test_a_tree_or_node_shows_a_bounded_diagram_by_default(c4: treelab.Tree) -> None:
+    from treelab.view.jupyter import DISPLAY_DEPTH, DISPLAY_TOP
+
+    assert c4.size > 300 and len(c4.root.kids) == 7
+    for shown, start in ((c4, c4.root), (c4.find("4"), c4.find("4"))):
+        svg = ET.fromstring(shown._repr_mimebundle_()["image/svg+xml"])
+        ns = {"s": "http://www.w3.org/2000/svg"}
+        ids = [g.get("id") or "" for g in svg.iterfind(".//s:g[@class='node']", ns)]
+        drawn = [i for i in ids if not i.endswith("more")]
+        expected = select(start, depth=DISPLAY_DEPTH, top_k=DISPLAY_TOP)
+        assert len(drawn) == len(expected.nodes) <= 1 + DISPLAY_TOP + DISPLAY_TOP**2
+        assert float((svg.get("width") or "").removesuffix("pt")) < 1100  # fits a notebook's width
+    assert f"top={DISPLAY_TOP}" in repr(draw(c4)) and draw(c4, top=None).options["top"] is None
 
 
 @needs_dot
@@ -240,6 +259,7 @@ def test_jupyter_display(c4: treelab.Tree) -> None:
     row = side_by_side([draw(c4, depth=1), to_svg(c4, path="4", depth=1)], titles=["root", "after 4"])
     html = row._repr_html_()
     assert html.count("<svg") == 2 and "<?xml" not in html and "after 4" in html
+    assert "flex-wrap:wrap" in html and "flex:1 1 0" not in html  # wraps; never squeezed into equal thirds
     with pytest.raises(ValueError, match="1 titles for 2 diagrams"):
         side_by_side([draw(c4), draw(c4)], titles=["one"])
 

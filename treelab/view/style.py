@@ -20,6 +20,7 @@ __all__ = [
     "board_label",
     "edge_width",
     "fmt",
+    "html_text",
     "legend_table",
     "mean_colour",
 ]
@@ -73,6 +74,17 @@ def edge_width(visits: int, total: int, *, thin: float = 0.6, thick: float = 6.0
     return round(thin + (thick - thin) * math.log1p(visits) / math.log1p(total), 2)
 
 
+def html_text(text: str) -> str:
+    """``text`` for an HTML-like Graphviz label, drawn literally: markup escaped, backslashes doubled.
+
+    Graphviz expands ``\\N`` (the node's name), ``\\G`` (the graph's) and the like
+    even inside HTML-like labels, after decoding entities; a doubled backslash is
+    drawn as one. A line break becomes ``<BR/>`` (Graphviz would drop it).
+    """
+    text = escape(text).replace("\\", "\\\\")
+    return text.replace("\r\n", "<BR/>").replace("\n", "<BR/>").replace("\r", "<BR/>")
+
+
 def fmt(x: float, digits: int = 3) -> str:
     """A fixed-point number for labels; ``∞`` for +inf (an unvisited child's UCB1)."""
     if math.isinf(x):
@@ -90,9 +102,9 @@ def board_label(game: Game, state: State, title: str) -> str:
     """
     grid = state.grid()
     if grid is None:
-        text = "<BR/>".join(escape(line) for line in state.board().split("\n"))
-        return (f'<TABLE BORDER="0"><TR><TD COLSPAN="1"><B>{escape(title)}</B></TD></TR>'  # a monospace text board
-                f'<TR><TD><FONT FACE="monospace">{text}</FONT></TD></TR></TABLE>')
+        text = "<BR/>".join(html_text(line) for line in state.board().split("\n"))
+        head = f'<TR><TD COLSPAN="1"><B>{html_text(title)}</B></TD></TR>'
+        return f'<TABLE BORDER="0">{head}<TR><TD><FONT FACE="monospace">{text}</FONT></TD></TR></TABLE>'  # a text board
     look = game.look
     cols = max((len(row) for row in grid), default=1)
     size = f'WIDTH="{look.cell_size}" HEIGHT="{look.cell_size}" FIXEDSIZE="TRUE"'
@@ -102,17 +114,17 @@ def board_label(game: Game, state: State, title: str) -> str:
         for who in row:
             mark = ""
             if look.marks is not None:
-                text = escape(look.marks[who]) or "&#160;"
+                text = html_text(look.marks[who]) or "&#160;"
                 mark = f'<FONT COLOR="{look.mark_colours[who]}"><B>{text}</B></FONT>'
             cells.append(f'<TD {size} BGCOLOR="{look.fills[who]}">{mark}</TD>')
         rows.append(f"<TR>{''.join(cells)}</TR>")
     if look.footer:
-        numbers = "".join(f'<TD><FONT POINT-SIZE="7" COLOR="#ffffff">{escape(x)}</FONT></TD>' for x in look.footer)
+        numbers = "".join(f'<TD><FONT POINT-SIZE="7" COLOR="#ffffff">{html_text(x)}</FONT></TD>' for x in look.footer)
         rows.append(f"<TR>{numbers}</TR>")
     return (
         f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="{look.cell_padding}" '
         f'BGCOLOR="{look.background}">'
-        f'<TR><TD COLSPAN="{cols}"><FONT COLOR="#ffffff"><B>{escape(title)}</B></FONT></TD></TR>'
+        f'<TR><TD COLSPAN="{cols}"><FONT COLOR="#ffffff"><B>{html_text(title)}</B></FONT></TD></TR>'
         + "".join(rows)
         + "</TABLE>"
     )
