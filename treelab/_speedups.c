@@ -17,6 +17,7 @@
  *
  *      connect4(cur, mask, ply, seed)        -> winner (1 or 2) or None (draw)
  *      connect4_trace(cur, mask, ply, seed)  -> (winner or None, bytes of the columns 1-7 played)
+ *      connect4_decisive(cur, mask, ply, seed) -> winner or None: take a win, else block a loss, else random
  *      tictactoe(x, o, ply, seed)            -> winner (1 or 2) or None (draw)
  *      tictactoe_trace(x, o, ply, seed)      -> (winner or None, bytes of the cells 1-9 played)
  *      connect4_replay(cur, mask, ply, columns: bytes) / tictactoe_replay(x, o, ply, cells: bytes)
@@ -181,6 +182,58 @@ static PyObject *connect4_trace(PyObject *self, PyObject *const *args, Py_ssize_
     return pair_of(winner_object(winner), PyBytes_FromStringAndSize((const char *)trace, length));
 }
 
+/* The empty cells that would complete four of ``p`` (Pascal Pons' compute_winning_position). */
+static inline uint64_t c4_winning_cells(uint64_t p, uint64_t mask) {
+    uint64_t r = (p << 1) & (p << 2) & (p << 3); /* vertical */
+    static const int steps[3] = {H1, H1 - 1, H1 + 1}; /* horizontal, diagonals */
+    for (int k = 0; k < 3; k++) {
+        int d = steps[k];
+        uint64_t t = (p << d) & (p << (2 * d));
+        r |= t & (p << (3 * d));
+        r |= t & (p >> d);
+        t = (p >> d) & (p >> (2 * d));
+        r |= t & (p << d);
+        r |= t & (p >> (3 * d));
+    }
+    return r & (BOARD_BITS ^ mask);
+}
+
+/* Pick uniformly one set bit of ``bits`` (not 0) with the stream in ``seed``. */
+static inline uint64_t pick_bit(uint64_t *seed, uint64_t bits) {
+    int i = pick(seed, popcount64(bits));
+    while (i--) bits &= bits - 1;
+    return bits & (~bits + 1);
+}
+
+/* A decisive playout (Teytaud & Teytaud 2010): take a win, else block a loss, else a random move.
+ * As treelab.decisive_playout: among several blocks, one at random; returns 0, 1 or 2. */
+static int c4_decisive(uint64_t me, uint64_t mask, int ply, uint64_t seed) {
+    uint64_t other = me ^ mask;
+    int player = 1 + (ply & 1);
+    while (ply < CELLS) {
+        uint64_t playable = (mask + BOTTOM_ROW) & BOARD_BITS;
+        if (c4_winning_cells(me, mask) & playable) return player;
+        uint64_t blocks = c4_winning_cells(other, mask) & playable;
+        uint64_t cell = pick_bit(&seed, blocks ? blocks : playable);
+        me |= cell;
+        mask |= cell;
+        if (c4_four(me)) return player; /* not reached: a win would have been taken above */
+        ply++;
+        uint64_t t = me;
+        me = other;
+        other = t;
+        player = 3 - player;
+    }
+    return 0;
+}
+
+static PyObject *connect4_decisive(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    uint64_t cur, mask, seed;
+    int ply;
+    if (c4_args(args, nargs, &cur, &mask, &ply, &seed) < 0) return NULL;
+    return winner_object(c4_decisive(cur, mask, ply, seed));
+}
+
 /* -- tic-tac-toe: cells are bits 0-8, row by row from the top left ---------------------------- */
 
 static const unsigned short TTT_LINES[8] = {0007, 0070, 0700, 0111, 0222, 0444, 0421, 0124};
@@ -333,6 +386,9 @@ static PyMethodDef methods[] = {
      "connect4(cur, mask, ply, seed) -> winner (1, 2) or None: a uniformly random Connect Four game."},
     {"connect4_trace", (PyCFunction)(void (*)(void))connect4_trace, METH_FASTCALL,
      "connect4_trace(cur, mask, ply, seed) -> (winner or None, bytes of the columns 1-7 played)."},
+    {"connect4_decisive", (PyCFunction)(void (*)(void))connect4_decisive, METH_FASTCALL,
+     "connect4_decisive(cur, mask, ply, seed) -> winner (1, 2) or None: a decisive playout (take a win, else "
+     "block a loss, else a random move), as treelab.decisive_playout."},
     {"tictactoe", (PyCFunction)(void (*)(void))tictactoe, METH_FASTCALL,
      "tictactoe(x, o, ply, seed) -> winner (1, 2) or None: a uniformly random tic-tac-toe game."},
     {"tictactoe_trace", (PyCFunction)(void (*)(void))tictactoe_trace, METH_FASTCALL,

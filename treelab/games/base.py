@@ -198,6 +198,10 @@ class Game(ABC):
     """The compiled playout of this game (:mod:`treelab.fastpath`), if it is built:
     ``(*playout_board(state), seed) -> winner``."""
 
+    compiled_decisive: Callable[[int, int, int, int], int | None] | None = None
+    """The compiled :func:`treelab.decisive_playout` of this game, if built: ``(*playout_board(state), seed)
+    -> winner`` (take a win, else block a loss, else a random move)."""
+
     compiled_replay: Callable[[int, int, int, bytes], tuple[int, int, int, int | None]] | None = None
     """The compiled :meth:`State.play_all` of this game, if built: ``(*playout_board(state), moves)
     -> the new state's constructor arguments``."""

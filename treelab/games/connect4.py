@@ -35,6 +35,7 @@ _BOARD = sum(((1 << HEIGHT) - 1) << (_H1 * c) for c in range(WIDTH))  # every ce
 _BOTTOMS = sum(_BOTTOM)
 _COMPILED_PLAYOUT = fastpath.compiled.connect4 if fastpath.compiled is not None else None
 _COMPILED_REPLAY = fastpath.compiled.connect4_replay if fastpath.compiled is not None else None
+_COMPILED_DECISIVE = getattr(fastpath.compiled, "connect4_decisive", None)
 
 C4_LINES: tuple[tuple[int, ...], ...] = (
     (3, 4, 5, 7, 5, 4, 3),
@@ -238,6 +239,7 @@ class ConnectFour(Game):
     """Red (player 1) and yellow (player 2) discs on a blue board, the column numbers below."""
     compiled_playout = _COMPILED_PLAYOUT
     compiled_replay = _COMPILED_REPLAY
+    compiled_decisive = _COMPILED_DECISIVE
 
     def initial(self) -> ConnectFourState:
         return ConnectFourState()

@@ -24,7 +24,7 @@ from ..games import Game, State
 from ..nodes import KIDS_SLOT
 from ..tree import SQRT2, Counts, Moves, Tree, TreeNode
 from .config import MAX_NEW_NODES, node_cap_for
-from .policies import PlayoutFn, find_playout, make_rng, random_playout
+from .policies import PlayoutFn, decisive_playout, find_playout, make_rng, random_playout
 from .selection import SelectFn, walk
 from .solver import propagate, prove_terminal, replayed_legal_count
 
@@ -100,6 +100,8 @@ def search(
     game = tree.game
     if play_out is random_playout:
         play_out = _direct_playout(game, rng)
+    elif play_out is decisive_playout and game.compiled_decisive is not None:
+        play_out = _direct_playout(game, rng, game.compiled_decisive)
     labels = [game.label(m) for m in range(game.num_moves + 1)]
     move_of = {label: m for m, label in enumerate(labels)}
     rand = rng.random
@@ -208,9 +210,9 @@ def search(
     return done
 
 
-def _direct_playout(game: Game, rng: random.Random) -> PlayoutFn:
-    """``game.playout`` without its checks (the search only plays out live positions), same stream."""
-    compiled, board = game.compiled_playout, game.playout_board
+def _direct_playout(game: Game, rng: random.Random, compiled: Any = None) -> PlayoutFn:
+    """``game.playout`` (or ``compiled``) without its checks (the search only plays out live positions)."""
+    compiled, board = compiled or game.compiled_playout, game.playout_board
     if compiled is None:
         return game.playout
     bits = rng.getrandbits
