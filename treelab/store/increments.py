@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..errors import GameMismatchError, ProofConflictError, StoreError
 from ..nodes import PARENT_SLOT, Proof, TreeNode
@@ -44,7 +45,13 @@ COUNTS: tuple[str, ...] = tuple(sorted(slot for slot in TreeNode.__slots__ if sl
 SOURCES = "game_sources"
 """The table saying where each game of a merged or parallel-trained tree came from."""
 
+_VISIT, _WIN, _DRAW = (COUNTS.index(slot) for slot in ("nb_visit", "nb_win", "nb_draw"))
+_OTHERS = [(k, slot) for k, slot in enumerate(COUNTS) if slot not in ("nb_visit", "nb_win", "nb_draw")]
+"""Count slots beyond the three every node has (added generically)."""
 _DEPTH = attrgetter("depth")
+_ID = attrgetter("node_id")
+_NAME = attrgetter("name")
+_PROVEN = attrgetter("proven")
 _COUNTS = attrgetter(*COUNTS)
 
 
@@ -97,48 +104,48 @@ def add(tree: Tree, inc: Increment) -> int:
     """
     if not len(inc):
         return 0
-    nodes: list[TreeNode | None] = [tree.root]
-    _check_proof(tree.root, inc.proven[0])
+    parents, labels, proven = inc.parents, inc.labels, inc.proven
+    nodes: list[Any] = [tree.root]
+    _check_proof(tree.root, proven[0])
     for i in range(1, len(inc)):  # look up only (no change) and check the proofs first
-        parent = nodes[inc.parents[i]]
-        node = parent.child(inc.labels[i]) if parent is not None else None
+        parent = nodes[parents[i]]
+        node = parent.child(labels[i]) if parent is not None else None  # below a new node: new
         nodes.append(node)
-        if node is not None:
-            _check_proof(node, inc.proven[i])
+        if node is not None and proven[i] is not None:
+            _check_proof(node, proven[i])
     created = 0
     mark = tree.mark_dirty
     add_child = tree.add_child
-    for i, (amounts, proof) in enumerate(zip(inc.counts, inc.proven, strict=True)):
+    visit, win, draw = _VISIT, _WIN, _DRAW
+    for i, amounts in enumerate(inc.counts):
         node = nodes[i]
         if node is None:
-            parent = nodes[inc.parents[i]]
-            assert parent is not None
-            node = nodes[i] = add_child(parent, inc.labels[i])
+            node = nodes[i] = add_child(nodes[parents[i]], labels[i])
             created += 1
         mark(node)  # before its counts change: the next save writes the increments since
-        for slot, amount in zip(COUNTS, amounts, strict=True):
-            if amount:
-                setattr(node, slot, getattr(node, slot) + amount)
-        if proof is not None:
-            node.proven = Proof.of(proof)
+        node.nb_visit += amounts[visit]
+        node.nb_win += amounts[win]
+        node.nb_draw += amounts[draw]
+        for k, slot in _OTHERS:
+            if amounts[k]:
+                setattr(node, slot, getattr(node, slot) + amounts[k])
+        if proven[i] is not None:
+            node.proven = Proof.of(proven[i])
     return created
 
 
 class Baseline:
     """What a growing tree has already handed on, so :meth:`take` returns only what it gained since.
 
-    Counts are kept per ``node_id`` in flat arrays (24 bytes a node), filled
+    Counts are kept per ``node_id`` in one numpy array (8 bytes a count a node), filled
     from the tree when made: make one right after loading a snapshot.
     """
 
     def __init__(self, tree: Tree) -> None:
         self.tree = tree
-        size = tree.next_id
-        self._base = [array("q", bytes(8 * size)) for _ in COUNTS]
+        self._base = np.zeros((tree.next_id, len(COUNTS)), dtype=np.int64)
         for node in tree:
-            nid = node.node_id
-            for column, value in zip(self._base, _COUNTS(node), strict=True):
-                column[nid] = value
+            self._base[node.node_id] = _COUNTS(node)
         tree.forget_changes()
 
     def take(self) -> Increment:
@@ -158,23 +165,18 @@ class Baseline:
                 changed.add(parent)
                 parent = getattr(parent, PARENT_SLOT, None)
         order = sorted(changed, key=_DEPTH)
-        where = {node: i for i, node in enumerate(order)}
-        grow = tree.next_id - len(self._base[0])
-        if grow > 0:
-            for column in self._base:
-                column.frombytes(bytes(8 * grow))
-        parents, labels, counts, proven = [], [], [], []
-        base = self._base
-        for node in order:
-            parent = getattr(node, PARENT_SLOT, None)
-            parents.append(-1 if parent is None else where[parent])
-            labels.append(node.name)
-            nid = node.node_id
-            now = _COUNTS(node)
-            counts.append(tuple(value - column[nid] for value, column in zip(now, base, strict=True)))
-            for value, column in zip(now, base, strict=True):
-                column[nid] = value
-            proven.append(None if node.proven is None else int(node.proven))
+        where: dict[Any, int] = {node: i for i, node in enumerate(order)}
+        if tree.next_id > len(self._base):  # room for the new nodes' ids, doubling
+            grown = np.zeros((max(tree.next_id, 2 * len(self._base)), len(COUNTS)), dtype=np.int64)
+            grown[: len(self._base)] = self._base
+            self._base = grown
+        ids = np.fromiter(map(_ID, order), dtype=np.int64, count=len(order))
+        now = np.array(list(map(_COUNTS, order)), dtype=np.int64).reshape(len(order), len(COUNTS))
+        counts = list(map(tuple, (now - self._base[ids]).tolist()))
+        self._base[ids] = now
+        parents = [where.get(getattr(node, PARENT_SLOT, None), -1) for node in order]
+        labels = list(map(_NAME, order))
+        proven = [None if p is None else int(p) for p in map(_PROVEN, order)]
         tree.forget_changes()
         return Increment(parents, labels, counts, proven)
 
