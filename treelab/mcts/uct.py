@@ -210,15 +210,17 @@ def search(
     return done
 
 
-def _direct_playout(game: Game, rng: random.Random, compiled: Any = None) -> PlayoutFn:
+def _direct_playout(
+    game: Game, rng: random.Random, compiled: Callable[[int, int, int, int], int | None] | None = None
+) -> PlayoutFn:
     """``game.playout`` (or ``compiled``) without its checks (the search only plays out live positions)."""
-    compiled, board = compiled or game.compiled_playout, game.playout_board
-    if compiled is None:
+    run, board = compiled or game.compiled_playout, game.playout_board
+    if run is None:
         return game.playout
     bits = rng.getrandbits
 
     def play_out(state: State, _rng: random.Random) -> int | None:
-        return compiled(*board(state), bits(64))
+        return run(*board(state), bits(64))
 
     return play_out
 
