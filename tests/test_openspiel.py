@@ -294,3 +294,12 @@ def test_a_double_move_position_reports_the_player_to_move_everywhere(tmp_path: 
     for child in page["children"]:  # OpenSpiel's action strings beside the ids, links joined by commas
         assert child["action"] == game.action_text(state, int(child["move"]))
         assert child["path"] == f"{notation},{child['move']}"
+
+
+def test_a_human_plays_an_openspiel_game_by_action_string_or_id() -> None:
+    typed = "x(0,0)\n" + "".join(f"{a}\n" for a in range(9))  # an action string, then ids until one is legal
+    played = run("play", "openspiel:tic_tac_toe", "--iterations", "30", "--seed", "1", input=typed)
+    assert played.exit_code == 0, played.output
+    assert "legal: 0 x(0,0), 1 x(0,1)" in played.output  # the legal actions listed with their strings
+    assert "x.." in played.output.split("AI plays")[0]  # "x(0,0)" was played: the top-left cell is x
+    assert any(end in played.output for end in ("you win", "the AI wins", "draw"))
