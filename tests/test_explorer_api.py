@@ -286,3 +286,38 @@ def test_a_tictactoe_board_with_its_moves(tmp_path: Path) -> None:
     cells = {m: (int(m) - 1) // 3 * 3 + (int(m) - 1) % 3 for m in "2346789"}
     assert {m: rc[0] * 3 + rc[1] for m, rc in board["targets"].items()} == cells
     assert {k["move"] for k in data["children"]} <= set(board["targets"])
+
+
+def test_an_openspiel_tree_by_action_ids_with_action_strings(tmp_path: Path) -> None:
+    db = tmp_path / "os.db"
+    treelab.train("openspiel:tic_tac_toe", db, games=2, iterations=40, seed=1, progress=False)
+    with serving(str(db)) as srv:
+        status, root = srv.json("/api/node?path=")
+        assert status == 200 and root["game"] == "openspiel:tic_tac_toe" and root["board"]["kind"] == "text"
+        first = root["children"][0]
+        assert first["path"] == first["move"] and first["action"].startswith("x(")
+        status, node = srv.json(f"/api/node?path={first['path']}")
+        assert status == 200 and node["path"] == first["move"]
+        for k in node["children"]:
+            assert k["path"] == f"{first['move']},{k['move']}" and k["action"].startswith("o(")
+        line = root["principal_variation"]
+        assert root["pv_paths"] == [",".join(line[:i + 1]) for i in range(len(line))]
+        status, _, body = srv.get(f"/api/subtree.svg?path={first['path']}&depth=1")
+        assert status == 200 and f'<g id="{first["move"]}" class="node">'.encode() in body
+
+
+def test_explore_an_in_memory_tree_leaves_it_untouched() -> None:
+    tree = treelab.Tree("tictactoe")
+    treelab.search(tree, "", limit=treelab.Limit(iterations=400), rng=3)
+    unsaved, size = tree.unsaved, len(tree)
+    view = treelab.explore(tree, path="5")
+    try:
+        assert view.url.startswith("http://127.0.0.1:") and 'src="http://127.0.0.1:' in view._repr_html_()
+        node = view.api("node", path="5")
+        here = tree.find("5")
+        assert node["nb_visit"] == here.nb_visit
+        assert {k["move"]: k["nb_visit"] for k in node["children"]} == {k.name: k.nb_visit for k in here.kids}
+        assert view.api("info")["nodes"] == size
+    finally:
+        view.stop()
+    assert (tree.unsaved, len(tree)) == (unsaved, size)

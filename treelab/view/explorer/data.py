@@ -94,14 +94,18 @@ class TreeFile:
     # -- answers --------------------------------------------------------------
     def info(self) -> dict[str, Any]:
         """The tree's size and last training game; ``version`` changes whenever a save commits."""
-        with reading(self.path) as (conn, _):
+        with reading(self.path) as (conn, meta):
             root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
-            last_node = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
             games, last_game = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM games").fetchone()
+            try:  # the store keeps the nodes per depth in meta, written by every save
+                nodes = sum(json.loads(meta["depth_counts"]))
+            except (KeyError, ValueError, TypeError):
+                nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
         visits = root[0] if root else 0
+        stamp = f"{meta.get('generation', '')}:{meta.get('saved_at', '')}"
         return {
-            "db": self.name, "game": self.game.name, "c": self.c, "nodes": last_node, "games": games,
-            "last_game": last_game, "root_visits": visits, "version": f"{visits}:{last_game}:{last_node}",
+            "db": self.name, "game": self.game.name, "c": self.c, "nodes": nodes, "games": games,
+            "last_game": last_game, "root_visits": visits, "version": f"{stamp}:{visits}:{last_game}:{nodes}",
         }
 
     def node(self, path: str, replay: Replay | None = None) -> dict[str, Any]:
