@@ -1,4 +1,4 @@
-"""Connect Four simulations per second: treelab's UCT against OpenSpiel's Python MCTSBot.
+"""Connect Four simulations per second: treelab's UCT against OpenSpiel's MCTSBot (Python, and C++ in-process).
 
 Both search the empty board with the same number of simulations: OpenSpiel's
 ``MCTSBot`` (``uct_c = sqrt(2)`` on [-1, 1] returns, ``RandomRolloutEvaluator(n_rollouts=1)``,
@@ -71,6 +71,19 @@ def time_openspiel(simulations: int, seed: int) -> float:
     return time.perf_counter() - started
 
 
+def time_openspiel_cpp(simulations: int, seed: int) -> float:
+    """OpenSpiel's C++ ``MCTSBot`` (``pyspiel.MCTSBot``, one-rollout ``RandomRolloutEvaluator``), same settings."""
+    import pyspiel
+
+    game = pyspiel.load_game("connect_four")
+    evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+    bot = pyspiel.MCTSBot(game, evaluator, 2**0.5, simulations, 1000, False, seed + 1, False)
+    state = game.new_initial_state()
+    started = time.perf_counter()
+    bot.step(state)
+    return time.perf_counter() - started
+
+
 def time_treelab(simulations: int, seed: int) -> float:
     import treelab
 
@@ -83,25 +96,27 @@ def time_treelab(simulations: int, seed: int) -> float:
 
 def in_process(simulations: int, rounds: int) -> float:
     """The in-process mode; returns the median ratio (treelab's speed over OpenSpiel's)."""
-    ratios, ours, theirs = [], [], []
-    time_treelab(200, 0), time_openspiel(200, 0)  # warm up imports
+    ratios, ours, theirs, cpp, cpp_ratios = [], [], [], [], []
+    time_treelab(200, 0), time_openspiel(200, 0), time_openspiel_cpp(200, 0)  # warm up imports
     exec(_DESCRIBE, {})
     print(f"in-process, {simulations:,} simulations from the empty board")
-    print(f"{'round':>5} {'openspiel sims/s':>17} {'treelab sims/s':>15} {'ratio':>6}")
+    print(f"{'round':>5} {'openspiel sims/s':>17} {'openspiel C++':>14} {'treelab sims/s':>15} {'ratio':>6} "
+          f"{'vs C++':>7}")
     for r in range(rounds):
-        if r % 2 == 0:
-            t_os = time_openspiel(simulations, r)
-            t_tl = time_treelab(simulations, r)
-        else:
-            t_tl = time_treelab(simulations, r)
-            t_os = time_openspiel(simulations, r)
+        order = [time_openspiel, time_openspiel_cpp, time_treelab]
+        times = {f: f(simulations, r) for f in (order if r % 2 == 0 else order[::-1])}
+        t_os, t_cpp, t_tl = times[time_openspiel], times[time_openspiel_cpp], times[time_treelab]
         theirs.append(simulations / t_os)
+        cpp.append(simulations / t_cpp)
         ours.append(simulations / t_tl)
         ratios.append(t_os / t_tl)
-        print(f"{r + 1:>5} {theirs[-1]:>17,.0f} {ours[-1]:>15,.0f} {ratios[-1]:>6.2f}")
+        cpp_ratios.append(t_cpp / t_tl)
+        print(f"{r + 1:>5} {theirs[-1]:>17,.0f} {cpp[-1]:>14,.0f} {ours[-1]:>15,.0f} {ratios[-1]:>6.2f} "
+              f"{cpp_ratios[-1]:>7.2f}")
     ratio = statistics.median(ratios)
-    print(f"median: openspiel {statistics.median(theirs):,.0f} sims/s, treelab {statistics.median(ours):,.0f} "
-          f"sims/s, treelab is {ratio:.2f}x faster")
+    print(f"median: openspiel {statistics.median(theirs):,.0f} sims/s, openspiel C++ {statistics.median(cpp):,.0f} "
+          f"sims/s, treelab {statistics.median(ours):,.0f} sims/s: treelab is {ratio:.2f}x the Python bot, "
+          f"{statistics.median(cpp_ratios):.2f}x the C++ bot")
     return ratio
 
 
