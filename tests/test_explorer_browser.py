@@ -19,10 +19,9 @@ from typing import Any
 
 import pytest
 from explorer_helpers import ROOT, SAMPLE_C4, Server, children_in_db, copy_db, serving
+from playwright import sync_api  # the dev group (make setup): no skip, a missing browser stack fails
 
 import treelab
-
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev group: run make setup")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
