@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import treelab
+from treelab.mcts.choice import best_child
 from treelab.play.players import MCTSPlayer
 from treelab.store import bulk  # the rows a first save writes, so both sides insert identical rows
 
@@ -161,7 +162,7 @@ def main() -> None:
 
     node = tree.root
     while node.nb_visit > 2000 and node.kids:
-        node = node.most_visited()
+        node = best_child(node)
     path = "".join(node.moves)
     parts = [fresh("partial", str(db), path, "3") for _ in range(args.rounds)]
     t_part = statistics.median(x["seconds"] for x in parts)

@@ -61,7 +61,8 @@ def test_compiled_rows_match_the_python_reference(grown: treelab.Tree) -> None:
     for (start, stop, first), width in itertools.product(spans, [1, 3, 50]):
         flat = c.rows(nodes, parents, start, stop, first, width)
         assert flat == bulk._rows(nodes, parents, start, stop, first, width)
-        assert [len(t) for t in flat[:-1]] == [9 * width] * (len(flat) - 1) and 0 < len(flat[-1]) <= 9 * width
+        size = bulk.ROW * width
+        assert [len(t) for t in flat[:-1]] == [size] * (len(flat) - 1) and 0 < len(flat[-1]) <= size
     root_row = c.rows(nodes, parents, 0, 1, 1, 1)[0]
     assert root_row[:4] == (1, None, "root", 0) and root_row[4] == grown.root.nb_visit
 

@@ -14,6 +14,7 @@ from recorded import grow
 
 import treelab
 from treelab.errors import ExecutableNotFoundError, PathNotFoundError, RenderError, TooLargeError
+from treelab.mcts.choice import best_child
 from treelab.view.dot import render, run_dot, to_dot, to_svg
 from treelab.view.jupyter import Diagram, draw, side_by_side
 from treelab.view.loading import load_view
@@ -152,7 +153,7 @@ def test_proofs_pv_and_board_are_marked(c4: treelab.Tree, ttt: treelab.Tree) -> 
     line4 = next(line for line in text.splitlines() if line.startswith('  "4" ['))
     assert "proven win" in line4 and "peripheries=2" in line4
     assert "proven loss" in next(line for line in text.splitlines() if line.startswith('  "4/4" ['))
-    pv = c4.root.most_visited()
+    pv = best_child(c4.root)
     assert pv is not None
     assert 'color="#e66101"' in next(line for line in text.splitlines() if line.startswith(f'  "root" -> "{pv.name}"'))
     root = next(line for line in text.splitlines() if line.startswith('  "root" ['))

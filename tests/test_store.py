@@ -184,7 +184,7 @@ def test_schema(saved: tuple[Tree, Path]) -> None:
     tree, db = saved
     conn = sqlite3.connect(db)
     meta = dict(conn.execute("SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "1" and meta["game"] == "connect4"
+    assert meta["schema_version"] == str(schema.SCHEMA_VERSION) and meta["game"] == "connect4"
     assert float(meta["c"]) == tree.c and meta["treelab_version"]
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     columns = {row[1]: (row[2], row[3], row[5]) for row in conn.execute("PRAGMA table_info(nodes)")}
@@ -247,7 +247,7 @@ def test_info(saved: tuple[Tree, Path]) -> None:
     facts = info(db)
     assert facts["game"] == "connect4" and facts["nodes"] == tree.size and facts["games"] == 60
     assert facts["simulations"] == tree.root.nb_visit == 60 and facts["max_depth"] == tree.max_depth
-    assert facts["schema_version"] == 1 and facts["c"] == pytest.approx(tree.c)
+    assert facts["schema_version"] == schema.SCHEMA_VERSION and facts["c"] == pytest.approx(tree.c)
     assert facts["size_bytes"] >= db.stat().st_size > 0 and facts["treelab_version"]
 
 
@@ -413,7 +413,7 @@ def test_newer_schema(saved: tuple[Tree, Path]) -> None:
     conn.close()
     loaded_before = files(db.parent)
     for call in (lambda: load(db), lambda: info(db)):
-        with pytest.raises(SchemaVersionError, match="schema version 99, newer than 1"):
+        with pytest.raises(SchemaVersionError, match=f"schema version 99, newer than {schema.SCHEMA_VERSION}"):
             call()
     with pytest.raises(SchemaVersionError):
         save(Tree("connect4"), db)
@@ -450,8 +450,8 @@ def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.M
     def add_note(database: Any) -> None:
         database.table("nodes").add_column("note", str)
 
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, (2, add_note)])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, (3, add_note)])
     fresh = Tree("connect4")
     save(fresh, db.parent / "fresh.db")  # a new file gets every step
     assert "note" in {row[1] for row in sqlite3.connect(db.parent / "fresh.db").execute("PRAGMA table_info(nodes)")}
@@ -459,7 +459,7 @@ def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.M
     tree.record("1", winner=1)
     save(tree, db)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
         assert "note" in {row[1] for row in conn.execute("PRAGMA table_info(nodes)")}
     conn.close()
     assert load(db).root.nb_visit == 61
@@ -563,13 +563,14 @@ def test_compiled_and_python_loads_build_the_same_tree(
 def test_compiled_loader_refuses_bad_rows() -> None:
     build = fastpath.compiled.build  # type: ignore[union-attr]
     with pytest.raises(KeyError):  # a parent that was not built first
-        build(TreeNode, [(2, 1, "4", 1, 0, 0, None, None, 0)], [None] * 3, [], {}, set())
-    with pytest.raises(TypeError, match="9-tuple"):
+        build(TreeNode, [(2, 1, "4", 1, 0, 0, None, None, 1, 0)], [None] * 3, [], {}, set())
+    with pytest.raises(TypeError, match="10-tuple"):
         build(TreeNode, [(1, None, "root")], [None] * 2, [], {}, set())
     nodes: list[Any] = [None] * 4
     counts: list[int] = []
-    build(TreeNode, [(1, None, "root", 3, 1, 1, None, None, 0), (2, 1, "4", 2, 1, 0, 1, 7, 1),
-                     (3, 1, "3", 1, 0, 1, None, 7, 0)], nodes, counts, {}, cut := set())
+    build(TreeNode, [(1, None, "root", 3, 1, 1, None, None, 0, 0), (2, 1, "4", 2, 1, 0, 1, 7, 2, 1),
+                     (3, 1, "3", 1, 0, 1, None, 7, 1, 0)], nodes, counts, {}, cut := set())
     root = nodes[1]
     assert counts == [1, 2] and [k.name for k in root.kids] == ["4", "3"] and cut == {nodes[2]}
     assert nodes[2].depth == 1 and nodes[2].proven == 1 and nodes[2].created_game is nodes[3].created_game
+    assert [nodes[i].nb_select for i in (1, 2, 3)] == [0, 2, 1]

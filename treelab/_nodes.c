@@ -1,7 +1,7 @@
 /* treelab._speedups, part 2: TreeNode slots and the UCT tree walk of treelab.search.
  *
  * ``descend``, ``select`` and ``backup`` do exactly what the Python loop of
- * treelab/search.py does with the nodes' ``nb_visit``/``nb_win``/``nb_draw``/``proven`` slots.
+ * treelab/mcts/uct.py does with the nodes' ``nb_visit``/``nb_win``/``nb_draw``/``nb_select``/``proven`` slots.
  */
 #include "_speedups.h"
 
@@ -22,11 +22,11 @@
 
 static const char *FIELD_NAMES[N_FIELDS] = {
     "_LightNodeMixin__children", "nb_visit", "nb_win", "nb_draw", "proven",
-    "_LightNodeMixin__parent", "node_id", "name", "depth", "created_game",
+    "_LightNodeMixin__parent", "node_id", "name", "depth", "created_game", "nb_select",
 };
 static PyObject *one;                       /* the int 1 */
 static PyObject *zero;                      /* the int 0 */
-static PyObject *zero_counts;               /* (0, 0, 0): the baseline of every unvisited node */
+static PyObject *zero_counts;               /* (0, 0, 0, 0): the baseline of every unvisited node */
 static PyObject *field_names[N_FIELDS];     /* interned */
 static PyTypeObject *layout_type = NULL;    /* the class the offsets belong to (a strong reference) */
 static Py_ssize_t layout_offset[N_FIELDS];  /* slot offsets for layout_type, -1: use getattr */
@@ -124,7 +124,7 @@ int nodes_init(void) {
     }
     one = PyLong_FromLong(1);
     zero = PyLong_FromLong(0);
-    zero_counts = zero != NULL ? PyTuple_Pack(3, zero, zero, zero) : NULL;
+    zero_counts = zero != NULL ? PyTuple_Pack(4, zero, zero, zero, zero) : NULL;
     return one == NULL || zero_counts == NULL ? -1 : 0;
 }
 
@@ -271,36 +271,39 @@ PyObject *descend(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
 }
 
-/* The baseline of node: (nb_visit, nb_win, nb_draw) as they are now, into baselines unless the node
- * is there already (its counts as of the last save). A new reference to the shared zero tuple
- * for an unvisited node, so the many new nodes of a search cost no tuple each. 0, or -1. */
+/* The baseline of node: (nb_visit, nb_win, nb_draw, nb_select) as they are now, into baselines unless
+ * the node is there already (its counts as of the last save). A new reference to the shared zero
+ * tuple for an unvisited node, so the many new nodes of a search cost no tuple each. 0, or -1. */
 static int note_baseline(PyObject *baselines, PyObject *node) {
     PyObject *have = PyDict_GetItemWithError(baselines, node);
     if (have != NULL) return 0;
     if (PyErr_Occurred()) return -1;
     PyObject *v = get_field(node, F_VISIT), *w = v ? get_field(node, F_WIN) : NULL, *d = w ? get_field(node, F_DRAW) : NULL;
+    PyObject *s = d ? get_field(node, F_SELECT) : NULL;
     PyObject *counts = NULL;
-    if (d != NULL) {
-        if (v == zero && w == zero && d == zero) { /* the int 0 is one shared object */
+    if (s != NULL) {
+        if (v == zero && w == zero && d == zero && s == zero) { /* the int 0 is one shared object */
             Py_INCREF(zero_counts);
             counts = zero_counts;
         } else {
-            counts = PyTuple_Pack(3, v, w, d);
+            counts = PyTuple_Pack(4, v, w, d, s);
         }
     }
     Py_XDECREF(v);
     Py_XDECREF(w);
     Py_XDECREF(d);
+    Py_XDECREF(s);
     if (counts == NULL) return -1;
     int status = PyDict_SetItem(baselines, node, counts);
     Py_DECREF(counts);
     return status;
 }
 
-/* backup(path, first_win[, baselines]) -> None: nb_visit += 1 on every node of path; then nb_draw += 1
- * on every node if first_win is None (a draw), else nb_win += 1 on path[first_win::2]. With
- * baselines (a dict, Tree.baselines), each node's counts before its first change since the last
- * save are recorded there first, as treelab.mcts.selection.backup does. */
+/* backup(path, first_win[, baselines]) -> None: nb_visit += 1 on every node of path and nb_select += 1
+ * on path[1:] (the nodes this search selected); then nb_draw += 1 on every node if first_win is None
+ * (a draw), else nb_win += 1 on path[first_win::2]. With baselines (a dict, Tree.baselines), each
+ * node's counts before its first change since the last save are recorded there first, as
+ * treelab.mcts.selection.backup does. */
 PyObject *backup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 2 || nargs > 3 || !PyList_Check(args[0]) || (nargs == 3 && args[2] != Py_None && !PyDict_Check(args[2]))) {
         PyErr_SetString(PyExc_TypeError, "backup(path: list, first_win: int | None, baselines: dict | None = None)");
@@ -323,6 +326,7 @@ PyObject *backup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         Py_INCREF(node);
         int status = baselines != NULL ? note_baseline(baselines, node) : 0;
         if (status == 0) status = increment(node, F_VISIT);
+        if (status == 0 && i > 0) status = increment(node, F_SELECT);
         if (status == 0 && first < 0) status = increment(node, F_DRAW);
         if (status == 0 && first >= 0 && i >= first && (i - first) % 2 == 0) status = increment(node, F_WIN);
         Py_DECREF(node);

@@ -8,7 +8,7 @@
  *
  *   breadth_first(root)                          -> (nodes, parents)
  *   rows(nodes, parents, start, stop, first_id, width)
- *       -> [(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game,   <- row 1
+ *       -> [(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game, nb_select,  <- row 1
  *            id, parent_id, ...), ...]                     <- width rows per tuple, the last maybe fewer
  *   renumber(nodes, first_id)                    -> None
  *
@@ -97,10 +97,11 @@ fail:
     return NULL;
 }
 
-/* Put the 9 values of node's row, numbered id (its parent numbered parent, -1: NULL), into
- * out[at..at+8]; 0, or -1 with an exception. */
+/* Put the ROW_SIZE values of node's row, numbered id (its parent numbered parent, -1: NULL), into
+ * out[at..at+ROW_SIZE-1]; 0, or -1 with an exception. */
+#define ROW_SIZE 10
 static int put_row(PyObject *out, Py_ssize_t at, PyObject *node, long long id, long long parent) {
-    static const int fields[] = {F_NAME, F_DEPTH, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_CREATED};
+    static const int fields[] = {F_NAME, F_DEPTH, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_CREATED, F_SELECT};
     PyObject *value = PyLong_FromLongLong(id);
     if (value == NULL) return -1;
     PyTuple_SET_ITEM(out, at, value);
@@ -111,7 +112,7 @@ static int put_row(PyObject *out, Py_ssize_t at, PyObject *node, long long id, l
         return -1;
     }
     PyTuple_SET_ITEM(out, at + 1, value);
-    for (int f = 0; f < 7; f++) {
+    for (int f = 0; f < ROW_SIZE - 2; f++) {
         if ((value = get_field(node, fields[f])) == NULL) return -1;
         PyTuple_SET_ITEM(out, at + 2 + f, value);
     }
@@ -140,7 +141,7 @@ PyObject *node_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *out = PyList_New((stop - start + width - 1) / width);
     for (Py_ssize_t g = 0; out != NULL && g < PyList_GET_SIZE(out); g++) {
         Py_ssize_t from = start + g * width, to = from + width < stop ? from + width : stop;
-        PyObject *flat = PyTuple_New(9 * (to - from));
+        PyObject *flat = PyTuple_New(ROW_SIZE * (to - from));
         if (flat == NULL) {
             Py_CLEAR(out);
             break;
@@ -153,7 +154,7 @@ PyObject *node_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
                 PREFETCH(ahead + 64);
             }
             int64_t p = parents[i];
-            if (put_row(flat, 9 * (i - from), PyList_GET_ITEM(args[0], i), first + i, p < 0 ? -1 : first + p) < 0) {
+            if (put_row(flat, ROW_SIZE * (i - from), PyList_GET_ITEM(args[0], i), first + i, p < 0 ? -1 : first + p) < 0) {
                 Py_CLEAR(out);
                 break;
             }
@@ -212,14 +213,14 @@ static int store(PyObject *nodes, PyObject *key, PyObject *node) {
     return PyObject_SetItem(nodes, key, node);
 }
 
-/* A new node of cls with the slots id, name, nb_visit, nb_win, nb_draw, proven, created_game set
- * from values[0..6], linked as the last child of parent (NULL: a root), its depth one more than
+/* A new node of cls with the slots id, name, nb_visit, nb_win, nb_draw, proven, created_game, nb_select
+ * set from values[0..7], linked as the last child of parent (NULL: a root), its depth one more than
  * the parent's (written to *depth too). A new reference, NULL with an exception. */
 static PyObject *make_node(PyTypeObject *cls, PyObject *parent, PyObject *const *values, long *depth) {
-    static const int fields[] = {F_ID, F_NAME, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_CREATED};
+    static const int fields[] = {F_ID, F_NAME, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_CREATED, F_SELECT};
     PyObject *value = NULL, *node = cls->tp_alloc(cls, 0);
     if (node == NULL) return NULL;
-    for (int f = 0; f < 7; f++)
+    for (int f = 0; f < 8; f++)
         if (set_field(node, fields[f], values[f]) < 0) goto fail;
     *depth = 0;
     if (parent != NULL) {
@@ -254,11 +255,11 @@ fail:
     return NULL;
 }
 
-/* One node from a row (id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, cut),
- * linked under nodes[parent_id]; *depth gets its depth. A new reference, NULL with an exception. */
+/* One node from a row (id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select,
+ * cut), linked under nodes[parent_id]; *depth gets its depth. A new reference, NULL with an exception. */
 static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyObject *shared, long *depth) {
-    if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 9) {
-        PyErr_SetString(PyExc_TypeError, "build: every row must be a 9-tuple");
+    if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 10) {
+        PyErr_SetString(PyExc_TypeError, "build: every row must be a 10-tuple");
         return NULL;
     }
     PyObject *parent = NULL, *pid = PyTuple_GET_ITEM(row, 1);
@@ -269,8 +270,9 @@ static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyOb
         Py_XDECREF(parent);
         return NULL;
     }
-    PyObject *values[7] = {PyTuple_GET_ITEM(row, 0), PyTuple_GET_ITEM(row, 2), PyTuple_GET_ITEM(row, 3),
-                           PyTuple_GET_ITEM(row, 4), PyTuple_GET_ITEM(row, 5), PyTuple_GET_ITEM(row, 6), one_copy};
+    PyObject *values[8] = {PyTuple_GET_ITEM(row, 0), PyTuple_GET_ITEM(row, 2), PyTuple_GET_ITEM(row, 3),
+                           PyTuple_GET_ITEM(row, 4), PyTuple_GET_ITEM(row, 5), PyTuple_GET_ITEM(row, 6), one_copy,
+                           PyTuple_GET_ITEM(row, 8)};
     PyObject *node = make_node(cls, parent, values, depth);
     Py_XDECREF(parent);
     return node;
@@ -284,7 +286,7 @@ PyObject *new_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     PyObject *zero = PyLong_FromLong(0);
     if (zero == NULL) return NULL;
-    PyObject *values[7] = {args[3], args[2], zero, zero, zero, Py_None, args[4]};
+    PyObject *values[8] = {args[3], args[2], zero, zero, zero, Py_None, args[4], zero};
     long depth;
     PyObject *node = make_node((PyTypeObject *)args[0], args[1], values, &depth);
     Py_DECREF(zero);
@@ -325,7 +327,7 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         long depth = 0;
         PyObject *node = node_of(cls, row, args[2], args[4], &depth);
         status = node == NULL ? -1 : store(args[2], PyTuple_GET_ITEM(row, 0), node);
-        if (status == 0 && PyObject_IsTrue(PyTuple_GET_ITEM(row, 8)) == 1) status = PySet_Add(args[5], node);
+        if (status == 0 && PyObject_IsTrue(PyTuple_GET_ITEM(row, 9)) == 1) status = PySet_Add(args[5], node);
         if (status == 0 && depth < 0) {
             PyErr_Format(PyExc_ValueError, "build: a negative depth (%ld)", depth);
             status = -1;

@@ -404,8 +404,9 @@ static PyMethodDef methods[] = {
     {"descend", (PyCFunction)(void (*)(void))descend, METH_FASTCALL,
      "descend(node, path, c, solver, max_moves) -> the first node with fewer than max_moves children."},
     {"backup", (PyCFunction)(void (*)(void))backup, METH_FASTCALL,
-     "backup(path, first_win, baselines=None) -> None: nb_visit += 1, and nb_draw += 1 (first_win None) or "
-     "nb_win += 1 on path[first_win::2]; each node's counts before its first change recorded in baselines."},
+     "backup(path, first_win, baselines=None) -> None: nb_visit += 1, nb_select += 1 on path[1:], and "
+     "nb_draw += 1 (first_win None) or nb_win += 1 on path[first_win::2]; each node's counts before its first "
+     "change recorded in baselines."},
     {"breadth_first", (PyCFunction)(void (*)(void))breadth_first, METH_FASTCALL,
      "breadth_first(root) -> (nodes, parents): the subtree breadth-first, children in list order, and each "
      "node's parent position as int64 bytes (-1: root)."},
@@ -414,7 +415,7 @@ static PyMethodDef methods[] = {
      "position i numbered first_id + i), width rows per flat tuple."},
     {"build", (PyCFunction)(void (*)(void))build_nodes, METH_FASTCALL,
      "build(cls, rows, nodes, counts, shared, cut) -> None: a TreeNode per row (id, parent_id, move, nb_visit, "
-     "nb_win, nb_draw, proven, created_game, cut), linked under nodes[parent_id], as treelab.bulk.build."},
+     "nb_win, nb_draw, proven, created_game, nb_select, cut), linked under nodes[parent_id], as treelab.bulk.build."},
     {"child", (PyCFunction)(void (*)(void))new_child, METH_FASTCALL,
      "child(cls, parent, name, node_id, created_game) -> a new unvisited node of cls linked as parent's last "
      "child, as TreeNode(name, parent, node_id=..., created_game=...)."},

@@ -12,7 +12,7 @@
 
 /* The TreeNode attributes the compiled code reads or writes (_nodes.c maps them to slot offsets). */
 enum {
-    F_KIDS, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_PARENT, F_ID, F_NAME, F_DEPTH, F_CREATED, N_FIELDS
+    F_KIDS, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_PARENT, F_ID, F_NAME, F_DEPTH, F_CREATED, F_SELECT, N_FIELDS
 };
 
 /* The pair (a, b), taking over both references (either may be NULL: then NULL, the error kept). */

@@ -59,7 +59,7 @@ class MoverTree(Tree):
         baselines = self.baselines
         for node in nodes:
             if node not in baselines:
-                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
+                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
             node.nb_visit += 1
             if winner is None:
                 node.nb_draw += 1

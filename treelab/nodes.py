@@ -114,7 +114,7 @@ def proof_word(value: int | None) -> str | None:
 class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types: its base is Any
     """One stored position, named by the move that leads to it (``'root'`` for the root)."""
 
-    __slots__ = ("created_game", "depth", "name", "nb_draw", "nb_visit", "nb_win", "node_id", "proven")
+    __slots__ = ("created_game", "depth", "name", "nb_draw", "nb_select", "nb_visit", "nb_win", "node_id", "proven")
     separator = "/"
 
     name: str
@@ -127,6 +127,9 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
     """Of those, wins of the player who made the move into this node."""
     nb_draw: int
     """Of those, draws."""
+    nb_select: int
+    """Simulations that *selected* this node at its parent (searches rooted at or above the parent);
+    moves are chosen by it, not by visits that passed through (:mod:`treelab.mcts.choice`)."""
     proven: Proof | None
     """Game-theoretic result for the player who moved here (stored as 1 win, 0 draw, -1 loss), None unknown."""
     node_id: int
@@ -145,9 +148,11 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
         nb_draw: int = 0,
         proven: int | None = None,
         created_game: int | None = None,
+        nb_select: int = 0,
     ) -> None:
         self.name = name
         self.nb_visit = nb_visit
+        self.nb_select = nb_select
         self.nb_win = nb_win
         self.nb_draw = nb_draw
         self.proven = None if proven is None else Proof.of(proven)
@@ -217,14 +222,6 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
             if kid.name == label:
                 return kid
         return None
-
-    def most_visited(self) -> TreeNode | None:
-        """The child with the most visits (ties: the first created), or None for a leaf."""
-        best = None
-        for kid in getattr(self, KIDS_SLOT, _NO_KIDS):
-            if best is None or kid.nb_visit > best.nb_visit:
-                best = kid
-        return best
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Jupyter shows the subtree below this node as an SVG diagram."""

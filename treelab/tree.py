@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SQRT2", "Counts", "Moves", "Tree", "TreeNode"]
 
-Counts = tuple[int, int, int]
-"""A node's ``(nb_visit, nb_win, nb_draw)``."""
+Counts = tuple[int, int, int, int]
+"""A node's ``(nb_visit, nb_win, nb_draw, nb_select)``."""
 
 Moves = str | Iterable[str | int] | None
 """A move sequence: ``"4453"``, ``"4,4,5,3"``, ``"/root/4/4/5/3"``, ``[4, 4, 5, 3]`` or None (root)."""
@@ -37,7 +37,7 @@ _CHILD = fastpath.compiled.child if fastpath.compiled is not None else None
 """The compiled :meth:`Tree.add_child` node maker, if built (a new node with its slots set, linked)."""
 
 
-_ZERO: Counts = (0, 0, 0)
+_ZERO: Counts = (0, 0, 0, 0)
 
 
 def _by_id(item: tuple[TreeNode, Counts]) -> int:
@@ -182,13 +182,19 @@ class Tree:
             nodes.append(node)
         return nodes, state
 
-    def backup(self, nodes: Iterable[TreeNode], winner: int | None) -> None:
-        """Add one simulation with result ``winner`` (1, 2, None = draw) to every node in ``nodes``."""
+    def backup(self, nodes: Iterable[TreeNode], winner: int | None, *, start: int = 0) -> None:
+        """Add one simulation with result ``winner`` (1, 2, None = draw) to every node in ``nodes``.
+
+        ``nodes`` is a stored path from the root; the search started at ``nodes[start]``, so only
+        the nodes after it were selected by this simulation (``nb_select += 1``).
+        """
         baselines = self._baselines
-        for node in nodes:
+        for i, node in enumerate(nodes):
             if node not in baselines:
-                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
+                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
             node.nb_visit += 1
+            if i > start:
+                node.nb_select += 1
             if winner is None:
                 node.nb_draw += 1
             elif winner == (1 if node.depth & 1 else 2):
@@ -227,7 +233,7 @@ class Tree:
         since the last save), so a save can write the increments since.
         """
         if node not in self._baselines:
-            self._baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
+            self._baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
 
     @property
     def baselines(self) -> dict[TreeNode, Counts]:

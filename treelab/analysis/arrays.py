@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..games import find_game
+from ..mcts.choice import best_index
 from ..nodes import PARENT_SLOT, proof_word, ucb1_score
 from ..tree import SQRT2, Moves, Tree, TreeNode
 
@@ -68,6 +69,8 @@ class TreeArrays:
     """``proven`` (1, 0, -1; :data:`NO_PROOF` when unknown)."""
     created: np.ndarray
     """``created_game`` (-1 when unknown)."""
+    selected: np.ndarray
+    """``nb_select`` (simulations that selected the node at its parent: what moves are chosen by)."""
     moves: np.ndarray
     """The move label into each node (object array of str; ``"root"`` for the tree root)."""
     root_depth: int = 0
@@ -97,7 +100,7 @@ class TreeArrays:
             parent_ids = np.fromiter(
                 (-1 if x is start else index[id(getattr(x, PARENT_SLOT))] for x in nodes), np.int64, n
             )
-        table = np.empty((n, 8), dtype=np.int64)
+        table = np.empty((n, 9), dtype=np.int64)
         table[:, 0], table[:, 1] = ids, parent_ids
         table[:, 2] = np.fromiter((x.depth for x in nodes), np.int64, n)
         table[:, 3] = np.fromiter((x.nb_visit for x in nodes), np.int64, n)
@@ -105,6 +108,7 @@ class TreeArrays:
         table[:, 5] = np.fromiter((x.nb_draw for x in nodes), np.int64, n)
         table[:, 6] = np.fromiter((NO_PROOF if x.proven is None else x.proven for x in nodes), np.int64, n)
         table[:, 7] = np.fromiter((-1 if x.created_game is None else x.created_game for x in nodes), np.int64, n)
+        table[:, 8] = np.fromiter((x.nb_select for x in nodes), np.int64, n)
         game = source.game.name if isinstance(source, Tree) else None
         return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game)
 
@@ -122,7 +126,7 @@ class TreeArrays:
         name = os.fspath(db)
         cols = (
             "n.id, coalesce(n.parent_id, -1), n.depth, n.nb_visit, n.nb_win, n.nb_draw, "
-            f"coalesce(n.proven, {NO_PROOF}), coalesce(n.created_game, -1)"
+            f"coalesce(n.proven, {NO_PROOF}), coalesce(n.created_game, -1), n.nb_select"
         )
         with reading(name) as (conn, meta):
             game = find_game(meta["game"])
@@ -141,17 +145,17 @@ class TreeArrays:
                 where, args = "FROM nodes n JOIN sub USING (id) ORDER BY n.id", (top, limit)
             rows = conn.execute(f"{prefix}SELECT {cols} {where}", args).fetchall()
             moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move {where}", args)]
-        table = np.array(rows, dtype=np.int64).reshape(len(rows), 8)
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), 9)
         return cls.from_table(table, moves, top, root_depth, game.name)
 
     @classmethod
     def from_table(
         cls, table: np.ndarray, moves: list[str], root_id: int, root_depth: int, game: str | None = None
     ) -> TreeArrays:
-        """Build from an ``(N, 8)`` integer table and the N move labels, in any order.
+        """Build from an ``(N, 9)`` integer table and the N move labels, in any order.
 
         Columns: id, parent id (-1: none), depth, nb_visit, nb_win, nb_draw,
-        proven (:data:`NO_PROOF` when unknown), created_game (-1: none). Rows
+        proven (:data:`NO_PROOF` when unknown), created_game (-1: none), nb_select. Rows
         are sorted by (depth, id): breadth first, siblings in creation order.
         """
         n = len(table)
@@ -170,6 +174,7 @@ class TreeArrays:
             draws=t[:, 5].copy(),
             proven=t[:, 6].astype(np.int8),
             created=t[:, 7].copy(),
+            selected=t[:, 8].copy(),
             moves=np.array(moves, dtype=object)[order] if n else np.array([], dtype=object),
             root_depth=root_depth,
             game=game,
@@ -215,7 +220,7 @@ class TreeArrays:
         return np.flatnonzero(self.parent == i)
 
     def principal_variation(self) -> list[int]:
-        """Indices along the principal variation (subtree root excluded)."""
+        """Indices along the principal variation (subtree root excluded): :func:`treelab.mcts.choice.best_index`."""
         csr_order = np.argsort(self.parent[1:], kind="stable") + 1
         starts = np.searchsorted(self.parent[csr_order], np.arange(len(self) + 1))
         line, i = [], 0
@@ -223,7 +228,11 @@ class TreeArrays:
             kids = csr_order[starts[i]:starts[i + 1]]
             if not len(kids):
                 break
-            best = int(kids[np.argmax(self.visits[kids])])
+            rows = [(None if p == NO_PROOF else int(p), int(s), int(v))
+                    for p, s, v in zip(self.proven[kids], self.selected[kids], self.visits[kids], strict=True)]
+            at = best_index(rows)
+            assert at is not None
+            best = int(kids[at])
             if self.visits[best] == 0:
                 break
             line.append(best)

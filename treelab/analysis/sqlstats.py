@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..games import find_game
+from ..mcts.choice import best_index
 from ..store.dbfile import reading
 from ..tree import Moves
 from ..view.loading import path_rows
@@ -78,14 +79,15 @@ def _asymmetry(conn: sqlite3.Connection, node_id: int, whole: bool) -> float | N
 
 
 def _pv(conn: sqlite3.Connection, node_id: int) -> tuple[list[str], list[int]]:
-    """The principal variation below the node: most visited child per level (ties: first created)."""
+    """The principal variation below the node: :func:`treelab.mcts.choice.best_index` per level."""
     moves: list[str] = []
     visits: list[int] = []
     while True:
-        row = conn.execute(
-            "SELECT id, move, nb_visit FROM nodes WHERE parent_id = ? ORDER BY nb_visit DESC, id LIMIT 1",
-            (node_id,),
-        ).fetchone()
+        kids = conn.execute(
+            "SELECT id, move, nb_visit, proven, nb_select FROM nodes WHERE parent_id = ? ORDER BY id", (node_id,)
+        ).fetchall()
+        at = best_index([(p, s, v) for _, _, v, p, s in kids])
+        row = None if at is None else kids[at]
         if row is None or row[2] == 0:
             return moves, visits
         node_id = row[0]

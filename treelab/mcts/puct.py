@@ -197,7 +197,7 @@ def puct_search(
         path = list(prefix)
         states = list(prefix_states)
         winner = select_and_expand(path, states)  # simulation: the evaluation at the leaf
-        tree.backup(path, winner)  # back up along the whole stored path from the root
+        tree.backup(path, winner, start=len(prefix) - 1)  # back up along the whole stored path from the root
         done += 1
         if deadline is not None and time.perf_counter() >= deadline:
             break

@@ -91,15 +91,18 @@ def backup(path: list[TreeNode], first_win: int | None, baselines: dict[TreeNode
     """One simulation's result on ``path``: every node visited, a draw everywhere or a win on ``path[first_win::2]``.
 
     With ``baselines`` (:attr:`treelab.tree.Tree.baselines`), each node's counts
-    before its first change since the last save are recorded there first.
+    before its first change since the last save are recorded there first. Every node
+    after ``path[0]`` (where the search started) was selected by it: ``nb_select += 1``.
     ``treelab._speedups.backup`` does exactly this in C.
     """
     if baselines is not None:
         for node in path:
             if node not in baselines:
-                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
+                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
     for node in path:
         node.nb_visit += 1
+    for node in path[1:]:
+        node.nb_select += 1
     if first_win is None:
         for node in path:
             node.nb_draw += 1

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any
 
 from ..nodes import Proof, proof_word
 from ..tree import SQRT2, Moves, Tree, TreeNode
-from .config import CHOICES, check_name
+from .choice import choose_move
 
 __all__ = ["ChildStats", "SearchSummary", "choose_move", "summarize"]
 
@@ -79,40 +78,6 @@ class SearchSummary:
                 for ch in self.children
             ],
         }
-
-
-def choose_move(
-    node: TreeNode,
-    *,
-    how: str = "visits",
-    c: float = SQRT2,
-    temperature: float = 0.0,
-    rng: random.Random | None = None,
-) -> TreeNode | None:
-    """Pick the move to play from ``node``'s children.
-
-    A proven win is always played and proven losses are avoided while other
-    moves remain. Otherwise ``how="visits"`` takes the most visited child
-    (Browne et al.'s "robust child"; with ``temperature > 0`` it samples
-    proportionally to ``visits ** (1 / temperature)`` as in AlphaZero), and
-    ``how="ucb1"`` takes the best UCB1 score, the original persistent-tree rule.
-    """
-    check_name("move choice", how, CHOICES)
-    wins = [k for k in node.kids if k.proven == Proof.WIN]  # proven at creation counts, visited or not
-    if wins:
-        return max(wins, key=lambda k: k.nb_visit)
-    kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
-    if not kids:
-        return None
-    safe = [k for k in kids if k.proven != Proof.LOSS] or kids
-    if how == "ucb1":
-        return max(safe, key=lambda k: k.ucb1(c))
-    if temperature > 0:
-        rng = rng or random.Random()
-        top = max(k.nb_visit for k in safe)
-        weights = [(k.nb_visit / top) ** (1.0 / temperature) for k in safe]
-        return rng.choices(safe, weights=weights)[0]
-    return max(safe, key=lambda k: k.nb_visit)
 
 
 def summarize(

@@ -203,7 +203,7 @@ def search(
         if done:
             for pnode in above:
                 if pnode not in baselines:
-                    baselines[pnode] = (pnode.nb_visit, pnode.nb_win, pnode.nb_draw)
+                    baselines[pnode] = (pnode.nb_visit, pnode.nb_win, pnode.nb_draw, pnode.nb_select)
                 pnode.nb_visit += done
                 pnode.nb_draw += draws
                 pnode.nb_win += wins_1 if pnode.mover == 1 else wins_2
@@ -229,7 +229,7 @@ def _backup_movers(path: list[TreeNode], winner: int | None, baselines: dict[Tre
     """The backup for nodes that store their mover (games whose players need not alternate): a win where it moved."""
     for node in path:
         if node not in baselines:
-            baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw)
+            baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
         node.nb_visit += 1
         if winner is None:
             node.nb_draw += 1

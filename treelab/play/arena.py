@@ -6,9 +6,10 @@ A player spec is ``kind[:key=value,...]`` (``treelab arena --a SPEC``):
 ``random``   a uniformly random legal move
 ``heuristic`` win at once if possible, else block, else random
 ``mc``       pure Monte Carlo: ``playouts=N`` random games per move, ``playout=``
-``uct``      UCT: ``iterations=N``, ``seconds=T``, ``c=C``, ``db=PATH`` (play from a
-             trained tree, grown in memory across the match and never saved back;
-             ``c`` defaults to the tree's), ``playout=random|decisive``,
+``uct``      UCT: ``iterations=N``, ``seconds=T``, ``c=C``, ``db=PATH`` (search on a
+             stored tree: read only, every game starts from the stored tree again;
+             ``learn=1`` saves what it learns after every move; ``c`` defaults to
+             the tree's), ``playout=random|decisive``,
              ``solver=0|1``, ``temperature=TAU``
 ``solver``   UCT with MCTS-Solver (``uct:...,solver=1``), same keys
 ``puct``     PUCT: ``iterations``, ``seconds``, ``c`` (``c_puct``), ``evaluator=rollout|heuristic``,
@@ -39,6 +40,7 @@ from ..mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for
 from ..tree import SQRT2, Tree
 from .openspiel_bot import OpenSpielPlayer
 from .players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
+from .stored import StoredTreePlayer
 
 __all__ = [
     "SPEC_KEYS",
@@ -56,7 +58,7 @@ __all__ = [
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
 
-_SEARCH_KEYS = ("iterations", "seconds", "c", "db", "playout", "solver", "temperature")
+_SEARCH_KEYS = ("iterations", "seconds", "c", "db", "learn", "playout", "solver", "temperature")
 SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "random": (),
     "heuristic": (),
@@ -172,6 +174,17 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
         iterations = 400
     temperature = _number(opts, "temperature", spec, float, 0.0, 0.0)
     tree = _tree_from(opts, spec, the_game)
+    learn = _flag(opts, "learn", spec, False)
+    if learn and tree is None:
+        raise SpecError(f"learn=1 in spec {spec!r} needs a stored tree to learn in: add db=PATH")
+    searcher = _searcher(kind, opts, spec, the_game, tree, iterations, seconds, temperature, playout, name, rng)
+    return searcher if tree is None else StoredTreePlayer(searcher, opts["db"], learn=learn)
+
+
+def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: Tree | None,
+              iterations: int | None, seconds: float | None, temperature: float, playout: str, name: str,
+              rng: random.Random | int | None) -> MCTSPlayer | PUCTPlayer:
+    """The UCT or PUCT player of a spec (its tree, if any, loaded from ``db=``)."""
     if kind in ("uct", "solver"):
         return MCTSPlayer(tree=tree, iterations=iterations, seconds=seconds,
                           c=_number(opts, "c", spec, float, tree.c if tree is not None else SQRT2, 0.0),

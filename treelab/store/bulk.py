@@ -29,7 +29,7 @@ from ..fastpath import compiled
 from ..nodes import KIDS_SLOT
 from ..tree import Tree, TreeNode
 
-__all__ = ["CHUNK", "WIDTH", "breadth_first", "build", "insert", "renumber", "rows", "write"]
+__all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "renumber", "rows", "write"]
 
 WIDTH = 50
 """Rows per ``INSERT ... VALUES (...), (...)`` statement (450 parameters, under every SQLite's limit)."""
@@ -37,11 +37,13 @@ WIDTH = 50
 CHUNK = 1_300 * WIDTH
 """Rows built per ``executemany`` call: bounded memory, few calls."""
 
-_COLUMNS = "id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game"
+_COLUMNS = "id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game, nb_select"
+ROW = 10
+"""Values per ``nodes`` row written."""
 
 
 def _insert(count: int) -> str:
-    return f"INSERT INTO nodes ({_COLUMNS}) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * count)
+    return f"INSERT INTO nodes ({_COLUMNS}) VALUES " + ", ".join(["(" + ", ".join("?" * ROW) + ")"] * count)
 
 
 def _breadth_first(root: TreeNode) -> tuple[list[TreeNode], bytes]:
@@ -65,7 +67,7 @@ def _rows(
         for i in range(group, min(group + width, stop)):
             n, p = nodes[i], where[i]
             flat += (first_id + i, None if p < 0 else first_id + p, n.name, n.depth, n.nb_visit, n.nb_win,
-                     n.nb_draw, n.proven, n.created_game)
+                     n.nb_draw, n.proven, n.created_game, n.nb_select)
         out.append(tuple(flat))
     return out
 
@@ -92,7 +94,7 @@ def rows(
 
     Each tuple holds the values of ``width`` consecutive rows (the last tuple
     maybe fewer), in the column order ``id, parent_id, move, depth, nb_visit,
-    nb_win, nb_draw, proven, created_game``.
+    nb_win, nb_draw, proven, created_game, nb_select``.
     """
     if compiled is not None:
         return compiled.rows(nodes, parents, start, stop, first_id, width)  # type: ignore[no-any-return]
@@ -111,23 +113,23 @@ def write(conn: sqlite3.Connection, nodes: list[TreeNode], parents: bytes, first
     try:
         for start in range(0, len(nodes), CHUNK):
             chunk = rows(nodes, parents, start, start + CHUNK, first_id, WIDTH)
-            tail = chunk.pop() if len(chunk[-1]) != 9 * WIDTH else None
+            tail = chunk.pop() if len(chunk[-1]) != ROW * WIDTH else None
             conn.executemany(many, chunk)
             if tail is not None:
-                conn.execute(_insert(len(tail) // 9), tail)
+                conn.execute(_insert(len(tail) // ROW), tail)
     finally:
         if collecting:
             gc.enable()
 
 
 def insert(conn: sqlite3.Connection, node_rows: Iterable[tuple[Any, ...]]) -> None:
-    """Insert ``nodes`` rows given as 9-tuples (a later save's new nodes), :data:`WIDTH` per statement."""
+    """Insert ``nodes`` rows given as 10-tuples (a later save's new nodes), :data:`WIDTH` per statement."""
     flat = list(chain.from_iterable(node_rows))
-    step = 9 * WIDTH
+    step = ROW * WIDTH
     whole = len(flat) - len(flat) % step
     conn.executemany(_insert(WIDTH), [tuple(flat[i:i + step]) for i in range(0, whole, step)])
     if whole < len(flat):
-        conn.execute(_insert((len(flat) - whole) // 9), flat[whole:])
+        conn.execute(_insert((len(flat) - whole) // ROW), flat[whole:])
 
 
 def renumber(nodes: list[TreeNode], first_id: int) -> None:
@@ -142,7 +144,7 @@ def build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode
     """Create the nodes of ``rows`` (ordered by id, parents first), counting them per depth.
 
     A row is ``(id, parent_id, move, nb_visit, nb_win, nb_draw, proven,
-    created_game, cut)``; ``cut`` puts the node in ``tree.truncated``. The
+    created_game, nb_select, cut)``; ``cut`` puts the node in ``tree.truncated``. The
     compiled ``build`` (``_rows.c``) does the same as the loop here, about 5x faster.
     """
     counts = tree.depth_counts
@@ -154,10 +156,10 @@ def build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode
         if fastpath.compiled is not None:  # looked up now: tests compare both builds
             fastpath.compiled.build(tree.node_class, rows, nodes, counts, shared, cut)
             return
-        for nid, pid, move, visits, wins, draws, proven, created, truncated in rows:
+        for nid, pid, move, visits, wins, draws, proven, created, selected, truncated in rows:
             node = tree.node_class(move, nodes[pid] if pid is not None else None, node_id=nid, nb_visit=visits,
-                            nb_win=wins, nb_draw=draws, proven=proven,
-                            created_game=shared.setdefault(created, created))
+                                   nb_win=wins, nb_draw=draws, proven=proven,
+                                   created_game=shared.setdefault(created, created), nb_select=selected)
             nodes[nid] = node
             depth = node.depth
             if depth < len(counts):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..errors import NotATreelabDatabaseError, StoreError
 from .connect import BUSY_TIMEOUT, checkpoint, connect, read_only_media, tidy, uri
-from .schema import DbPath, check_file, check_meta, display, read_meta
+from .schema import DbPath, check_file, check_meta, display, read_compat, read_meta
 
 __all__ = ["KeptConnection", "is_empty", "reading", "writing"]
 
@@ -83,7 +83,7 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
             raise NotATreelabDatabaseError(
                 f"{name!r} is an empty database, not a treelab tree: check the path"
             )
-        check_meta(meta, name, game)
+        read_compat(conn, check_meta(meta, name, game))
         yield conn, meta
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"cannot read {name!r}: {exc}") from exc

@@ -37,10 +37,12 @@ from .writers import Binding, check_proofs, check_update, increments, merge_new,
 
 __all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "open_tree", "save"]
 
-GAME_FIELDS = ("id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at")
+GAME_FIELDS = (
+    "id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at", "exploration",
+)
 """The keys a game row passed to :func:`save` may have (``moves`` is required)."""
 
-_COLUMNS = "n.id, n.parent_id, n.move, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game"
+_COLUMNS = "n.id, n.parent_id, n.move, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game, n.nb_select"
 _SUBTREE = f"""
 WITH RECURSIVE sub(id, lvl) AS (
     SELECT ?, 0
@@ -78,7 +80,8 @@ def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
 
 _DEPTH = attrgetter("depth")
 _ROW = attrgetter(
-    "node_id", f"{PARENT_SLOT}.node_id", "name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "created_game"
+    "node_id", f"{PARENT_SLOT}.node_id", "name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "created_game",
+    "nb_select",
 )
 
 
@@ -86,7 +89,7 @@ def _rows(nodes: list[TreeNode]) -> Iterator[tuple[Any, ...]]:
     """The ``nodes`` rows of ``nodes`` (ordered by id), made in C by :func:`operator.attrgetter`."""
     if nodes and getattr(nodes[0], PARENT_SLOT, None) is None:  # the root: no parent slot to follow
         r = nodes[0]
-        root = (r.node_id, None, r.name, 0, r.nb_visit, r.nb_win, r.nb_draw, r.proven, r.created_game)
+        root = (r.node_id, None, r.name, 0, r.nb_visit, r.nb_win, r.nb_draw, r.proven, r.created_game, r.nb_select)
         return chain([root], map(_ROW, islice(nodes, 1, None)))
     return map(_ROW, nodes)
 

@@ -31,10 +31,11 @@ __all__ = [
     "create",
     "display",
     "migrate",
+    "read_compat",
     "read_meta",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The newest schema this treelab reads and writes."""
 
 DbPath = str | os.PathLike[str]
@@ -76,7 +77,20 @@ def _create_v1(db: sqlite_utils.Database) -> None:
     _indexes_v1(db)
 
 
-MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [(1, _create_v1)]
+_OLD_SELECT = "CASE WHEN parent_id IS NULL THEN 0 ELSE nb_visit END"
+"""A version-1 node's ``nb_select``: unknown, so its visits (the old most-visited rule); 0 for the root."""
+
+
+def _columns_v2(db: sqlite_utils.Database) -> None:
+    """Version 2: ``nodes.nb_select`` (simulations that selected the node at its parent) and
+    ``games.exploration`` (the exploration settings of a training game, JSON)."""
+    conn = db.conn
+    conn.execute("ALTER TABLE nodes ADD COLUMN nb_select INTEGER NOT NULL DEFAULT 0")
+    conn.execute(f"UPDATE nodes SET nb_select = {_OLD_SELECT}")
+    conn.execute("ALTER TABLE games ADD COLUMN exploration TEXT")
+
+
+MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [(1, _create_v1), (2, _columns_v2)]
 """Ordered ``(version, step)`` pairs; a step takes the database from ``version - 1`` to ``version``."""
 
 
@@ -88,10 +102,12 @@ def create(conn: sqlite3.Connection, fill: Callable[[], object]) -> None:
     """
     db = sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False)
     _tables_v1(db)
+    for target, step in MIGRATIONS:
+        if target > 1:
+            step(db)  # on empty tables: instant
     fill()
     _indexes_v1(db)
-    db.table("meta").upsert({"key": "schema_version", "value": "1"}, pk="key")
-    migrate(conn, 1)
+    db.table("meta").upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")
 
 
 def migrate(conn: sqlite3.Connection, version: int) -> int:
@@ -109,6 +125,18 @@ def migrate(conn: sqlite3.Connection, version: int) -> int:
     if steps:
         db.table("meta").upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")
     return len(steps)
+
+
+def read_compat(conn: sqlite3.Connection, version: int) -> None:
+    """Let a read-only connection read an older schema as the newest: temporary views over ``main``.
+
+    A version-1 file has no ``nodes.nb_select`` (its nodes read their visits, the old rule) and
+    no ``games.exploration``. The views live in the connection's temporary schema, which SQLite
+    searches first: the file is never written.
+    """
+    if version < 2:
+        conn.execute(f"CREATE TEMP VIEW nodes AS SELECT *, {_OLD_SELECT} AS nb_select FROM main.nodes")
+        conn.execute("CREATE TEMP VIEW games AS SELECT *, NULL AS exploration FROM main.games")
 
 
 def display(db: DbPath) -> str:

@@ -27,13 +27,13 @@ from .schema import check_meta, migrate
 __all__ = ["Binding", "check_proofs", "check_update", "increments", "merge_new", "stored_counts"]
 
 INCREMENT_SQL = ("UPDATE nodes SET nb_visit = nb_visit + ?, nb_win = nb_win + ?, nb_draw = nb_draw + ?, "
-              "proven = coalesce(proven, ?) WHERE id = ?")
+              "nb_select = nb_select + ?, proven = coalesce(proven, ?) WHERE id = ?")
 UPSERT_SQL = """
-INSERT INTO nodes (parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO nodes (parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game, nb_select)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (parent_id, move) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit,
     nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw,
-    proven = coalesce(nodes.proven, excluded.proven)
+    nb_select = nb_select + excluded.nb_select, proven = coalesce(nodes.proven, excluded.proven)
 RETURNING id, proven
 """
 @dataclass
@@ -107,7 +107,7 @@ def merge_new(
             raise StoreError(f"{name!r} holds a root already: this tree's new root cannot be merged into it")
         pid = ids.get(parent, parent.node_id)
         nid, proven = conn.execute(UPSERT_SQL, (pid, node.name, node.depth, node.nb_visit, node.nb_win, node.nb_draw,
-                                             node.proven, node.created_game)).fetchone()
+                                             node.proven, node.created_game, node.nb_select)).fetchone()
         if node.proven is not None and proven != node.proven:
             _contradiction(name, node, proven)
         ids[node] = nid
@@ -147,5 +147,5 @@ def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) ->
 
 def increments(conn: sqlite3.Connection, changed: list[tuple[TreeNode, Counts]]) -> None:
     """Add each changed node's counts since its baseline to its row; set its proof where the row has none."""
-    conn.executemany(INCREMENT_SQL, [(n.nb_visit - b[0], n.nb_win - b[1], n.nb_draw - b[2], n.proven, n.node_id)
-                                     for n, b in changed])
+    conn.executemany(INCREMENT_SQL, [(n.nb_visit - b[0], n.nb_win - b[1], n.nb_draw - b[2], n.nb_select - b[3],
+                                      n.proven, n.node_id) for n, b in changed])

@@ -20,20 +20,21 @@ from typing import Any
 
 from ..errors import PathNotFoundError
 from ..games import Game, find_game
+from ..mcts.choice import best_child
 from ..store.dbfile import reading
 from ..tree import Moves, Tree, TreeNode
 from .subtree import MAX_NODES, filter_children
 
 __all__ = ["COLUMNS", "load_view", "path_rows"]
 
-COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game"
+COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select"
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
 
 
 def _node(tree: Tree, parent: TreeNode, row: tuple[Any, ...]) -> TreeNode:
     node = TreeNode(
         row[2], parent, node_id=row[0], nb_visit=row[3], nb_win=row[4], nb_draw=row[5],
-        proven=row[6], created_game=row[7],
+        proven=row[6], created_game=row[7], nb_select=row[8],
     )
     tree.size += 1
     counts = tree.depth_counts
@@ -128,8 +129,8 @@ def load_view(
         rows = path_rows(conn, game, path, os.fspath(db))
         root = tree.root
         row = rows[0]
-        root.node_id, root.nb_visit, root.nb_win, root.nb_draw, root.proven, root.created_game = (
-            row[0], row[3], row[4], row[5], row[6], row[7],
+        root.node_id, root.nb_visit, root.nb_win, root.nb_draw, root.proven, root.created_game, root.nb_select = (
+            row[0], row[3], row[4], row[5], row[6], row[7], row[8],
         )
         node = root
         for row in rows[1:]:
@@ -149,8 +150,8 @@ def load_view(
                 kept += len(shown)
                 if level + 1 == depth:
                     continue
-                if around_pv:  # only the most visited child is expanded further
-                    best = parent.most_visited()
+                if around_pv:  # only the principal variation's child is expanded further
+                    best = best_child(parent)
                     nxt.extend(k for k in shown if k is best and k.nb_visit > 0)
                 else:
                     nxt.extend(shown)

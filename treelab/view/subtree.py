@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import BudgetError, TooLargeError
+from ..mcts.choice import principal_variation
 from ..tree import TreeNode
 
 __all__ = ["MAX_NODES", "Cut", "Selection", "filter_children", "move_order", "principal_variation", "select"]
@@ -48,7 +49,7 @@ class Selection:
     below: dict[TreeNode, Cut] = field(default_factory=dict)
     """Drawn nodes at the depth limit (or not expanded) whose children are not drawn."""
     pv: list[TreeNode] = field(default_factory=list)
-    """The principal variation from :attr:`top` (most visited child at each level), as drawn."""
+    """The principal variation from :attr:`top` (:func:`treelab.mcts.choice.principal_variation`), as drawn."""
 
     @property
     def size(self) -> int:
@@ -60,23 +61,6 @@ def move_order(node: TreeNode) -> tuple[int, int | str]:
     """Sort key that puts numeric move labels in numeric order (columns left to right)."""
     name = node.name
     return (0, int(name)) if name.isdigit() else (1, name)
-
-
-def principal_variation(node: TreeNode, limit: int | None = None) -> list[TreeNode]:
-    """The most visited child at each level below ``node`` (ties: the first created).
-
-    Args:
-        node: where the variation starts (not included).
-        limit: the most moves to follow (None: down to a leaf).
-    """
-    line: list[TreeNode] = []
-    while limit is None or len(line) < limit:
-        nxt = node.most_visited()
-        if nxt is None or nxt.nb_visit == 0:
-            break
-        line.append(nxt)
-        node = nxt
-    return line
 
 
 def select(
@@ -153,7 +137,7 @@ def select(
 def filter_children(kids: Sequence[TreeNode], top_k: int | None, min_visits: int) -> list[TreeNode]:
     shown = [k for k in kids if k.nb_visit >= min_visits] if min_visits else list(kids)
     if top_k is not None and len(shown) > top_k:
-        # stable sort: ties keep creation order, like TreeNode.most_visited
+        # stable sort: ties keep creation order
         shown = sorted(shown, key=lambda k: -k.nb_visit)[:top_k]
     return shown
 

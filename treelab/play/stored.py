@@ -1,0 +1,144 @@
+"""Players on a stored tree: they read the database, and write it only when asked to learn.
+
+An arena player ``uct:...,db=PATH`` searches on the tree stored in ``PATH``.
+By default it *reads* it: its searches grow the tree in memory during a game,
+and before the next game :func:`revert` puts the tree back exactly as the
+database holds it (new nodes dropped, changed counts read back), so every game
+of a match starts from the same stored knowledge and the file is never
+written. With ``learn=1`` it keeps what it learns: the tree is saved after
+every move (one transaction each), as training does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from ..errors import StoreError
+from ..games import Game, State
+from ..tree import Tree, TreeNode
+
+__all__ = ["SearchPlayer", "StoredTreePlayer", "revert"]
+
+_KIDS = "_LightNodeMixin__children"
+_PARENT = "_LightNodeMixin__parent"
+_CHUNK = 900  # bound parameters per query, under every SQLite's limit
+
+
+class SearchPlayer(Protocol):
+    """A player that searches on ``tree`` (:class:`~treelab.play.players.MCTSPlayer`, ``PUCTPlayer``)."""
+
+    name: str
+    """A short description."""
+    tree: Tree | None
+    """The tree it searches on."""
+    should_stop: Callable[[], bool] | None
+    """Polled by the search (Ctrl-C)."""
+
+    def new_game(self, game: Game) -> None:
+        """Called before every game."""
+
+    def choose(self, state: State, moves: Sequence[int]) -> int:
+        """The move to play."""
+
+
+def revert(tree: Tree) -> int:
+    """Undo every change since ``tree`` was loaded or last saved; returns the nodes dropped.
+
+    New nodes are unlinked (they are always the last children of their
+    parents), and the counts and proofs of changed nodes are read back from
+    the database the tree is bound to.
+
+    Raises:
+        StoreError: the tree has no database to read back from.
+    """
+    from ..store.dbfile import reading
+
+    binding = tree._db
+    new, dirty = tree._new, tree._dirty
+    if not new and not dirty:
+        return 0
+    if binding is None or binding.tree_id is None:
+        raise StoreError("this tree has no saved database to go back to: save it first, or start a new tree")
+    fresh = set(new)
+    counts = tree.depth_counts
+    for node in reversed(new):  # the newest first: each is then the last child of its parent
+        parent = getattr(node, _PARENT)
+        kids = getattr(parent, _KIDS)
+        assert kids[-1] is node, "new nodes are appended after their parents' stored children"
+        kids.pop()
+        counts[node.depth] -= 1
+        tree.priors.pop(node, None)
+        tree.truncated.discard(node)
+    while len(counts) > 1 and counts[-1] == 0:
+        counts.pop()
+    tree.size -= len(new)
+    tree._next_id -= len(new)
+    old = {node.node_id: node for node in dirty if node not in fresh}
+    ids = sorted(old)
+    with reading(os.fspath(binding.path)) as (conn, _):
+        for start in range(0, len(ids), _CHUNK):
+            part = ids[start:start + _CHUNK]
+            marks = ",".join("?" * len(part))
+            query = f"SELECT id, nb_visit, nb_win, nb_draw, nb_select, proven FROM nodes WHERE id IN ({marks})"
+            for nid, visits, wins, draws, selected, proven in conn.execute(query, part):
+                node = old[nid]
+                node.nb_visit, node.nb_win, node.nb_draw, node.nb_select, node.proven = (
+                    visits, wins, draws, selected, proven)
+    tree._new = []
+    tree._dirty = set()
+    return len(new)
+
+
+class StoredTreePlayer:
+    """Wraps a searching player whose tree was loaded from ``db``: reads it, writes it only if ``learn``.
+
+    Args:
+        player: the player; its ``tree`` is the stored tree.
+        db: the database the tree was loaded from.
+        learn: save what the searches learn after every move (False: every game
+            starts from the stored tree again, and the file is never written).
+    """
+
+    def __init__(self, player: SearchPlayer, db: str | os.PathLike[str], *, learn: bool = False) -> None:
+        self.player = player
+        self.db = db
+        self.learn = learn
+        self.name = player.name
+
+    @property
+    def tree(self) -> Tree | None:
+        """The stored tree the player searches on."""
+        return self.player.tree
+
+    @property
+    def should_stop(self) -> Callable[[], bool] | None:
+        """Polled by the search."""
+        return self.player.should_stop
+
+    @should_stop.setter
+    def should_stop(self, value: Callable[[], bool] | None) -> None:
+        self.player.should_stop = value
+
+    def new_game(self, game: Game) -> None:
+        """Start the next game from the stored tree (unless learning: then it was saved)."""
+        tree = self.player.tree
+        if tree is not None and not self.learn:
+            revert(tree)
+        self.player.new_game(game)
+
+    def choose(self, state: State, moves: Sequence[int]) -> int:
+        """The wrapped player's move; with ``learn`` the tree is saved right after."""
+        move = self.player.choose(state, moves)
+        tree = self.player.tree
+        if self.learn and tree is not None:
+            from ..store.persistence import save
+
+            save(tree, self.db)
+        return move
+
+    def node(self, moves: Sequence[int]) -> TreeNode | None:
+        """The stored node at ``moves``, if held (for reports)."""
+        tree = self.player.tree
+        return None if tree is None else tree.get(moves)
