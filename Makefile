@@ -43,7 +43,7 @@ chromium:
 	  else echo "please install chromium (the explorer's browser tests need it) and re-run"; exit 1; fi; }
 
 demo: setup
-	$(BIN)/treelab train connect4 --db data/demo.db --games 60 --iterations 400 --opponent heuristic --seed 1
+	$(BIN)/treelab train connect4 --db data/demo.db --games 60 --iterations 200 --seed 1
 	$(BIN)/treelab stats data/demo.db
 	$(BIN)/treelab info data/demo.db
 	$(BIN)/treelab render data/demo.db --depth 2 --top 3 -o data/demo.svg

@@ -119,11 +119,13 @@ def test_stats_agree_with_the_database(c4_db: Path) -> None:
     assert facts["max_depth"] == conn.execute("SELECT max(depth) FROM nodes").fetchone()[0]
     hist = dict(conn.execute("SELECT depth, count(*) FROM nodes GROUP BY depth"))
     assert facts["depth_histogram"] == [hist[d] for d in range(len(hist))]
-    # principal variation: most visited child at each level, first created on ties
+    # principal variation: a proven win, never a proven loss while a sibling is not, then the most
+    # selected child (then the most visited, then the first created) at each level
     node = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
     for move in facts["principal_variation"]:
-        kids = conn.execute("SELECT id, move, nb_visit FROM nodes WHERE parent_id = ? ORDER BY id", (node,)).fetchall()
-        best = max(kids, key=lambda r: (r[2], -r[0]))
+        kids = conn.execute("SELECT id, move, nb_visit, proven, nb_select FROM nodes WHERE parent_id = ? ORDER BY id",
+                            (node,)).fetchall()
+        best = max(kids, key=lambda r: (2 if r[3] == 1 else 0 if r[3] == -1 else 1, r[4], r[2], -r[0]))
         assert best[1] == move
         node = best[0]
     root_n = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()[0]

@@ -51,10 +51,12 @@ def _search_options(f):  # type: ignore[no-untyped-def]
         _playout_option,
         option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout",
                help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality."),
-        option("--temperature", type=finite(min=0.0), default=0.0,
-               help="Pick moves by sampling visits^(1/T); 0: the most visited."),
+        option("--temperature", type=finite(min=0.0), default=None,
+               help="Pick moves by sampling selections^(1/T); 0: the most selected (train: 1 over the opening "
+                    "in self-play, see --temperature-moves; otherwise 0)."),
         option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits",
-               help="Move to play: the most visited, or the best UCB1 score (the original rule)."),
+               help="Move to play: the most selected (simulations that chose it, not pass-through visits), "
+                    "or the best UCB1 score (the original rule)."),
     ]
     for decorate in reversed(options):
         f = decorate(f)
@@ -70,6 +72,12 @@ def _search_options(f):  # type: ignore[no-untyped-def]
 @option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
         help="Who the tree plays (colours alternate).")
 @_search_options
+@option("--temperature-moves", type=click.IntRange(min=-1), default=None, show_default="8",
+        help="Moves of each game sampled with --temperature, the rest the most selected; -1: every move.")
+@option("--noise", type=finite(min=0.0, max=1.0), default=None, show_default="0",
+        help="Share of root Dirichlet noise mixed into the tree's move choice (AlphaZero: 0.25).")
+@option("--alpha", type=finite(min=0.0, min_open=True), default=None, show_default="10 / moves",
+        help="The noise's Dirichlet alpha.")
 @seed_option
 @option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @option("--workers", type=int, default=None, show_default="this process alone", metavar="N",
@@ -78,13 +86,17 @@ def _search_options(f):  # type: ignore[no-untyped-def]
         help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
 def train(game: Game, db: str, games: int, iterations: int, opponent: str, algorithm: str, c: float | None,
-          solver: bool, playout: str, evaluator: str, temperature: float, how: str, seed: int | None,
+          solver: bool, playout: str, evaluator: str, temperature: float | None, how: str,
+          temperature_moves: int | None, noise: float | None, alpha: float | None, seed: int | None,
           quiet: bool, workers: int | None, ray: str | None) -> None:
     """Grow the tree in DB by playing whole games; re-running resumes.
 
     The tree is saved after every game in one transaction; Ctrl-C saves and
     stops cleanly. With --workers N (or --ray) games are played in parallel on
-    snapshots of the tree and one writer adds what each game learned.
+    snapshots of the tree and one writer adds what each game learned. Self-play
+    explores by default: the first moves of every game are sampled from the
+    simulations that selected them (temperature 1), so games differ; the
+    settings are logged per game (games.exploration).
 
     \b
     Example:
@@ -92,11 +104,14 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
       treelab train connect4 --db c4.db --games 200 --iterations 400 --workers 2
     """
     from ..mcts.config import SearchConfig
+    from ..play.training import TEMPERATURE_MOVES
     from ..play.training import train as run
 
     config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
-                             temperature=temperature, choice=how)
+                             choice=how)
+    moves = TEMPERATURE_MOVES if temperature_moves is None else None if temperature_moves == -1 else temperature_moves
     summary = run(game, db, games=games, iterations=iterations, opponent=opponent, seed=seed, config=config,
+                  temperature=temperature, temperature_moves=moves, noise=noise, alpha=alpha,
                   progress=not quiet, workers=workers, ray=None if ray is None else True if ray == "local" else ray)
     click.echo(summary.describe())
     if summary.interrupted:
@@ -116,7 +131,7 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
 @json_option
 @library_errors
 def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None,
-            algorithm: str, solver: bool, playout: str, evaluator: str, temperature: float, how: str,
+            algorithm: str, solver: bool, playout: str, evaluator: str, temperature: float | None, how: str,
             c: float | None, seed: int | None, as_json: bool) -> None:
     """Search a position and report every move's statistics.
 

@@ -26,7 +26,15 @@ from typing import Literal
 from ..errors import BudgetError
 from ..tree import SQRT2, TreeNode
 
-__all__ = ["MoveChoice", "best_child", "best_index", "choose_move", "preference", "principal_variation"]
+__all__ = [
+    "MoveChoice",
+    "best_child",
+    "best_index",
+    "check_exploration",
+    "choose_move",
+    "preference",
+    "principal_variation",
+]
 
 MoveChoice = Literal["visits", "ucb1"]
 """How a UCT player picks its move: ``"visits"`` (the most selected child) or ``"ucb1"`` (best UCB1)."""
@@ -86,6 +94,8 @@ def choose_move(
     how: str = "visits",
     c: float = SQRT2,
     temperature: float = 0.0,
+    noise: float = 0.0,
+    alpha: float = 1.0,
     rng: random.Random | None = None,
 ) -> TreeNode | None:
     """The move to play from ``node``: :func:`best_child`, or a sample of it.
@@ -97,24 +107,52 @@ def choose_move(
     ``nb_select ** (1 / temperature)`` (AlphaZero). ``how="ucb1"`` takes the best
     UCB1 score, the original persistent-tree rule.
 
+    ``noise > 0`` mixes Dirichlet noise into that choice at the root of the move:
+    the move is drawn from ``(1 - noise) * p + noise * Dir(alpha)`` over the
+    moves not proven lost, ``p`` being the choice above (one-hot without a
+    temperature). AlphaZero (Silver et al. 2017) mixes ``Dir(alpha)`` into the
+    root's priors with ``noise = 0.25``; UCT has no priors, so treelab mixes it
+    into what the search's counts make it play.
+
     Raises:
-        BudgetError: an unknown ``how`` or a negative temperature.
+        BudgetError: an unknown ``how``, a negative temperature, or noise outside [0, 1].
     """
-    if how not in ("visits", "ucb1"):
-        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
-    if not temperature >= 0:
-        raise BudgetError(f"temperature {temperature!r} must be a number >= 0")
+    check_exploration(temperature, noise, alpha, how)
     best = best_child(node)
-    if best is None or best.proven == 1 or (how == "visits" and temperature == 0):
+    if best is None or best.proven == 1 or (noise == 0 and how == "visits" and temperature == 0):
         return best
     kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
     safe = [k for k in kids if k.proven != -1] or kids
-    if how == "ucb1":
-        return max(safe, key=lambda k: k.ucb1(c))
-    chosen = [k for k in safe if k.nb_select > 0]
-    if not chosen:
-        return best
     rng = rng or random.Random()
-    top = max(k.nb_select for k in chosen)
-    weights = [(k.nb_select / top) ** (1.0 / temperature) for k in chosen]
-    return rng.choices(chosen, weights=weights)[0]
+    if how == "ucb1":
+        top_ucb = max(safe, key=lambda k: k.ucb1(c))
+        if noise == 0:
+            return top_ucb
+        weights = [1.0 if k is top_ucb else 0.0 for k in safe]
+    elif temperature > 0 and any(k.nb_select for k in safe):
+        top = max(k.nb_select for k in safe)
+        weights = [(k.nb_select / top) ** (1.0 / temperature) for k in safe]
+    else:
+        weights = [1.0 if k is best else 0.0 for k in safe]
+    if noise > 0:
+        total = sum(weights)
+        gammas = [rng.gammavariate(alpha, 1.0) for _ in safe]
+        spread = sum(gammas) or 1.0
+        weights = [(1 - noise) * w / total + noise * g / spread for w, g in zip(weights, gammas, strict=True)]
+    return rng.choices(safe, weights=weights)[0]
+
+
+def check_exploration(temperature: float, noise: float = 0.0, alpha: float = 1.0, how: str = "visits") -> None:
+    """Refuse exploration settings that mean nothing, naming the bad value.
+
+    Raises:
+        BudgetError: an unknown ``how``, a negative temperature, noise outside [0, 1], alpha <= 0.
+    """
+    if how not in ("visits", "ucb1"):
+        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
+    if not temperature >= 0 or temperature == float("inf"):
+        raise BudgetError(f"temperature {temperature!r} must be a finite number >= 0 (0: the most selected move)")
+    if not 0.0 <= noise <= 1.0:
+        raise BudgetError(f"noise fraction {noise!r} must be in [0, 1] (AlphaZero: 0.25)")
+    if not alpha > 0 or alpha == float("inf"):
+        raise BudgetError(f"dirichlet alpha {alpha!r} must be a finite number > 0 (AlphaZero: about 10 / moves)")

@@ -6,11 +6,9 @@ A player spec is ``kind[:key=value,...]`` (``treelab arena --a SPEC``):
 ``random``   a uniformly random legal move
 ``heuristic`` win at once if possible, else block, else random
 ``mc``       pure Monte Carlo: ``playouts=N`` random games per move, ``playout=``
-``uct``      UCT: ``iterations=N``, ``seconds=T``, ``c=C``, ``db=PATH`` (search on a
-             stored tree: read only, every game starts from the stored tree again;
-             ``learn=1`` saves what it learns after every move; ``c`` defaults to
-             the tree's), ``playout=random|decisive``,
-             ``solver=0|1``, ``temperature=TAU``
+``uct``      UCT: ``iterations=N``, ``seconds=T``, ``c=C``, ``db=PATH`` (read only: every game
+             starts from the stored tree; ``learn=1`` saves after every move; ``c``
+             defaults to the tree's), ``playout=random|decisive``, ``solver=0|1``, ``temperature=TAU``
 ``solver``   UCT with MCTS-Solver (``uct:...,solver=1``), same keys
 ``puct``     PUCT: ``iterations``, ``seconds``, ``c`` (``c_puct``), ``evaluator=rollout|heuristic``,
              ``playout``, ``dirichlet=ALPHA|auto``, ``fraction=EPS``, ``solver=0|1``,
@@ -170,28 +168,24 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
                                solve=_flag(opts, "solve", spec, True), rng=rng, name=name)
     iterations = _number(opts, "iterations", spec, int, None, 1)
     seconds = _number(opts, "seconds", spec, float, None, 1e-9)
-    if iterations is None and seconds is None:
-        iterations = 400
+    iterations = 400 if iterations is None and seconds is None else iterations
     temperature = _number(opts, "temperature", spec, float, 0.0, 0.0)
-    tree = _tree_from(opts, spec, the_game)
-    learn = _flag(opts, "learn", spec, False)
+    tree, learn = _tree_from(opts, spec, the_game), _flag(opts, "learn", spec, False)
     if learn and tree is None:
         raise SpecError(f"learn=1 in spec {spec!r} needs a stored tree to learn in: add db=PATH")
     searcher = _searcher(kind, opts, spec, the_game, tree, iterations, seconds, temperature, playout, name, rng)
     return searcher if tree is None else StoredTreePlayer(searcher, opts["db"], learn=learn)
 
 
-def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: Tree | None,
-              iterations: int | None, seconds: float | None, temperature: float, playout: str, name: str,
-              rng: random.Random | int | None) -> MCTSPlayer | PUCTPlayer:
+def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: Tree | None, iterations: int | None,
+              seconds: float | None, temperature: float, playout: str, name: str, rng: Any) -> MCTSPlayer | PUCTPlayer:
     """The UCT or PUCT player of a spec (its tree, if any, loaded from ``db=``)."""
     if kind in ("uct", "solver"):
         return MCTSPlayer(tree=tree, iterations=iterations, seconds=seconds,
                           c=_number(opts, "c", spec, float, tree.c if tree is not None else SQRT2, 0.0),
                           solver=_flag(opts, "solver", spec, kind == "solver"), playout=playout,
                           temperature=temperature, rng=rng, name=name)
-    dirichlet = opts.get("dirichlet")
-    alpha = None
+    dirichlet, alpha = opts.get("dirichlet"), None
     if dirichlet is not None:
         alpha = (dirichlet_alpha_for(the_game.num_moves) if dirichlet.lower() == "auto"
                  else _number(opts, "dirichlet", spec, float, None, 1e-9))

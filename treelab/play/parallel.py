@@ -39,7 +39,7 @@ from ..games import Game, find_game
 from ..store.increments import Baseline, Increment, add, log_sources
 from ..store.persistence import kept_open, open_tree, save
 from ..tree import Tree
-from .training import TrainSummary, _progress_bar, _stop_on_signals, make_players, play_game
+from .training import TrainSummary, _progress_bar, _stop_on_signals, exploration, make_players, play_game
 
 __all__ = ["REFRESH", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
 
@@ -124,7 +124,8 @@ class Worker:
         if state.is_terminal and not self.stopped():  # a game whose searches were cut is not logged
             row = {"id": game_id, "moves": self.game.notation(moves), "winner": state.winner,
                    "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
-                   "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now()}
+                   "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now(),
+                   "exploration": exploration(self.job.settings)}
         increment = self.baseline.take()
         gc.freeze()  # the game's new nodes live on: full collections need not walk them again
         self.played_seconds += time.perf_counter() - began

@@ -110,8 +110,10 @@ class MCTSPlayer:
         c: UCB1 exploration constant (rewards in [0, 1]).
         solver: MCTS-Solver proofs.
         playout: ``"random"`` or ``"decisive"``.
-        how: move choice, ``"visits"`` (most visited) or ``"ucb1"``.
-        temperature: > 0 samples moves from visit counts.
+        how: move choice, ``"visits"`` (most selected) or ``"ucb1"``.
+        temperature: > 0 samples moves from the selected counts (:func:`~treelab.mcts.choice.choose_move`).
+        noise: the share of root Dirichlet noise mixed into the move choice (0: none).
+        alpha: that noise's Dirichlet ``alpha``.
         rng: seed or generator.
         config: a :class:`~treelab.mcts.config.SearchConfig` (UCT) to take ``c``, ``solver``,
             ``playout``, ``how`` (its ``choice``), ``temperature`` and the node budget from
@@ -129,6 +131,8 @@ class MCTSPlayer:
         playout: str | PlayoutFn = "random",
         how: str = "visits",
         temperature: float = 0.0,
+        noise: float = 0.0,
+        alpha: float = 1.0,
         rng: random.Random | int | None = None,
         name: str | None = None,
         config: SearchConfig | None = None,
@@ -145,6 +149,8 @@ class MCTSPlayer:
         self.playout = find_playout(playout)
         self.how = how
         self.temperature = temperature
+        self.noise = noise
+        self.alpha = alpha
         self.rng = make_rng(rng)
         self.name = name or ("solver" if solver else "uct") + f":iterations={iterations}"
         self.should_stop: Callable[[], bool] | None = None
@@ -161,7 +167,8 @@ class MCTSPlayer:
         search(tree, moves, limit=self.limit, c=self.c, solver=self.solver, playout=self.playout,
                rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.max_new_nodes)
         node = tree.find(moves)
-        best = choose_move(node, how=self.how, c=self.c, temperature=self.temperature, rng=self.rng)
+        best = choose_move(node, how=self.how, c=self.c, temperature=self.temperature, noise=self.noise,
+                           alpha=self.alpha, rng=self.rng)
         if best is None:  # the search was stopped before expanding anything
             legal = state.legal_moves()
             return legal[int(self.rng.random() * len(legal))]

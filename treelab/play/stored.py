@@ -17,12 +17,11 @@ from typing import Protocol
 
 from ..errors import StoreError
 from ..games import Game, State
+from ..nodes import KIDS_SLOT, PARENT_SLOT
 from ..tree import Tree, TreeNode
 
 __all__ = ["SearchPlayer", "StoredTreePlayer", "revert"]
 
-_KIDS = "_LightNodeMixin__children"
-_PARENT = "_LightNodeMixin__parent"
 _CHUNK = 900  # bound parameters per query, under every SQLite's limit
 
 
@@ -47,25 +46,24 @@ def revert(tree: Tree) -> int:
     """Undo every change since ``tree`` was loaded or last saved; returns the nodes dropped.
 
     New nodes are unlinked (they are always the last children of their
-    parents), and the counts and proofs of changed nodes are read back from
+    parents), changed nodes get back their counts as of the last save (their
+    baselines, :meth:`Tree.changed_nodes`), and their proofs are read back from
     the database the tree is bound to.
 
     Raises:
-        StoreError: the tree has no database to read back from.
+        StoreError: the tree has no database to go back to.
     """
     from ..store.dbfile import reading
 
-    binding = tree._db
-    new, dirty = tree._new, tree._dirty
-    if not new and not dirty:
+    binding = tree.binding
+    new, changed = list(tree.new_nodes), tree.changed_nodes()
+    if not new and not changed:
         return 0
     if binding is None or binding.tree_id is None:
         raise StoreError("this tree has no saved database to go back to: save it first, or start a new tree")
-    fresh = set(new)
     counts = tree.depth_counts
     for node in reversed(new):  # the newest first: each is then the last child of its parent
-        parent = getattr(node, _PARENT)
-        kids = getattr(parent, _KIDS)
+        kids = getattr(getattr(node, PARENT_SLOT), KIDS_SLOT)
         assert kids[-1] is node, "new nodes are appended after their parents' stored children"
         kids.pop()
         counts[node.depth] -= 1
@@ -74,20 +72,18 @@ def revert(tree: Tree) -> int:
     while len(counts) > 1 and counts[-1] == 0:
         counts.pop()
     tree.size -= len(new)
-    tree._next_id -= len(new)
-    old = {node.node_id: node for node in dirty if node not in fresh}
+    old = {}
+    for node, (visits, wins, draws, selected) in changed:
+        node.nb_visit, node.nb_win, node.nb_draw, node.nb_select = visits, wins, draws, selected
+        old[node.node_id] = node
     ids = sorted(old)
     with reading(os.fspath(binding.path)) as (conn, _):
         for start in range(0, len(ids), _CHUNK):
             part = ids[start:start + _CHUNK]
             marks = ",".join("?" * len(part))
-            query = f"SELECT id, nb_visit, nb_win, nb_draw, nb_select, proven FROM nodes WHERE id IN ({marks})"
-            for nid, visits, wins, draws, selected, proven in conn.execute(query, part):
-                node = old[nid]
-                node.nb_visit, node.nb_win, node.nb_draw, node.nb_select, node.proven = (
-                    visits, wins, draws, selected, proven)
-    tree._new = []
-    tree._dirty = set()
+            for nid, proven in conn.execute(f"SELECT id, proven FROM nodes WHERE id IN ({marks})", part):
+                old[nid].proven = proven
+    tree.mark_saved(next_id=tree.next_id - len(new))
     return len(new)
 
 

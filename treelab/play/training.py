@@ -6,23 +6,33 @@ opponent, changing colours every game. Each game is logged in the database's
 every game. Ctrl-C (SIGINT) or SIGTERM ends the current search at once; the
 unfinished game is dropped, the tree saved, and training returns normally.
 Running it again resumes from the saved tree.
+
+Self-play explores by default, as AlphaZero's does (Silver et al. 2017): the
+tree's first ``temperature_moves`` moves of every game are sampled from the
+simulations that selected them with temperature ``temperature`` (tau = 1), the
+rest are the most selected; ``noise`` mixes root Dirichlet noise into every
+move's choice. Without that, both sides read the same statistics and replay
+one game forever. The settings are logged per game (``games.exploration``, JSON)
+and ``seed`` replays the run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import os
 import random
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetError
 from ..games import Game, State, find_game
+from ..mcts.choice import check_exploration
 from ..mcts.config import Algorithm, Choice, EvaluatorName, PlayoutName, SearchConfig, check_name
 from ..mcts.policies import PlayoutFn, make_rng
 from ..tree import Tree
@@ -31,10 +41,35 @@ from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
 if TYPE_CHECKING:
     from ..mcts.puct import PUCTPlayer
 
-__all__ = ["OPPONENTS", "TrainSummary", "make_players", "play_game", "train"]
+__all__ = [
+    "NOISE",
+    "OPPONENTS",
+    "TEMPERATURE",
+    "TEMPERATURE_MOVES",
+    "Opening",
+    "TrainSummary",
+    "exploration",
+    "make_players",
+    "play_game",
+    "train",
+]
 
 OPPONENTS = ("self", "random", "heuristic")
 """Who the tree plays against in :func:`train`."""
+
+TEMPERATURE = 1.0
+"""Self-play's move temperature over the opening (AlphaZero's tau = 1, Silver et al. 2017)."""
+
+TEMPERATURE_MOVES = 8
+"""Moves of each game sampled with :data:`TEMPERATURE`; later ones are the most selected.
+
+AlphaZero samples Go's first 30 moves (about a tenth of a game); Connect Four
+games last 7 to 42 moves. Compared with 16 and with every move by ``benchmarks/learning.py``."""
+
+NOISE = 0.0
+"""The default share of root Dirichlet noise in self-play's move choice (AlphaZero: 0.25).
+
+Compared with 0.25 by ``benchmarks/learning.py`` (README, *Does the tree learn?*)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +102,8 @@ class TrainSummary:
     """Wall-clock time."""
     interrupted: bool
     """True if Ctrl-C or SIGTERM ended the run early (the tree is saved all the same)."""
+    distinct: int = 0
+    """Distinct games (move sequences) among the games of this run."""
 
     def describe(self) -> str:
         """A few readable lines for the terminal."""
@@ -76,7 +113,7 @@ class TrainSummary:
             score = f"tree won {self.wins}, drew {self.draws}, lost {self.losses} against {self.opponent}"
         head = "interrupted after" if self.interrupted else "trained"
         return (
-            f"{head} {self.games} games of {self.game} in {self.seconds:.1f}s: {score}\n"
+            f"{head} {self.games} games of {self.game} in {self.seconds:.1f}s ({self.distinct} distinct): {score}\n"
             f"tree: {self.nodes:,} nodes (+{self.new_nodes:,}), {self.simulations:,} new simulations, "
             f"{self.total_games} games logged in {self.db}"
         )
@@ -97,6 +134,9 @@ def train(
     algorithm: Algorithm | None = None,
     evaluator: EvaluatorName | None = None,
     temperature: float | None = None,
+    temperature_moves: int | None = TEMPERATURE_MOVES,
+    noise: float | None = None,
+    alpha: float | None = None,
     how: Choice | None = None,
     progress: bool = True,
     on_game: Callable[[int, str, int | None], None] | None = None,
@@ -119,8 +159,14 @@ def train(
         playout: ``"random"`` or ``"decisive"`` playouts (UCT).
         algorithm: ``"uct"`` or ``"puct"`` (AlphaZero style; ``c`` is then ``c_puct``).
         evaluator: PUCT's ``"rollout"`` or ``"heuristic"`` evaluator.
-        temperature: ``> 0`` samples the tree's moves from visit counts (more varied games).
-        how: the UCT tree's move choice: ``"visits"`` (most visited) or ``"ucb1"`` (the
+        temperature: ``> 0`` samples the tree's opening moves from the simulations that
+            selected them (``nb_select ** (1 / temperature)``); 0 always plays the most selected.
+            None: :data:`TEMPERATURE` in self-play, 0 against another opponent (which varies the games).
+        temperature_moves: how many moves of each game are sampled (None: every move).
+        noise: the share of root Dirichlet noise mixed into every move choice of the tree
+            (UCT: into the choice; PUCT: into the root's priors), in [0, 1].
+        alpha: the noise's Dirichlet ``alpha`` (None: AlphaZero's ``10 / moves``).
+        how: the UCT tree's move choice: ``"visits"`` (most selected) or ``"ucb1"`` (the
             original persistent-tree rule: the best UCB1 score).
         progress: show a progress bar (games, win/draw/loss, nodes, rate).
         on_game: called after every logged game with (game id, moves, winner).
@@ -135,14 +181,27 @@ def train(
         raise BudgetError(f"games {games!r} must be a whole number >= 0")
     if not isinstance(iterations, int) or iterations < 1:
         raise BudgetError(f"iterations {iterations!r} must be a whole number of at least 1")
+    if temperature is None and not (config is not None and config.temperature):
+        temperature = TEMPERATURE if opponent == "self" else 0.0  # the keyword 0 turns it off
+    if noise is None:
+        noise = NOISE if opponent == "self" else 0.0
     cfg = SearchConfig.of(config, c=c, solver=solver, playout=None if callable(playout) else playout,
                           algorithm=algorithm, evaluator=evaluator, temperature=temperature, choice=how)
     check_name("opponent", opponent, OPPONENTS)
+    if alpha is None:
+        from ..mcts.puct import dirichlet_alpha_for
+
+        alpha = dirichlet_alpha_for(the_game.num_moves)
+    check_exploration(cfg.temperature, noise, alpha, cfg.choice)
+    if temperature_moves is not None and (isinstance(temperature_moves, bool) or not isinstance(
+            temperature_moves, int) or temperature_moves < 0):
+        raise BudgetError(f"temperature moves {temperature_moves!r} must be a whole number >= 0, or None (all)")
     rng = make_rng(seed)
     play: str | PlayoutFn = playout if callable(playout) else cfg.playout
     settings: dict[str, Any] = dict(iterations=iterations, opponent=opponent, c=cfg.exploration, solver=cfg.solver,
                                     playout=play, algorithm=cfg.algorithm, evaluator=cfg.evaluator,
-                                    temperature=cfg.temperature, how=cfg.choice)
+                                    temperature=cfg.temperature, how=cfg.choice,
+                                    temperature_moves=temperature_moves, noise=noise, alpha=alpha)
     if workers is not None or ray is not None:  # parallel self-play, merged by one writer
         from .parallel import train_parallel
 
@@ -154,6 +213,8 @@ def train(
     me, other = make_players(tree, rng, **settings)
     tally = {"wins": 0, "draws": 0, "losses": 0}
     played = 0
+    seen: set[str] = set()
+    logged = exploration(settings)
     started = time.perf_counter()
     bar = _progress_bar(games, progress, the_game.name)
     score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
@@ -171,12 +232,13 @@ def train(
             row: dict[str, Any] = {
                 "id": game_id, "moves": the_game.notation(moves), "winner": winner,
                 "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
-                "iterations": iterations, "started_at": first,
+                "iterations": iterations, "started_at": first, "exploration": logged,
                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             }
             save(tree, db, games=[row])
             gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
             played += 1
+            seen.add(row["moves"])
             key = "draws" if winner is None else "wins" if winner == tree_player else "losses"
             tally[key] += 1
             if on_game is not None:
@@ -199,14 +261,60 @@ def train(
         db=os.fspath(db), game=the_game.name, opponent=opponent, games=played, nodes=tree.size,
         new_nodes=tree.size - start_nodes, simulations=tree.root.nb_visit - start_sims,
         total_games=tree.last_game_id, seconds=time.perf_counter() - started,
-        interrupted=interrupted, **tally,
+        interrupted=interrupted, distinct=len(seen), **tally,
     )
+
+
+def exploration(settings: dict[str, Any]) -> str:
+    """The exploration settings of :func:`make_players`'s keywords, as logged in ``games.exploration`` (JSON)."""
+    noise = settings.get("noise", 0.0)
+    return json.dumps({"temperature": settings.get("temperature", 0.0),
+                       "temperature_moves": settings.get("temperature_moves"), "noise": noise,
+                       "alpha": settings.get("alpha") if noise > 0 else None, "how": settings.get("how", "visits")})
+
+
+class Opening:
+    """The tree's player, sampling its moves with ``temperature`` over each game's first ``moves`` moves.
+
+    Later moves are played with temperature 0 (the most selected), as AlphaZero's self-play does.
+    """
+
+    def __init__(self, player: MCTSPlayer | PUCTPlayer, temperature: float, moves: int | None) -> None:
+        self.player = player
+        self.temperature = temperature
+        self.moves = moves
+        self.name = player.name
+
+    @property
+    def tree(self) -> Tree | None:
+        """The tree the player grows."""
+        return self.player.tree
+
+    @property
+    def should_stop(self) -> Callable[[], bool] | None:
+        """Polled by the search (Ctrl-C)."""
+        return self.player.should_stop
+
+    @should_stop.setter
+    def should_stop(self, value: Callable[[], bool] | None) -> None:
+        self.player.should_stop = value
+
+    def new_game(self, game: Game) -> None:
+        """Called before every game."""
+        self.player.new_game(game)
+
+    def choose(self, state: State, moves: Sequence[int]) -> int:
+        """The player's move, sampled while ``len(moves) < self.moves``."""
+        opening = self.moves is None or len(moves) < self.moves
+        self.player.temperature = self.temperature if opening else 0.0
+        return self.player.choose(state, moves)
 
 
 def make_players(
     tree: Tree, rng: random.Random, *, iterations: int, opponent: str, c: float, solver: bool,
     playout: str | PlayoutFn, algorithm: str, evaluator: str, temperature: float, how: str,
-) -> tuple[MCTSPlayer | PUCTPlayer, Player | None]:
+    temperature_moves: int | None = None, noise: float = 0.0, alpha: float = 1.0,
+) -> tuple[Opening, Player | None]:
     """The tree's player on ``tree`` and its opponent (None in self-play), seeded from ``rng``."""
     me: MCTSPlayer | PUCTPlayer
     if algorithm == "puct":
@@ -215,16 +323,18 @@ def make_players(
 
         me = PUCTPlayer(tree=tree, iterations=iterations, c_puct=c, temperature=temperature,
                         evaluator=find_evaluator(evaluator, playout=playout),
+                        dirichlet_alpha=alpha if noise > 0 else None, dirichlet_fraction=noise,
                         rng=random.Random(rng.getrandbits(64)))
     else:
         me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
-                        temperature=temperature, how=how, rng=random.Random(rng.getrandbits(64)))
+                        temperature=temperature, how=how, noise=noise, alpha=alpha,
+                        rng=random.Random(rng.getrandbits(64)))
     other: Player | None = None
     if opponent == "random":
         other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))
     elif opponent == "heuristic":
         other = HeuristicPlayer(rng=random.Random(rng.getrandbits(64)))
-    return me, other
+    return Opening(me, temperature, temperature_moves), other
 
 
 def play_game(

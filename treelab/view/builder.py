@@ -269,7 +269,8 @@ class _Writer:
         if kid.nb_visit:
             tip = (
                 f"UCB1 {fmt(ucb, 4)} = mean {fmt(kid.mean, 4)} + exploration {fmt(kid.exploration(self.c), 4)}"
-                f" (c={self.c:.4g}, N={parent.nb_visit}, n={kid.nb_visit})"
+                f" (c={self.c:.4g}, N={parent.nb_visit}, n={kid.nb_visit}); N and n include visits passing through"
+                " from searches rooted deeper in a game, so a rarely chosen move can score high"
             )
         else:
             tip = "UCB1 ∞: an unvisited child is tried first"
@@ -320,5 +321,6 @@ def _node_tooltip(node: TreeNode) -> str:
     proof = "" if node.proven is None else f"; {PROVEN_WORDS[node.proven]}"
     return (
         f"{node.sequence}: player {node.mover} moved; {node.nb_win} wins, {node.nb_draw} draws, "
-        f"{node.nb_loss} losses in {node.nb_visit} visits; mean {fmt(node.mean, 4)}{proof}"
+        f"{node.nb_loss} losses in {node.nb_visit} visits; mean {fmt(node.mean, 4)}{proof}; {node.nb_select} chose "
+        "this move, the other visits passed through from searches rooted deeper in a game"
     )

@@ -143,8 +143,9 @@ def legend_table(c: float) -> str:
     notes = (
         f"node: move, wins/visits, mean<BR ALIGN=\"LEFT\"/>edge: UCB1 (c = {c:.3g}),"
         ' width: visits (log scale)<BR ALIGN="LEFT"/>'
-        f'<FONT COLOR="{PV_COLOUR}">orange: principal variation</FONT>'
+        f'<FONT COLOR="{PV_COLOUR}">orange: principal variation</FONT> (most selected; proofs first)'
         ' · double border: proven<BR ALIGN="LEFT"/>'
+        'visits include searches rooted deeper in a game (pass-through)<BR ALIGN="LEFT"/>'
     )
     return (
         '<TABLE BORDER="1" COLOR="#c8c8c8" CELLBORDER="0" CELLSPACING="4" CELLPADDING="0"><TR>'
