@@ -27,11 +27,14 @@ from typing import Any
 
 from ..errors import GameMismatchError, PathNotFoundError
 from ..games import Game, find_game
+from ..mcts.choice import best_index
 from ..nodes import proof_word
 from ..store.dbfile import reading
 from ..store.schema import display
 from ..tree import Moves
-from ..view.loading import COLUMNS
+
+_COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game"
+"""The row of :func:`_node_at` (columns every schema version has; ``{schema}.nodes`` skips the compat view)."""
 
 __all__ = ["DiffResult", "MoveDiff", "diff"]
 
@@ -159,13 +162,13 @@ class DiffResult:
 
 
 def _node_at(conn: sqlite3.Connection, schema: str, game: Game, moves: tuple[int, ...]) -> tuple[Any, ...] | None:
-    """The row (:data:`COLUMNS`) at ``moves`` in the attached ``schema``, or None if not stored."""
-    row = conn.execute(f"SELECT {COLUMNS} FROM {schema}.nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
+    """The row (:data:`_COLUMNS`) at ``moves`` in the attached ``schema``, or None if not stored."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM {schema}.nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
     for move in moves:
         if row is None:
             return None
         row = conn.execute(
-            f"SELECT {COLUMNS} FROM {schema}.nodes WHERE parent_id = ? AND move = ?", (row[0], game.label(move))
+            f"SELECT {_COLUMNS} FROM {schema}.nodes WHERE parent_id = ? AND move = ?", (row[0], game.label(move))
         ).fetchone()
     return row
 
@@ -179,13 +182,20 @@ def _kids(conn: sqlite3.Connection, schema: str, node_id: int) -> dict[str, tupl
 
 
 def _pv(conn: sqlite3.Connection, schema: str, node_id: int) -> tuple[str, ...]:
-    """The most visited child at each level below the node (ties: the first created)."""
+    """The principal variation below the node: :func:`treelab.mcts.choice.best_index` at each level.
+
+    A schema-1 file has no ``nb_select``: its visits stand in (as :func:`treelab.store.schema.read_compat`).
+    """
+    columns = {row[1] for row in conn.execute(f"PRAGMA {schema}.table_info(nodes)")}
+    selected = "nb_select" if "nb_select" in columns else "nb_visit"
     line: list[str] = []
     while True:
-        row = conn.execute(
-            f"SELECT id, move, nb_visit FROM {schema}.nodes WHERE parent_id = ? ORDER BY nb_visit DESC, id LIMIT 1",
+        kids = conn.execute(
+            f"SELECT id, move, nb_visit, proven, {selected} FROM {schema}.nodes WHERE parent_id = ? ORDER BY id",
             (node_id,),
-        ).fetchone()
+        ).fetchall()
+        at = best_index([(p, s, v) for _, _, v, p, s in kids])
+        row = None if at is None else kids[at]
         if row is None or row[2] == 0:
             return tuple(line)
         node_id = row[0]

@@ -33,6 +33,7 @@ from typing import Any
 
 from ...errors import NotationError, PathNotFoundError
 from ...games import Game, State, find_game
+from ...mcts.choice import best_index
 from ...nodes import Proof, proof_word
 from ...store.dbfile import reading
 from ...store.schema import display
@@ -243,19 +244,21 @@ def _chain(
 def _make(row: tuple[Any, ...], parent: TreeNode | None) -> TreeNode:
     return TreeNode(
         row[2], parent, node_id=row[0], nb_visit=row[3], nb_win=row[4], nb_draw=row[5], proven=row[6],
-        created_game=row[7],
+        created_game=row[7], nb_select=row[8],
     )
 
 
 def _principal_variation(conn: sqlite3.Connection, node_id: int, replay: Replay | None) -> list[str]:
-    """The most visited child at each level below the node (ties: the first created), as move labels."""
+    """The principal variation below the node (:func:`treelab.mcts.choice.best_index` per level), as move labels."""
     where = " AND " + replay.clause() if replay is not None else ""
     line: list[str] = []
     while len(line) < _PV_LIMIT:
-        row = conn.execute(
-            f"SELECT id, move, nb_visit FROM nodes WHERE parent_id = ?{where} ORDER BY nb_visit DESC, id LIMIT 1",
+        kids = conn.execute(
+            f"SELECT id, move, nb_visit, proven, nb_select FROM nodes WHERE parent_id = ?{where} ORDER BY id",
             (node_id,),
-        ).fetchone()
+        ).fetchall()
+        at = best_index([(p, s, v) for _, _, v, p, s in kids])
+        row = None if at is None else kids[at]
         if row is None or row[2] == 0:
             break
         node_id = row[0]
