@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import StoreError
 from ..games import Game, State
@@ -102,6 +102,10 @@ class StoredTreePlayer:
         self.db = db
         self.learn = learn
         self.name = player.name
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else (``c``, ``limit``, ...) is the wrapped player's."""
+        return getattr(self.player, name)
 
     @property
     def tree(self) -> Tree | None:
