@@ -40,14 +40,25 @@ def test_a_seed_replays_the_run(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("option", "value", "needle"),
-    [("--temperature", "-1", "temperature -1.0"), ("--noise", "1.5", "noise fraction 1.5"),
-     ("--noise", "-0.1", "noise fraction -0.1"), ("--temperature-moves", "-3", "temperature moves -3"),
-     ("--alpha", "0", "alpha 0.0")],
+    [("--temperature", "-1", "-1.0"), ("--noise", "1.5", "1.5"), ("--noise", "-0.1", "-0.1"),
+     ("--temperature-moves", "-3", "-3"), ("--alpha", "0", "0.0"), ("--temperature", "nan", "nan")],
 )
 def test_bad_exploration_options_write_nothing(tmp_path: Path, option: str, value: str, needle: str) -> None:
     db = tmp_path / "c4.db"
     result = run("train", "connect4", "--db", str(db), "--games", "2", "--iterations", "20", option, value, "-q")
-    assert_clean_error(result, needle)
+    assert_clean_error(result, f"'{option}'", needle)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [({"temperature": -0.5}, "temperature -0.5"), ({"noise": 1.01}, "noise fraction 1.01"),
+     ({"noise": -0.2}, "noise fraction -0.2"), ({"alpha": 0.0}, "alpha 0.0"),
+     ({"temperature_moves": -1}, "temperature moves -1")],
+)
+def test_the_library_refuses_bad_exploration_settings(tmp_path: Path, options: dict, needle: str) -> None:
+    with pytest.raises(treelab.BudgetError, match=needle):
+        treelab.train("connect4", tmp_path / "c4.db", games=1, iterations=10, progress=False, **options)
     assert list(tmp_path.iterdir()) == []
 
 

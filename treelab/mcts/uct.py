@@ -226,11 +226,16 @@ def _direct_playout(
 
 
 def _backup_movers(path: list[TreeNode], winner: int | None, baselines: dict[TreeNode, Counts]) -> None:
-    """The backup for nodes that store their mover (games whose players need not alternate): a win where it moved."""
-    for node in path:
+    """The backup for nodes that store their mover (games whose players need not alternate): a win where it moved.
+
+    As :func:`~treelab.mcts.selection.backup`, every node after ``path[0]`` was selected: ``nb_select += 1``.
+    """
+    for i, node in enumerate(path):
         if node not in baselines:
             baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
         node.nb_visit += 1
+        if i:
+            node.nb_select += 1
         if winner is None:
             node.nb_draw += 1
         elif node.mover == winner:
