@@ -15,6 +15,7 @@ from cli_helpers import assert_clean_error, run
 
 import treelab
 from treelab import NotATreelabDatabaseError, StoreError
+from treelab.store.schema import SCHEMA_VERSION
 
 
 def trained(path: Path, game: str = "connect4", iterations: int = 300) -> Path:
@@ -78,7 +79,7 @@ def test_the_trigger_of_the_issue_never_fires(tmp_path: Path) -> None:
     result = run("train", "connect4", "--db", str(db), "--games", "1", "--iterations", "30", "--seed", "1", "-q")
     assert_clean_error(result, "trigger", "'evil'")
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
     conn.close()
 
 

@@ -23,6 +23,7 @@ from treelab import Limit, Tree, load, search  # noqa: E402
 from treelab.errors import UnknownGameError, UnsupportedGameError  # noqa: E402
 from treelab.games import find_game, registry  # noqa: E402
 from treelab.games.openspiel import OpenSpielGame  # noqa: E402
+from treelab.mcts.choice import best_child  # noqa: E402
 from treelab.movernode import MoverNode  # noqa: E402
 from treelab.tree import TreeNode  # noqa: E402
 
@@ -166,7 +167,7 @@ def test_breakthrough_trains_resumes_and_renders(tmp_path: Path) -> None:
     drawn = run("render", db, "--depth", "1", "--top", "3", "-o", str(out))
     assert drawn.exit_code == 0, drawn.output
     text = out.read_text()
-    best = tree.root.most_visited()
+    best = best_child(tree.root)
     assert best is not None and f'"{best.name}"' in text
     shown = tree.game.action_text(tree.game.initial(), int(best.name))
     assert shown in text  # the action string beside the id (e.g. a2a3)

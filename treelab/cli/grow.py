@@ -51,7 +51,7 @@ def _search_options(f):  # type: ignore[no-untyped-def]
         _playout_option,
         option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout",
                help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality."),
-        option("--temperature", type=finite(min=0.0), default=None,
+        option("--temperature", type=finite(min=0.0), default=None, show_default="0; train's self-play: 1",
                help="Pick moves by sampling selections^(1/T); 0: the most selected (train: 1 over the opening "
                     "in self-play, see --temperature-moves; otherwise 0)."),
         option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits",

@@ -38,7 +38,7 @@ from ..mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for
 from ..tree import SQRT2, Tree
 from .openspiel_bot import OpenSpielPlayer
 from .players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
-from .stored import StoredTreePlayer
+from .stored import StoredTreePlayer, stored_tree
 
 __all__ = [
     "SPEC_KEYS",
@@ -131,17 +131,6 @@ def _choice(options: dict[str, str], key: str, spec: str, allowed: Sequence[str]
     return value
 
 
-def _tree_from(options: dict[str, str], spec: str, game: Game) -> Tree | None:
-    if "db" not in options:
-        return None
-    from ..store.persistence import load
-
-    tree = load(options["db"])
-    if tree.game.name != game.name:
-        raise SpecError(f"db={options['db']!r} in spec {spec!r} holds a {tree.game.name} tree, not {game.name}")
-    return tree
-
-
 def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | int | None = None) -> Player:
     """The player described by ``spec`` (a :class:`Player` is returned as it is).
 
@@ -170,7 +159,7 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
     seconds = _number(opts, "seconds", spec, float, None, 1e-9)
     iterations = 400 if iterations is None and seconds is None else iterations
     temperature = _number(opts, "temperature", spec, float, 0.0, 0.0)
-    tree, learn = _tree_from(opts, spec, the_game), _flag(opts, "learn", spec, False)
+    tree, learn = stored_tree(opts.get("db"), spec, the_game), _flag(opts, "learn", spec, False)
     if learn and tree is None:
         raise SpecError(f"learn=1 in spec {spec!r} needs a stored tree to learn in: add db=PATH")
     searcher = _searcher(kind, opts, spec, the_game, tree, iterations, seconds, temperature, playout, name, rng)

@@ -15,12 +15,12 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..errors import StoreError
+from ..errors import SpecError, StoreError
 from ..games import Game, State
 from ..nodes import KIDS_SLOT, PARENT_SLOT
 from ..tree import Tree, TreeNode
 
-__all__ = ["SearchPlayer", "StoredTreePlayer", "revert"]
+__all__ = ["SearchPlayer", "StoredTreePlayer", "revert", "stored_tree"]
 
 _CHUNK = 900  # bound parameters per query, under every SQLite's limit
 
@@ -40,6 +40,23 @@ class SearchPlayer(Protocol):
 
     def choose(self, state: State, moves: Sequence[int]) -> int:
         """The move to play."""
+
+
+def stored_tree(db: str | None, spec: str, game: Game) -> Tree | None:
+    """The tree a player spec's ``db=PATH`` names (None without one).
+
+    Raises:
+        SpecError: the database holds a tree of another game.
+        StoreError: no such database, or not a treelab database.
+    """
+    if db is None:
+        return None
+    from ..store.persistence import load
+
+    tree = load(db)
+    if tree.game.name != game.name:
+        raise SpecError(f"db={db!r} in spec {spec!r} holds a {tree.game.name} tree, not {game.name}")
+    return tree
 
 
 def revert(tree: Tree) -> int:
