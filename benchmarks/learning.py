@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 SETTINGS: dict[str, dict[str, Any]] = {
-    "default": {},  # treelab's defaults: tau = 1 for the first moves, no noise
-    "noise": {"noise": 0.25},  # plus AlphaZero's root Dirichlet noise share
+    "default": {},  # treelab's defaults: tau = 1 for the first 8 moves, root noise 0.25
+    "tau8": {"noise": 0.0},  # the temperature alone
+    "noise": {"noise": 0.25},  # tau = 1 for 8 moves and AlphaZero's root Dirichlet noise share (the default)
     "none": {"temperature": 0.0, "noise": 0.0},  # no exploration: the most selected move, every move
     "tau-all": {"temperature_moves": None},  # tau = 1 for every move
     "tau-4": {"temperature_moves": 4},
@@ -132,11 +133,11 @@ def plot(target: Path, files: list[Path]) -> None:
         ys = [p["score"] for p in data["curve"]]
         lo = [p["score"] - p["low"] for p in data["curve"]]
         hi = [p["high"] - p["score"] for p in data["curve"]]
-        label = data["setting"] + (f" {data['options']}" if data["options"] else " (treelab's default)")
+        label = data.get("label") or data["setting"] + (f" {data['options']}" if data["options"] else "")
         ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=label)
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.axhline(0.75, color="grey", lw=0.8, ls=":")
-    ax.set_xscale("symlog", linthresh=50)
+    ax.set_xticks([0, 50, 100, 200, 500, 1000])
     ax.set_xlabel("self-play training games (Connect Four, 200 simulations a move)")
     ax.set_ylabel("score vs a fresh UCT tree (95% CI)")
     ax.set_ylim(0.3, 1.0)

@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import assert_clean_error, run
 
 import treelab
-from treelab.play.training import TEMPERATURE, TEMPERATURE_MOVES
+from treelab.play.training import NOISE, TEMPERATURE, TEMPERATURE_MOVES
 
 
 def games_of(db: Path) -> list[tuple[str, str | None]]:
@@ -27,7 +27,10 @@ def test_default_self_play_explores_and_logs_its_settings(tmp_path: Path) -> Non
     assert summary.distinct == len({moves for moves, _ in rows}) >= 15
     logged = json.loads(rows[0][1])
     assert logged["temperature"] == TEMPERATURE and logged["temperature_moves"] == TEMPERATURE_MOVES
-    assert logged["noise"] == 0.0 and "distinct" in summary.describe()
+    assert logged["noise"] == NOISE > 0 and logged["alpha"] > 0 and "distinct" in summary.describe()
+    against = tmp_path / "h.db"
+    treelab.train("tictactoe", against, games=2, iterations=50, seed=4, opponent="heuristic", progress=False)
+    assert json.loads(games_of(against)[0][1])["noise"] == 0.0  # a fixed opponent varies the games itself
 
 
 def test_a_seed_replays_the_run(tmp_path: Path) -> None:

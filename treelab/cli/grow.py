@@ -74,8 +74,8 @@ def _search_options(f):  # type: ignore[no-untyped-def]
 @_search_options
 @option("--temperature-moves", type=click.IntRange(min=-1), default=None, show_default="8",
         help="Moves of each game sampled with --temperature, the rest the most selected; -1: every move.")
-@option("--noise", type=finite(min=0.0, max=1.0), default=None, show_default="0",
-        help="Share of root Dirichlet noise mixed into the tree's move choice (AlphaZero: 0.25).")
+@option("--noise", type=finite(min=0.0, max=1.0), default=None, show_default="0.25 in self-play, else 0",
+        help="Share of root Dirichlet noise mixed into the tree's move choice (AlphaZero's 0.25).")
 @option("--alpha", type=finite(min=0.0, min_open=True), default=None, show_default="10 / moves",
         help="The noise's Dirichlet alpha.")
 @seed_option

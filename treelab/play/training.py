@@ -10,8 +10,8 @@ Running it again resumes from the saved tree.
 Self-play explores by default, as AlphaZero's does (Silver et al. 2017): the
 tree's first ``temperature_moves`` moves of every game are sampled from the
 simulations that selected them with temperature ``temperature`` (tau = 1), the
-rest are the most selected; ``noise`` mixes root Dirichlet noise into every
-move's choice. Without that, both sides read the same statistics and replay
+rest are the most selected, and ``noise`` (0.25) mixes root Dirichlet noise
+into every move's choice. Without that, both sides read the same statistics and replay
 one game forever. The settings are logged per game (``games.exploration``, JSON)
 and ``seed`` replays the run.
 """
@@ -66,10 +66,12 @@ TEMPERATURE_MOVES = 8
 AlphaZero samples Go's first 30 moves (about a tenth of a game); Connect Four
 games last 7 to 42 moves. Compared with 16 and with every move by ``benchmarks/learning.py``."""
 
-NOISE = 0.0
-"""The default share of root Dirichlet noise in self-play's move choice (AlphaZero: 0.25).
+NOISE = 0.25
+"""The share of root Dirichlet noise in self-play's move choice: AlphaZero's 0.25 (Silver et al. 2017).
 
-Compared with 0.25 by ``benchmarks/learning.py`` (README, *Does the tree learn?*)."""
+Measured by ``benchmarks/learning.py`` (README, *Does the tree learn?*): after 1,000 self-play games
+at 200 simulations a move the tree scored 0.643 (0.574-0.706, 200 games) against a fresh tree with
+it, 0.535 (0.466-0.603) with the temperature alone."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,8 @@ def train(
             None: :data:`TEMPERATURE` in self-play, 0 against another opponent (which varies the games).
         temperature_moves: how many moves of each game are sampled (None: every move).
         noise: the share of root Dirichlet noise mixed into every move choice of the tree
-            (UCT: into the choice; PUCT: into the root's priors), in [0, 1].
+            (UCT: into the choice; PUCT: into the root's priors), in [0, 1]. None:
+            :data:`NOISE` in self-play, 0 against another opponent.
         alpha: the noise's Dirichlet ``alpha`` (None: AlphaZero's ``10 / moves``).
         how: the UCT tree's move choice: ``"visits"`` (most selected) or ``"ucb1"`` (the
             original persistent-tree rule: the best UCB1 score).
