@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Literal
 
 from ..errors import BudgetError
 from ..tree import SQRT2, TreeNode
+from .config import CHOICES, check_name
 
 __all__ = [
-    "MoveChoice",
     "best_child",
     "best_index",
     "check_exploration",
@@ -35,9 +34,6 @@ __all__ = [
     "preference",
     "principal_variation",
 ]
-
-MoveChoice = Literal["visits", "ucb1"]
-"""How a UCT player picks its move: ``"visits"`` (the most selected child) or ``"ucb1"`` (best UCB1)."""
 
 
 def preference(proven: int | None, selected: int, visits: int) -> tuple[int, int, int]:
@@ -115,7 +111,8 @@ def choose_move(
     into what the search's counts make it play.
 
     Raises:
-        BudgetError: an unknown ``how``, a negative temperature, or noise outside [0, 1].
+        UnknownOptionError: an unknown ``how``.
+        BudgetError: a negative temperature, or noise outside [0, 1].
     """
     check_exploration(temperature, noise, alpha, how)
     best = best_child(node)
@@ -146,10 +143,10 @@ def check_exploration(temperature: float, noise: float = 0.0, alpha: float = 1.0
     """Refuse exploration settings that mean nothing, naming the bad value.
 
     Raises:
-        BudgetError: an unknown ``how``, a negative temperature, noise outside [0, 1], alpha <= 0.
+        UnknownOptionError: an unknown ``how``.
+        BudgetError: a negative temperature, noise outside [0, 1], alpha <= 0.
     """
-    if how not in ("visits", "ucb1"):
-        raise BudgetError(f"unknown move choice {how!r}: use 'visits' or 'ucb1'")
+    check_name("move choice", how, CHOICES)
     if not temperature >= 0 or temperature == float("inf"):
         raise BudgetError(f"temperature {temperature!r} must be a finite number >= 0 (0: the most selected move)")
     if not 0.0 <= noise <= 1.0:
