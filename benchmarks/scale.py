@@ -82,12 +82,12 @@ def reference_insert(rows: list[tuple], path: Path, *, indexed: bool = False) ->
     unique = ", UNIQUE (parent_id, move)" if indexed else ""
     conn.execute(f"""CREATE TABLE nodes (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES nodes(id),
         move TEXT NOT NULL, depth INTEGER NOT NULL, nb_visit INTEGER NOT NULL, nb_win INTEGER NOT NULL,
-        nb_draw INTEGER NOT NULL, proven INTEGER, created_game INTEGER{unique})""")
+        nb_draw INTEGER NOT NULL, proven INTEGER, created_game INTEGER, nb_select INTEGER NOT NULL{unique})""")
     if indexed:
         conn.execute("CREATE INDEX nodes_parent ON nodes (parent_id)")
     conn.commit()
     started = time.perf_counter()
-    conn.executemany("INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany("INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     conn.commit()
     conn.close()
     return time.perf_counter() - started
