@@ -7,7 +7,7 @@ counts wins of the player who made the move into it (the root counts as moved
 into by player 2); ``nb_draw`` counts draws.
 
 The nodes are :class:`treelab.nodes.TreeNode` objects (``__slots__``, no
-``__dict__``): a loaded million-node tree costs about 182 bytes a node with its
+``__dict__``): a loaded million-node tree costs about 198 bytes a node with its
 id and children lists (``benchmarks/scale.py``). Child lookup scans only the
 node's own few children; the tree is never searched.
 """
