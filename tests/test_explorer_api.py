@@ -45,6 +45,13 @@ def _db(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
 
 
+def _node_id(conn: sqlite3.Connection, moves: list[str]) -> int:
+    (node,) = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()
+    for m in moves:
+        (node,) = conn.execute("SELECT id FROM nodes WHERE parent_id = ? AND move = ?", (node, m)).fetchone()
+    return int(node)
+
+
 def _pv_sql(db: Path, moves: list[str]) -> list[str]:
     """Per level: a proven win, never a proven loss while a sibling is not, then the most selected
     child (then the most visited, then the first created), by plain SQL."""
@@ -77,6 +84,13 @@ def test_node_answers_the_stored_numbers(server: Server, trees: tuple[Path, Path
     assert data["to_move"] == 1 + len(moves) % 2
     stored = children_in_db(a, moves)
     assert {k["move"]: (k["nb_visit"], k["nb_win"], k["nb_draw"]) for k in data["children"]} == stored
+    conn = _db(a)
+    try:
+        selected = dict(conn.execute(
+            "SELECT n.move, n.nb_select FROM nodes n WHERE n.parent_id = ?", (_node_id(conn, moves),)).fetchall())
+    finally:
+        conn.close()
+    assert {k["move"]: k["nb_select"] for k in data["children"]} == selected
     assert data["principal_variation"] == _pv_sql(a, moves)
     line = data["principal_variation"]
     assert data["pv_paths"] == ["".join(moves + line[:i + 1]) for i in range(len(line))]

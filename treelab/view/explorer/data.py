@@ -167,7 +167,7 @@ class TreeFile:
         )
         return {
             "move": kid.name, "nb_visit": kid.nb_visit, "nb_win": kid.nb_win, "nb_draw": kid.nb_draw,
-            "nb_loss": kid.nb_loss, "mean": kid.mean,
+            "nb_loss": kid.nb_loss, "nb_select": kid.nb_select, "mean": kid.mean,
             "ucb1": kid.ucb1(c) if visited else None,
             "exploitation": kid.mean if visited else None,
             "exploration": kid.exploration(c) if visited else None,

@@ -127,7 +127,7 @@ function drawBoard(data) {
 // -- children table -------------------------------------------------------------
 const SORTS = {
   move: (k) => (isNaN(Number(k.move)) ? k.move : Number(k.move)),
-  nb_visit: (k) => k.nb_visit, wdl: (k) => (k.nb_visit ? k.nb_win / k.nb_visit : -1),
+  nb_visit: (k) => k.nb_visit, nb_select: (k) => k.nb_select, wdl: (k) => (k.nb_visit ? k.nb_win / k.nb_visit : -1),
   mean: (k) => (k.nb_visit ? k.mean : -1), ucb1: (k) => (k.ucb1 === null ? Infinity : k.ucb1),
   proven: (k) => ({ win: 3, draw: 2, loss: 1 })[k.proven] || 0,
 };
@@ -162,6 +162,7 @@ function drawTable(data) {
       el("td", { class: "move" }, link(k.move, k.path), k.action ? el("span", { class: "muted small" }, ` ${k.action}`) : ""),
       el("td", { class: "num" }, el("span", { class: "visits" }, n.toLocaleString("en")),
         el("span", { class: "muted" }, ` (${pct(k.share)})`), bar([[k.share, "share", pct(k.share)]])),
+      el("td", { class: "num selected" }, (k.nb_select || 0).toLocaleString("en")),
       el("td", {}, wdl, el("span", { class: "muted small" }, ` ${k.nb_win}/${k.nb_draw}/${k.nb_loss}`)),
       el("td", { class: "num mean" }, el("span", { class: "swatch", style: `background:${k.colour}` }), fmt(k.mean)),
       el("td", { class: "num ucb1" }, ucb),
