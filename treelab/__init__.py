@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 from .errors import (
     BudgetError,
+    DamagedDatabaseError,
     ExecutableNotFoundError,
     GameMismatchError,
     GameOverError,
@@ -121,6 +122,7 @@ __all__ = [
     "SQRT2",
     "BudgetError",
     "ChildStats",
+    "DamagedDatabaseError",
     "Diagram",
     "DiffResult",
     "Evaluation",

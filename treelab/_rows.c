@@ -21,6 +21,7 @@
  */
 #include "_speedups.h"
 
+#include <limits.h>
 #include <stdint.h>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -194,7 +195,7 @@ static PyObject *lookup(PyObject *nodes, PyObject *key) {
         Py_ssize_t i = PyLong_AsSsize_t(key);
         if (i == -1 && PyErr_Occurred()) return NULL;
         if (i < 0 || i >= PyList_GET_SIZE(nodes) || PyList_GET_ITEM(nodes, i) == Py_None) {
-            PyErr_Format(PyExc_KeyError, "no node %zd (a row whose parent comes later, or is missing)", i);
+            PyErr_SetObject(PyExc_KeyError, key); /* a row whose parent comes later, or is missing */
             return NULL;
         }
         PyObject *found = PyList_GET_ITEM(nodes, i);
@@ -208,6 +209,11 @@ static int store(PyObject *nodes, PyObject *key, PyObject *node) {
     if (PyList_CheckExact(nodes)) {
         Py_ssize_t i = PyLong_AsSsize_t(key);
         if (i == -1 && PyErr_Occurred()) return -1;
+        if (i < 0 || i >= PyList_GET_SIZE(nodes)) {
+            PyErr_Format(PyExc_ValueError, "id %zd of a node is outside the ids counted (0 to %zd)", i,
+                         PyList_GET_SIZE(nodes) - 1);
+            return -1;
+        }
         return PyList_SetItem(nodes, i, (Py_INCREF(node), node));
     }
     return PyObject_SetItem(nodes, key, node);
@@ -255,13 +261,56 @@ fail:
     return NULL;
 }
 
+/* ValueError naming the bad value of one row: "nb_visit -5 of node 3 is not a count >= 0". */
+static int bad_value(const char *column, PyObject *value, PyObject *id, const char *want) {
+    PyErr_Format(PyExc_ValueError, "%s %R of node %R %s", column, value, id, want);
+    return -1;
+}
+
+/* Whether value is an exact int in [low, high]; -1 with an exception for none of the two. */
+static int int_within(PyObject *value, long long low, long long high) {
+    if (!PyLong_CheckExact(value)) return 0;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    return !overflow && v >= low && v <= high;
+}
+
+/* Check the values of a row before a node is made of it: ids and counts are whole numbers (counts
+ * >= 0), proven is None, -1, 0 or 1, the move a text that labels (known, or check(move) accepts it
+ * and it is remembered in labels). 0, or -1 with an exception (ValueError for a bad value). */
+static int check_row(PyObject *row, PyObject *labels, PyObject *check) {
+    static const char *counts[] = {"nb_visit", "nb_win", "nb_draw"};
+    PyObject *selected = PyTuple_GET_ITEM(row, 8);
+    PyObject *id = PyTuple_GET_ITEM(row, 0), *pid = PyTuple_GET_ITEM(row, 1), *move = PyTuple_GET_ITEM(row, 2);
+    PyObject *proven = PyTuple_GET_ITEM(row, 6), *created = PyTuple_GET_ITEM(row, 7);
+    int ok;
+    if ((ok = int_within(id, LLONG_MIN, LLONG_MAX)) <= 0) return ok < 0 ? -1 : bad_value("id", id, id, "is not a whole number");
+    if (pid != Py_None && (ok = int_within(pid, LLONG_MIN, LLONG_MAX)) <= 0)
+        return ok < 0 ? -1 : bad_value("parent_id", pid, id, "is not a node id");
+    for (int k = 0; k < 3; k++) {
+        PyObject *value = PyTuple_GET_ITEM(row, 3 + k);
+        if ((ok = int_within(value, 0, LLONG_MAX)) <= 0)
+            return ok < 0 ? -1 : bad_value(counts[k], value, id, "is not a count >= 0");
+    }
+    if (selected != Py_None && (ok = int_within(selected, 0, LLONG_MAX)) <= 0)
+        return ok < 0 ? -1 : bad_value("nb_select", selected, id, "is not a count >= 0");
+    if (proven != Py_None && (ok = int_within(proven, -1, 1)) <= 0)
+        return ok < 0 ? -1 : bad_value("proven", proven, id, "is not -1, 0, 1 or NULL");
+    if (created != Py_None && (ok = int_within(created, LLONG_MIN, LLONG_MAX)) <= 0)
+        return ok < 0 ? -1 : bad_value("created_game", created, id, "is not a game id");
+    if (check == NULL || pid == Py_None) return 0;
+    if (!PyUnicode_CheckExact(move)) return bad_value("move", move, id, "is not a text");
+    if ((ok = PySet_Contains(labels, move)) != 0) return ok < 0 ? -1 : 0;
+    PyObject *verdict = PyObject_CallOneArg(check, move);
+    if (verdict == NULL) return -1;
+    Py_DECREF(verdict);
+    return PySet_Add(labels, move);
+}
+
 /* One node from a row (id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select,
  * cut), linked under nodes[parent_id]; *depth gets its depth. A new reference, NULL with an exception. */
 static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyObject *shared, long *depth) {
-    if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 10) {
-        PyErr_SetString(PyExc_TypeError, "build: every row must be a 10-tuple");
-        return NULL;
-    }
     PyObject *parent = NULL, *pid = PyTuple_GET_ITEM(row, 1);
     if (pid != Py_None && (parent = lookup(nodes, pid)) == NULL) return NULL;
     PyObject *created = PyTuple_GET_ITEM(row, 7); /* one int object per game id, shared by its nodes */
@@ -310,23 +359,44 @@ static int add_counts(PyObject *counts, const Py_ssize_t *per_depth, Py_ssize_t 
     return 0;
 }
 
-/* build(cls, rows, nodes, counts, shared, cut) -> None: what treelab.bulk.build does in Python. */
+/* build(cls, rows, nodes, counts, shared, cut[, check]) -> None: what treelab.bulk.build does in Python.
+ * With check, every row's values are checked first and a second root (a row without parent after the
+ * first) is refused; check is a callable that raises ValueError for a move label that is not one, or
+ * None to leave the labels unchecked. */
 PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !PyType_Check(args[0]) || !PyList_Check(args[3]) || !PyDict_Check(args[4]) ||
+    if ((nargs != 6 && nargs != 7) || !PyType_Check(args[0]) || !PyList_Check(args[3]) || !PyDict_Check(args[4]) ||
         !PyAnySet_Check(args[5])) {
         PyErr_SetString(PyExc_TypeError,
-                        "build(cls: type, rows, nodes: list | dict, counts: list, shared: dict, cut: set)");
+                        "build(cls: type, rows, nodes: list | dict, counts: list, shared: dict, cut: set[, check])");
         return NULL;
     }
     PyTypeObject *cls = (PyTypeObject *)args[0];
+    int checking = nargs == 7; /* check=None: the values only, not the move labels */
+    PyObject *check = checking && args[6] != Py_None ? args[6] : NULL;
+    PyObject *labels = check != NULL ? PySet_New(NULL) : NULL;
+    if (check != NULL && labels == NULL) return NULL;
     PyObject *rows = PyObject_GetIter(args[1]), *row;
-    if (rows == NULL) return NULL;
+    if (rows == NULL) {
+        Py_XDECREF(labels);
+        return NULL;
+    }
     Py_ssize_t *per_depth = NULL, depths = 0, room = 0;
-    int status = 0;
+    int status = 0, rooted = PyList_GET_SIZE(args[3]) > 0;
     while (status == 0 && (row = PyIter_Next(rows)) != NULL) {
         long depth = 0;
-        PyObject *node = node_of(cls, row, args[2], args[4], &depth);
-        status = node == NULL ? -1 : store(args[2], PyTuple_GET_ITEM(row, 0), node);
+        PyObject *node = NULL;
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 10) {
+            PyErr_SetString(PyExc_TypeError, "build: every row must be a 10-tuple");
+            status = -1;
+        } else if (checking && check_row(row, labels, check) < 0) {
+            status = -1;
+        } else if (checking && PyTuple_GET_ITEM(row, 1) == Py_None && rooted++) {
+            PyErr_Format(PyExc_ValueError, "node %R has no parent but is not the root", PyTuple_GET_ITEM(row, 0));
+            status = -1;
+        } else {
+            node = node_of(cls, row, args[2], args[4], &depth);
+            status = node == NULL ? -1 : store(args[2], PyTuple_GET_ITEM(row, 0), node);
+        }
         if (status == 0 && PyObject_IsTrue(PyTuple_GET_ITEM(row, 9)) == 1) status = PySet_Add(args[5], node);
         if (status == 0 && depth < 0) {
             PyErr_Format(PyExc_ValueError, "build: a negative depth (%ld)", depth);
@@ -352,6 +422,7 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         Py_DECREF(row);
     }
     Py_DECREF(rows);
+    Py_XDECREF(labels);
     if (status == 0 && !PyErr_Occurred()) status = add_counts(args[3], per_depth, depths);
     PyMem_Free(per_depth);
     if (status < 0 || PyErr_Occurred()) return NULL;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "BudgetError",
+    "DamagedDatabaseError",
     "ExecutableNotFoundError",
     "GameMismatchError",
     "GameOverError",
@@ -84,6 +85,13 @@ class StoreError(TreelabError, OSError):
 
 class NotATreelabDatabaseError(StoreError):
     """A file that is not a treelab database."""
+
+
+class DamagedDatabaseError(NotATreelabDatabaseError):
+    """A treelab database whose contents no treelab wrote (damaged, or crafted)."""
+
+    db: str | None = None
+    """The database's name once known (the message then names it)."""
 
 
 class GameMismatchError(StoreError):

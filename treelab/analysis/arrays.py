@@ -36,6 +36,8 @@ import numpy as np
 from ..games import find_game
 from ..mcts.choice import best_index
 from ..nodes import PARENT_SLOT, proof_word, ucb1_score
+from ..store.dbfile import diagnosed
+from ..store.integrity import check_table
 from ..tree import SQRT2, Moves, Tree, TreeNode
 
 __all__ = [
@@ -113,6 +115,7 @@ class TreeArrays:
         return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game)
 
     @classmethod
+    @diagnosed
     def from_db(cls, db: str | os.PathLike[str], path: Moves = None, *, max_depth: int | None = None) -> TreeArrays:
         """The arrays of the subtree at ``path`` (down to ``max_depth`` levels) straight from a database.
 
@@ -146,6 +149,7 @@ class TreeArrays:
             rows = conn.execute(f"{prefix}SELECT {cols} {where}", args).fetchall()
             moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move {where}", args)]
         table = np.array(rows, dtype=np.int64).reshape(len(rows), 9)
+        check_table(table, NO_PROOF, moves, game)
         return cls.from_table(table, moves, top, root_depth, game.name)
 
     @classmethod

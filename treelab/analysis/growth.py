@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..games import find_game
-from ..store.dbfile import reading
+from ..store.dbfile import diagnosed, reading
+from ..store.outfile import write_whole
 from ..tree import SQRT2, Tree, TreeNode
 
 __all__ = ["GrowthData", "growth_data", "plot_growth", "tree_at"]
@@ -72,6 +73,7 @@ class GrowthData:
             return {m: np.nan_to_num(v / total) for m, v in self.root_children.items()}
 
 
+@diagnosed
 def growth_data(db: str | os.PathLike[str]) -> GrowthData:
     """Read the growth of the tree in ``db`` (history rows, else ``created_game`` stamps)."""
     name = os.fspath(db)
@@ -174,7 +176,7 @@ def plot_growth(data: GrowthData, out: str | os.PathLike[str] | None = None, *, 
     c.set_xlabel("games played")
     c.set_ylabel("share of the root's visits")
 
-    w = window or max(1, len(x) // 10)
+    w = min(window or max(1, len(x) // 10), len(x))  # a window past the games played is all of them
     kernel = np.ones(w) / w
     against = bool(len(x)) and bool((data.tree_player > 0).all())
     if against:  # results from the tree's side
@@ -204,11 +206,14 @@ def _finish(fig: Any, out: str | os.PathLike[str] | None, dpi: int) -> Any:
         import matplotlib.pyplot as plt
 
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=dpi)
-        plt.close(fig)
+        try:
+            write_whole(out, lambda tmp: fig.savefig(tmp, dpi=dpi))
+        finally:
+            plt.close(fig)
     return fig
 
 
+@diagnosed
 def tree_at(db: str | os.PathLike[str], game_id: int) -> Tree:
     """The tree in ``db`` as it was after training game ``game_id`` (see the module notes on counts).
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..store.outfile import write_whole
 from .arrays import TreeArrays
 
 __all__ = ["layout", "p1_mean", "plot_icicle", "plot_shape", "plot_sunburst"]
@@ -168,6 +169,8 @@ def plot_shape(arrays: TreeArrays, out: str | os.PathLike[str] | None = None, *,
     fig = ax.figure
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=dpi)
-        plt.close(fig)
+        try:
+            write_whole(out, lambda tmp: fig.savefig(tmp, dpi=dpi))
+        finally:
+            plt.close(fig)
     return fig

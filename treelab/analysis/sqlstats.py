@@ -20,7 +20,7 @@ import numpy as np
 
 from ..games import find_game
 from ..mcts.choice import best_index
-from ..store.dbfile import reading
+from ..store.dbfile import diagnosed, reading
 from ..tree import Moves
 from ..view.loading import path_rows
 from .arrays import assemble
@@ -95,6 +95,7 @@ def _pv(conn: sqlite3.Connection, node_id: int) -> tuple[list[str], list[int]]:
         visits.append(row[2])
 
 
+@diagnosed
 def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None = None) -> dict[str, Any]:
     """The ``stats --json`` object of the subtree at ``path`` in the database ``db``.
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 import sqlite3
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any
 
@@ -28,6 +28,7 @@ from .. import fastpath
 from ..fastpath import compiled
 from ..nodes import KIDS_SLOT
 from ..tree import Tree, TreeNode
+from .integrity import check_row, damaged, label_check
 
 __all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "renumber", "rows", "write"]
 
@@ -140,34 +141,77 @@ def renumber(nodes: list[TreeNode], first_id: int) -> None:
         _renumber(nodes, first_id)
 
 
-def build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any]) -> None:
+def build(
+    tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any], *, labels: bool = True
+) -> None:
     """Create the nodes of ``rows`` (ordered by id, parents first), counting them per depth.
 
     A row is ``(id, parent_id, move, nb_visit, nb_win, nb_draw, proven,
-    created_game, nb_select, cut)``; ``cut`` puts the node in ``tree.truncated``. The
-    compiled ``build`` (``_rows.c``) does the same as the loop here, about 5x faster.
+    created_game, nb_select, cut)``; ``cut`` puts the node in ``tree.truncated``. Every
+    row is checked first (:mod:`treelab.store.integrity`: whole numbers, counts
+    >= 0, ``proven`` in -1/0/1, the move a label of ``tree.game`` unless
+    ``labels`` is false, the parent already built, one root). The compiled ``build`` (``_rows.c``) does the same
+    as the loop here, about 5x faster.
+
+    Raises:
+        DamagedDatabaseError: a row no treelab wrote (the caller's
+            :func:`~treelab.store.dbfile.reading` names the file).
     """
-    counts = tree.depth_counts
-    cut = tree.truncated
-    shared: dict[int, int] = {}  # one int object per game id, not one per node (~32 bytes a node)
+    check = label_check(tree.game) if labels else None
     collecting = gc.isenabled()
     gc.disable()  # a million new objects would trigger many full collections: twice as slow
     try:
         if fastpath.compiled is not None:  # looked up now: tests compare both builds
-            fastpath.compiled.build(tree.node_class, rows, nodes, counts, shared, cut)
-            return
-        for nid, pid, move, visits, wins, draws, proven, created, selected, truncated in rows:
-            node = tree.node_class(move, nodes[pid] if pid is not None else None, node_id=nid, nb_visit=visits,
-                                   nb_win=wins, nb_draw=draws, proven=proven,
-                                   created_game=shared.setdefault(created, created), nb_select=selected)
-            nodes[nid] = node
-            depth = node.depth
-            if depth < len(counts):
-                counts[depth] += 1
-            else:
-                counts.append(1)
-            if truncated:
-                cut.add(node)
+            fastpath.compiled.build(tree.node_class, rows, nodes, tree.depth_counts, {}, tree.truncated, check)
+        else:
+            _build(tree, rows, nodes, check)
+    except KeyError as exc:  # a parent not built yet: missing, later, or the node itself
+        _stop(rows)
+        raise damaged(f"a node's parent {exc.args[0]!r} is not stored before it (an orphan or a cycle)") from None
+    except (ValueError, IndexError, OverflowError) as exc:
+        _stop(rows)
+        raise damaged(str(exc)) from None
     finally:
         if collecting:
             gc.enable()
+
+
+def _stop(rows: Iterable[tuple[Any, ...]]) -> None:
+    """Finish a cursor left half read: its statement would keep the connection (and -wal) open."""
+    close = getattr(rows, "close", None)
+    if close is not None:
+        close()
+
+
+def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any],
+           check: Callable[[object], None] | None) -> None:
+    counts, cut = tree.depth_counts, tree.truncated
+    shared: dict[int, int] = {}  # one int object per game id, not one per node (~32 bytes a node)
+    rooted, known = bool(counts), set()
+    for row in rows:
+        nid, pid, move, visits, wins, draws, proven, created, selected, truncated = row
+        if check is not None and pid is not None and move not in known:
+            check_row(row, check)
+            known.add(move)
+        else:
+            check_row(row)
+        if pid is None:
+            if rooted:
+                raise ValueError(f"node {nid!r} has no parent but is not the root")
+            rooted = True
+        try:
+            parent = nodes[pid] if pid is not None else None
+        except IndexError:
+            raise KeyError(pid) from None
+        if pid is not None and parent is None:
+            raise KeyError(pid)
+        node = tree.node_class(move, parent, node_id=nid, nb_visit=visits, nb_win=wins, nb_draw=draws, proven=proven,
+                        created_game=shared.setdefault(created, created), nb_select=selected)
+        nodes[nid] = node
+        depth = node.depth
+        if depth < len(counts):
+            counts[depth] += 1
+        else:
+            counts.append(1)
+        if truncated:
+            cut.add(node)

@@ -82,7 +82,7 @@ def tidy(path: Path) -> None:
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
             finally:
                 conn.close()
-    except (OSError, sqlite3.Error):  # tidying is a courtesy; never fail a read for it
+    except (OSError, ValueError, sqlite3.Error):  # tidying is a courtesy; never fail a read for it
         pass
 
 

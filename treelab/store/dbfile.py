@@ -25,15 +25,22 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import wraps
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
-from ..errors import NotATreelabDatabaseError, StoreError
+from ..errors import DamagedDatabaseError, NotATreelabDatabaseError, StoreError, TreelabError
+from ..games import find_game
 from .connect import BUSY_TIMEOUT, checkpoint, connect, read_only_media, tidy, uri
-from .schema import DbPath, check_file, check_meta, display, read_compat, read_meta
+from .integrity import check_nodes, named
+from .schema import DbPath, check_file, check_meta, display, hint, read_compat, read_meta
 
-__all__ = ["KeptConnection", "is_empty", "reading", "writing"]
+__all__ = ["KeptConnection", "diagnosed", "is_empty", "reading", "writing"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 def is_empty(db: DbPath) -> bool:
     """Whether ``db`` is an empty file or an SQLite database without tables (a save may fill it)."""
@@ -44,7 +51,7 @@ def is_empty(db: DbPath) -> bool:
     conn = connect(uri(path, "ro&immutable=1" if read_only_media(path) else "ro"))
     try:
         return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, ValueError):  # damaged: not empty, and the load says what is wrong
         return False
     finally:
         conn.close()
@@ -56,6 +63,13 @@ def is_empty(db: DbPath) -> bool:
 def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Connection, dict[str, str]]]:
     """A read-only connection inside one read transaction, with the checked ``meta``.
 
+    An error of the block that bad rows can cause (``ValueError``, ``KeyError``,
+    ``ZeroDivisionError``...) has the whole table checked
+    (:func:`~treelab.store.integrity.check_nodes`): rows no treelab wrote
+    become one :class:`DamagedDatabaseError` naming the bad value; otherwise
+    the error goes on as it was (a bug stays visible). Readers pay nothing for
+    the check until something fails.
+
     Never creates or changes the file, and leaves nothing beside it: on
     read-only media (see :func:`treelab.store.connect.read_only_media`) the file is opened
     ``immutable``, elsewhere the empty ``-wal``/``-shm`` of the read are removed.
@@ -63,6 +77,7 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
     Raises:
         StoreError: no such file, or a directory.
         NotATreelabDatabaseError: not SQLite, or no treelab meta (also an empty database).
+        DamagedDatabaseError: ``meta`` or ``nodes`` values no treelab wrote.
         SchemaVersionError, GameMismatchError: see :func:`check_meta`.
     """
     path, name = Path(db), display(db)
@@ -84,13 +99,54 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
                 f"{name!r} is an empty database, not a treelab tree: check the path"
             )
         read_compat(conn, check_meta(meta, name, game))
-        yield conn, meta
+        try:
+            yield conn, meta
+        except BaseException as exc:
+            # a cursor left half read in a finished frame keeps the connection (and -wal/-shm) open
+            traceback.clear_frames(exc.__traceback__)
+            if isinstance(exc, (ArithmeticError, LookupError, MemoryError, TypeError, ValueError)) and not isinstance(
+                exc, TreelabError
+            ):  # bad rows, or a bug: only the first becomes a clear error
+                check_nodes(conn, find_game(meta["game"]))
+            raise
+    except DamagedDatabaseError as exc:
+        raise named(exc, name) from None
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"cannot read {name!r}: {exc}") from exc
+        raise StoreError(f"cannot read {name!r} ({exc}): {hint(exc)}") from None
     finally:
         conn.close()
         if not had_wal and not frozen:
             tidy(path)
+
+
+def diagnosed(func: _F) -> _F:
+    """Decorate a reader ``func(db, ...)`` or ``(cls, db, ...)``: errors bad rows can cause have ``db`` checked.
+
+    For readers that go on computing after their :func:`reading` block: a
+    ``ValueError``, ``KeyError``, ``ZeroDivisionError``... that is not a
+    treelab error has the table checked (:func:`~treelab.store.integrity.check_nodes`);
+    damage becomes one :class:`DamagedDatabaseError`, anything else goes on as
+    it was.
+    """
+
+    @wraps(func)
+    def reader(*args: Any, **kwargs: Any) -> Any:
+        db = args[1] if isinstance(args[0], type) else args[0]  # a classmethod's function: (cls, db, ...)
+        try:
+            return func(*args, **kwargs)
+        except DamagedDatabaseError as exc:
+            raise named(exc, display(db)) from None
+        except (ArithmeticError, LookupError, MemoryError, TypeError, ValueError) as exc:
+            if isinstance(exc, TreelabError):
+                raise
+            try:
+                with reading(db) as (conn, meta):
+                    check_nodes(conn, find_game(meta["game"]))
+            except TreelabError as found:
+                raise found from None
+            raise
+
+    return cast(_F, reader)
 
 
 def _fsync(path: Path) -> None:
@@ -122,7 +178,7 @@ def _as_store_error(exc: BaseException, name: str) -> None:
             f"{name!r} is not a treelab database (not an SQLite file): check the path"
         ) from None
     if isinstance(exc, sqlite3.Error):
-        raise StoreError(f"cannot write {name!r} ({exc}); it is unchanged: retry, or check the file") from exc
+        raise StoreError(f"cannot write {name!r} ({exc}); it is unchanged: {hint(exc)}") from exc
 
 
 def _sweep(path: Path) -> None:

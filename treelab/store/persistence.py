@@ -242,6 +242,7 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
         raise ValueError(f"depth {depth!r} is not a whole number >= 0: give levels below the path, or None")
     name = display(db)
     wanted = None if game is None else find_game(game).name
+    searchable = wanted is not None  # a tree to search in (open_tree): every move must be a label of the game
     with reading(db, wanted) as (conn, meta):
         tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
         tree.depth_counts = []
@@ -259,21 +260,21 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
                     "check the moves, or train deeper"
                 )
             chain.append(found[0])
-        top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0]
+        count, top = conn.execute("SELECT count(*), max(id) FROM nodes").fetchone()
         nodes: dict[int, TreeNode] | list[Any]
-        if not labels and depth is None:
-            nodes = [None] * (top + 1)
+        if not labels and depth is None:  # a list indexed by id, unless ids are sparse: memory follows rows
+            nodes = [None] * (top + 1) if 0 <= top < 2 * count + 1024 else {}
             rows = conn.execute(f"SELECT {_COLUMNS}, 0 FROM nodes AS n ORDER BY n.id")
-            bulk.build(tree, rows, nodes)
+            bulk.build(tree, rows, nodes, labels=searchable)
         else:
             nodes = {}
             marks = ",".join("?" * (len(chain) - 1))
             above = conn.execute(
                 f"SELECT {_COLUMNS}, 0 FROM nodes AS n WHERE n.id IN ({marks}) ORDER BY n.id", chain[:-1]
             )
-            bulk.build(tree, above, nodes)
+            bulk.build(tree, above, nodes, labels=searchable)
             limit = depth if depth is not None else 1 << 62
-            bulk.build(tree, conn.execute(_SUBTREE, (chain[-1], limit, limit)), nodes)
+            bulk.build(tree, conn.execute(_SUBTREE, (chain[-1], limit, limit)), nodes, labels=searchable)
             wide = conn.execute(f"SELECT parent_id FROM nodes WHERE parent_id IN ({marks}) "
                                 "GROUP BY parent_id HAVING count(*) > 1", chain[:-1])
             tree.truncated.update(nodes[pid] for (pid,) in wide)

@@ -19,7 +19,14 @@ from pathlib import Path
 
 import sqlite_utils
 
-from ..errors import GameMismatchError, NotATreelabDatabaseError, SchemaVersionError, StoreError
+from ..errors import (
+    DamagedDatabaseError,
+    GameMismatchError,
+    NotATreelabDatabaseError,
+    SchemaVersionError,
+    StoreError,
+)
+from .integrity import check_meta_values, named
 
 __all__ = [
     "MIGRATIONS",
@@ -30,6 +37,7 @@ __all__ = [
     "check_objects",
     "create",
     "display",
+    "hint",
     "migrate",
     "read_compat",
     "read_meta",
@@ -191,8 +199,12 @@ def read_meta(conn: sqlite3.Connection, name: str) -> dict[str, str] | None:
             return None
         check_objects(conn, name)
         meta = dict(conn.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
+    except UnicodeDecodeError:
+        raise NotATreelabDatabaseError(
+            f"{name!r} is damaged (its schema or meta holds text that is not UTF-8): restore a copy"
+        ) from None
     except sqlite3.OperationalError as exc:  # locked, read-only media, unreadable
-        raise StoreError(f"cannot read {name!r} ({exc}): {_hint(exc)}") from None
+        raise StoreError(f"cannot read {name!r} ({exc}): {hint(exc)}") from None
     except sqlite3.DatabaseError as exc:
         if "not a database" in str(exc):
             raise NotATreelabDatabaseError(
@@ -205,17 +217,21 @@ def read_meta(conn: sqlite3.Connection, name: str) -> dict[str, str] | None:
         raise NotATreelabDatabaseError(
             f"{name!r} is an SQLite file but not a treelab database (no treelab meta): check the path"
         )
+    try:
+        check_meta_values(meta)
+    except DamagedDatabaseError as exc:
+        raise named(exc, name) from None
     return meta
 
 
-def _hint(exc: sqlite3.Error) -> str:
+def hint(exc: sqlite3.Error) -> str:
     """What to do about an SQLite error met while opening a database."""
     text = str(exc)
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         return "the file or its directory is read-only: copy the database somewhere writable to change it"
     if "locked" in text or "busy" in text:
         return "another program holds it: wait for it to finish, then retry"
-    return "check the file, or restore a copy"
+    return "retry, or check the file"
 
 
 def check_meta(meta: dict[str, str], name: str, game: str | None = None) -> int:
@@ -227,7 +243,7 @@ def check_meta(meta: dict[str, str], name: str, game: str | None = None) -> int:
     """
     try:
         version = int(meta["schema_version"])
-    except ValueError:
+    except (TypeError, ValueError):
         raise NotATreelabDatabaseError(
             f"{name!r} has a bad schema_version {meta['schema_version']!r}: is it a treelab database?"
         ) from None

@@ -13,13 +13,13 @@ failing one :class:`RenderError` (its last message line).
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import graphviz
 
 from ..errors import ExecutableNotFoundError, RenderError
+from ..store.outfile import write_whole
 from ..tree import Tree, TreeNode
 from .builder import LAYOUTS, Html, node_id, to_dot
 
@@ -138,20 +138,5 @@ def render(
     text = source_dot(source, **options)
     data = text.encode() if fmt_ == "dot" else run_dot(text, fmt_, dpi=dpi)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _write_whole(out, data)
-    return out
+    return write_whole(out, lambda tmp: tmp.write_bytes(data))
 
-
-def _write_whole(out: Path, data: bytes) -> None:
-    """Write ``data`` to ``out`` all at once: a temporary file beside it, then renamed over it.
-
-    A failed write (a full disk) leaves ``out`` as it was and no partial file.
-    """
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

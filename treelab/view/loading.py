@@ -22,6 +22,7 @@ from ..errors import PathNotFoundError
 from ..games import Game, find_game
 from ..mcts.choice import best_child
 from ..store.dbfile import reading
+from ..store.integrity import check_row, damaged
 from ..tree import Moves, Tree, TreeNode
 from .subtree import MAX_NODES, filter_children
 
@@ -32,6 +33,10 @@ _CHUNK = 900  # stay under SQLite's bound-parameter limit
 
 
 def _node(tree: Tree, parent: TreeNode, row: tuple[Any, ...]) -> TreeNode:
+    try:
+        check_row(row)  # values only: labels are drawn as stored (view.builder quotes every one)
+    except ValueError as exc:
+        raise damaged(str(exc)) from None
     node = TreeNode(
         row[2], parent, node_id=row[0], nb_visit=row[3], nb_win=row[4], nb_draw=row[5],
         proven=row[6], created_game=row[7], nb_select=row[8],
@@ -129,6 +134,10 @@ def load_view(
         rows = path_rows(conn, game, path, os.fspath(db))
         root = tree.root
         row = rows[0]
+        try:
+            check_row(row)
+        except ValueError as exc:
+            raise damaged(str(exc)) from None
         root.node_id, root.nb_visit, root.nb_win, root.nb_draw, root.proven, root.created_game, root.nb_select = (
             row[0], row[3], row[4], row[5], row[6], row[7], row[8],
         )
