@@ -299,8 +299,8 @@ static int check_row(PyObject *row, PyObject *labels, PyObject *check) {
         return ok < 0 ? -1 : bad_value("proven", proven, id, "is not -1, 0, 1 or NULL");
     if (created != Py_None && (ok = int_within(created, LLONG_MIN, LLONG_MAX)) <= 0)
         return ok < 0 ? -1 : bad_value("created_game", created, id, "is not a game id");
-    if (check == NULL || pid == Py_None) return 0;
     if (!PyUnicode_CheckExact(move)) return bad_value("move", move, id, "is not a text");
+    if (check == NULL || pid == Py_None) return 0;
     if ((ok = PySet_Contains(labels, move)) != 0) return ok < 0 ? -1 : 0;
     PyObject *verdict = PyObject_CallOneArg(check, move);
     if (verdict == NULL) return -1;

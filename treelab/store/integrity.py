@@ -138,9 +138,9 @@ def check_row(row: tuple[Any, ...], check: Callable[[object], None] | None = Non
         raise ValueError(f"created_game {row[7]!r} of node {nid!r} is not a game id")
     if len(row) > 8 and row[8] is not None and (not _int(row[8]) or row[8] < 0):
         raise ValueError(f"nb_select {row[8]!r} of node {nid!r} is not a count >= 0")
+    if not isinstance(move, str):
+        raise ValueError(f"move {move!r} of node {nid!r} is not a text")
     if check is not None and pid is not None:
-        if not isinstance(move, str):
-            raise ValueError(f"move {move!r} of node {nid!r} is not a text")
         check(move)
 
 
