@@ -372,7 +372,13 @@ def _run_processes(
                         stop.value = 1
                         continue
                     game_id = None if stop.value or interrupted() else next(todo, None)
-                    conns[i].send(game_id)
+                    try:
+                        conns[i].send(game_id)
+                    except OSError:  # it died right after its result: its pipe is broken (EPIPE)
+                        busy.discard(i)
+                        dead.append(f"worker {i}")
+                        stop.value = 1
+                        continue
                     if game_id is None:
                         busy.discard(i)
                 if batch:
