@@ -71,6 +71,9 @@ def _search_options(f):  # type: ignore[no-untyped-def]
 @_iterations(400)
 @option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
         help="Who the tree plays (colours alternate).")
+@option("--pool", "pool", multiple=True, metavar="SPEC[,SPEC...]", show_default="no pool",
+        help="Draw each game's opponent (seeded) from self, heuristic, random, db=PATH (an earlier tree of "
+             "this game, read only, searching with --iterations); replaces --opponent.")
 @_search_options
 @option("--temperature-moves", type=click.IntRange(min=-1), default=None, show_default="8",
         help="Moves of each game sampled with --temperature, the rest the most selected; -1: every move.")
@@ -85,8 +88,8 @@ def _search_options(f):  # type: ignore[no-untyped-def]
 @option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
         help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
-def train(game: Game, db: str, games: int, iterations: int, opponent: str, algorithm: str, c: float | None,
-          solver: bool, playout: str, evaluator: str, temperature: float | None, how: str,
+def train(game: Game, db: str, games: int, iterations: int, opponent: str, pool: tuple[str, ...], algorithm: str,
+          c: float | None, solver: bool, playout: str, evaluator: str, temperature: float | None, how: str,
           temperature_moves: int | None, noise: float | None, alpha: float | None, seed: int | None,
           quiet: bool, workers: int | None, ray: str | None) -> None:
     """Grow the tree in DB by playing whole games; re-running resumes.
@@ -102,6 +105,7 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
     Example:
       treelab train connect4 --db c4.db --games 50 --iterations 400 --opponent heuristic --seed 1
       treelab train connect4 --db c4.db --games 200 --iterations 400 --workers 2
+      treelab train connect4 --db c4.db --games 100 --pool self,heuristic,db=old.db --seed 1
     """
     from ..mcts.config import SearchConfig
     from ..play.training import TEMPERATURE_MOVES
@@ -110,8 +114,8 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, algor
     config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
                              choice=how)
     moves = TEMPERATURE_MOVES if temperature_moves is None else None if temperature_moves == -1 else temperature_moves
-    summary = run(game, db, games=games, iterations=iterations, opponent=opponent, seed=seed, config=config,
-                  temperature=temperature, temperature_moves=moves, noise=noise, alpha=alpha,
+    summary = run(game, db, games=games, iterations=iterations, opponent=opponent, pool=pool or None, seed=seed,
+                  config=config, temperature=temperature, temperature_moves=moves, noise=noise, alpha=alpha,
                   progress=not quiet, workers=workers, ray=None if ray is None else True if ray == "local" else ray)
     click.echo(summary.describe())
     if summary.interrupted:

@@ -299,7 +299,7 @@ def train_parallel(
     return TrainSummary(
         db=os.fspath(db), game=the_game.name, opponent=settings["opponent"], games=sum(tally.values()),
         nodes=nodes, new_nodes=nodes - start_nodes, simulations=sims - start_sims, total_games=last,
-        seconds=time.perf_counter() - began, interrupted=interrupted, **tally,
+        seconds=time.perf_counter() - began, interrupted=interrupted, by_opponent=(), **tally,
     )
 
 

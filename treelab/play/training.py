@@ -1,7 +1,8 @@
 """Training: whole games played with the persistent tree, saved after every game.
 
-The tree plays itself (``opponent="self"``) or a ``random`` / ``heuristic``
-opponent, changing colours every game. Each game is logged in the database's
+The tree plays itself (``opponent="self"``), a ``random`` / ``heuristic``
+opponent, or one drawn for each game from a ``pool`` (:mod:`treelab.play.pool`,
+earlier trees too), changing colours every game. Each game is logged in the database's
 ``games`` table and the tree is saved incrementally, in one transaction, after
 every game. Ctrl-C (SIGINT) or SIGTERM ends the current search at once; the
 unfinished game is dropped, the tree saved, and training returns normally.
@@ -37,6 +38,7 @@ from ..mcts.config import Algorithm, Choice, EvaluatorName, PlayoutName, SearchC
 from ..mcts.policies import PlayoutFn, make_rng
 from ..tree import Tree
 from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
+from .pool import OpponentScore, describe_scores, open_pool, parse_pool
 
 if TYPE_CHECKING:
     from ..mcts.puct import PUCTPlayer
@@ -83,7 +85,7 @@ class TrainSummary:
     game: str
     """Game name."""
     opponent: str
-    """``"self"``, ``"random"`` or ``"heuristic"``."""
+    """``"self"``, ``"random"``, ``"heuristic"`` or ``"pool"`` (then see :attr:`by_opponent`)."""
     games: int
     """Games finished and logged in this run."""
     wins: int
@@ -106,10 +108,14 @@ class TrainSummary:
     """True if Ctrl-C or SIGTERM ended the run early (the tree is saved all the same)."""
     distinct: int = 0
     """Distinct games (move sequences) among the games of this run."""
+    by_opponent: tuple[OpponentScore, ...] = ()
+    """With a pool: the score against each member drawn (:mod:`treelab.play.pool`)."""
 
     def describe(self) -> str:
         """A few readable lines for the terminal."""
-        if self.opponent == "self":
+        if self.by_opponent:
+            score = "by opponent drawn from the pool:\n" + describe_scores(self.by_opponent)
+        elif self.opponent == "self":
             score = f"player 1 won {self.wins}, player 2 won {self.losses}, {self.draws} drawn"
         else:
             score = f"tree won {self.wins}, drew {self.draws}, lost {self.losses} against {self.opponent}"
@@ -128,6 +134,7 @@ def train(
     games: int = 100,
     iterations: int = 400,
     opponent: str = "self",
+    pool: str | Sequence[str] | None = None,
     c: float | None = None,
     seed: int | random.Random | None = None,
     config: SearchConfig | None = None,
@@ -153,6 +160,8 @@ def train(
         games: games to play in this run.
         iterations: simulations per move of the tree.
         opponent: ``"self"`` (the tree plays both sides), ``"random"`` or ``"heuristic"``.
+        pool: instead of ``opponent``, draw each game's from these members (``"self,heuristic,db=old.db"``,
+            :mod:`treelab.play.pool`) with the run's rng; exploration defaults are self-play's.
         c: exploration constant: UCB1's ``c`` (default sqrt(2)) or PUCT's ``c_puct`` (default 1.25).
         seed: replay the run exactly.
         config: how the tree searches and picks its moves (:class:`~treelab.mcts.config.SearchConfig`);
@@ -191,6 +200,7 @@ def train(
     cfg = SearchConfig.of(config, c=c, solver=solver, playout=None if callable(playout) else playout,
                           algorithm=algorithm, evaluator=evaluator, temperature=temperature, choice=how)
     check_name("opponent", opponent, OPPONENTS)
+    members = parse_pool(pool, opponent=opponent, parallel=workers is not None or ray is not None)
     if alpha is None:
         from ..mcts.puct import dirichlet_alpha_for
 
@@ -210,14 +220,14 @@ def train(
 
         return train_parallel(the_game, db, games=games, workers=workers, ray=ray, seed=rng,
                               progress=progress, on_game=on_game, **settings)
+    the_pool = None if members is None else open_pool(members, the_game, db, iterations=iterations, rng=rng)
     tree = open_tree(db, the_game, c=cfg.exploration if cfg.algorithm == "uct" else None)
     gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me, other = make_players(tree, rng, **settings)
-    tally = {"wins": 0, "draws": 0, "losses": 0}
-    played = 0
-    seen: set[str] = set()
-    logged = exploration(settings)
+    played, seen = 0, set[str]()
+    logged = exploration(settings if members is None else {**settings, "pool": list(members)})
+    tally, scores = {"wins": 0, "draws": 0, "losses": 0}, dict[str, list[int]]()
     started = time.perf_counter()
     bar = _progress_bar(games, progress, the_game.name)
     score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
@@ -226,7 +236,8 @@ def train(
         for _ in range(games):
             game_id = tree.last_game_id + 1
             tree.current_game = game_id
-            tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
+            member, other = the_pool.draw(the_game) if the_pool is not None else (opponent, other)
+            tree_player = 1 if member == "self" else 1 + (game_id + 1) % 2
             first = datetime.now(timezone.utc).isoformat(timespec="seconds")
             state, moves = play_game(the_game, me, other, tree_player, stopped)
             if not state.is_terminal:
@@ -234,7 +245,7 @@ def train(
             winner = state.winner
             row: dict[str, Any] = {
                 "id": game_id, "moves": the_game.notation(moves), "winner": winner,
-                "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
+                "opponent": member, "tree_player": None if member == "self" else tree_player,
                 "iterations": iterations, "started_at": first, "exploration": logged,
                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             }
@@ -244,6 +255,7 @@ def train(
             seen.add(row["moves"])
             key = "draws" if winner is None else "wins" if winner == tree_player else "losses"
             tally[key] += 1
+            scores.setdefault(member, [0, 0, 0])[("wins", "draws", "losses").index(key)] += 1
             if on_game is not None:
                 on_game(game_id, row["moves"], winner)
             if bar is not None:
@@ -261,19 +273,20 @@ def train(
     if bar is not None:
         bar.close()
     return TrainSummary(
-        db=os.fspath(db), game=the_game.name, opponent=opponent, games=played, nodes=tree.size,
-        new_nodes=tree.size - start_nodes, simulations=tree.root.nb_visit - start_sims,
+        db=os.fspath(db), game=the_game.name, opponent=opponent if members is None else "pool", games=played,
+        nodes=tree.size, new_nodes=tree.size - start_nodes, simulations=tree.root.nb_visit - start_sims,
         total_games=tree.last_game_id, seconds=time.perf_counter() - started,
         interrupted=interrupted, distinct=len(seen), **tally,
+        by_opponent=tuple(OpponentScore(m, sum(v), *v) for m, v in scores.items()) if members else (),
     )
 
 
 def exploration(settings: dict[str, Any]) -> str:
     """The exploration settings of :func:`make_players`'s keywords, as logged in ``games.exploration`` (JSON)."""
-    noise = settings.get("noise", 0.0)
-    return json.dumps({"temperature": settings.get("temperature", 0.0),
-                       "temperature_moves": settings.get("temperature_moves"), "noise": noise,
-                       "alpha": settings.get("alpha") if noise > 0 else None, "how": settings.get("how", "visits")})
+    noise, pool = settings.get("noise", 0.0), ({"pool": settings["pool"]} if "pool" in settings else {})
+    return json.dumps({"temperature": settings.get("temperature", 0.0), "temperature_moves": settings.get(
+        "temperature_moves"), "noise": noise, "alpha": settings.get("alpha") if noise > 0 else None,
+        "how": settings.get("how", "visits"), **pool})
 
 
 class Opening:
