@@ -131,7 +131,12 @@ def explore(source: Tree | str | os.PathLike[str], *, path: str = "",
     and returns an :class:`Explorer`, which a notebook cell shows as the page in a frame.
 
     Example:
-        >>> view = treelab.explore("data/connect4.db", path="44")  # doctest: +SKIP
-        >>> view                                                   # doctest: +SKIP
+        >>> import treelab
+        >>> view = treelab.explore("data/connect4.db", path="44")  # a notebook cell shows it
+        >>> view.page().startswith("http://127.0.0.1:")
+        True
+        >>> view.api("node", path="44")["path"]
+        '44'
+        >>> view.stop()
     """
     return Explorer(source, path=path, compare=compare, height=height)
