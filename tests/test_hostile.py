@@ -112,8 +112,9 @@ DAMAGE = {
     "move='Z'": ("UPDATE nodes SET move = 'Z' WHERE id = 3", "move 'Z'"),
     "meta c='abc'": ("UPDATE meta SET value = 'abc' WHERE key = 'c'", "meta c 'abc'"),
     "two roots": (f"UPDATE nodes SET parent_id = NULL WHERE id = {LEAF}", "not the root"),
+    "binary move": ("UPDATE nodes SET move = x'00ff' WHERE id = 2", "not a text"),
 }
-VALUES = ("nb_visit=-5", "proven=5", "text in nb_visit", "text in nb_win")
+VALUES = ("nb_visit=-5", "proven=5", "text in nb_visit", "text in nb_win", "binary move")
 
 
 @pytest.mark.parametrize("case", list(DAMAGE))

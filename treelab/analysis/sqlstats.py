@@ -125,6 +125,8 @@ def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None 
                 (node_id,),
             )
         ]
+        if not all(isinstance(m, str) for m in (*pv, *(k[0] for k in kids))):
+            raise TypeError("a move that is not text")  # reading() checks the table and names the bad row
         counts = {
             "nodes": sum(hist),
             "leaves": sum(leaf_hist),
