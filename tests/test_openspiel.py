@@ -14,6 +14,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_helpers import assert_clean_error, run
 
@@ -304,3 +305,65 @@ def test_a_human_plays_an_openspiel_game_by_action_string_or_id() -> None:
     assert "legal: 0 x(0,0), 1 x(0,1)" in played.output  # the legal actions listed with their strings
     assert "x.." in played.output.split("AI plays")[0]  # "x(0,0)" was played: the top-left cell is x
     assert any(end in played.output for end in ("you win", "the AI wins", "draw"))
+
+
+def test_analyse_json_gives_each_child_its_openspiel_action_string() -> None:
+    game = find_game("openspiel:breakthrough")
+    result = run("analyse", "openspiel:breakthrough", "--iterations", "200", "--seed", "3", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    start = game.initial()
+    spiel = game.spiel_game.new_initial_state()
+    assert sorted(int(ch["move"]) for ch in data["children"]) == start.legal_moves()
+    for ch in data["children"]:  # the contract's keys stay, and OpenSpiel's own string is beside the id
+        assert {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven", "action"} <= set(ch)
+        assert ch["action"] == spiel.action_to_string(spiel.current_player(), int(ch["move"]))
+    assert data["best_action"] == spiel.action_to_string(0, int(data["best_move"]))
+    assert len({ch["action"] for ch in data["children"]}) == len(data["children"])
+    assert any(ch["action"] == "a7a6" for ch in data["children"])  # the notation DESIGN.md names
+    text = run("analyse", "openspiel:breakthrough", "--iterations", "200", "--seed", "3").output
+    assert f"best move {data['best_move']} ({data['best_action']})" in text
+
+
+def test_builtin_analyse_json_gains_no_action_keys() -> None:
+    data = json.loads(run("analyse", "tictactoe", "--moves", "5", "--iterations", "200", "--seed", "1",
+                          "--json").output)
+    assert "best_action" not in data and data["best_move"] is not None
+    assert all(set(ch) == {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven"}
+               for ch in data["children"])
+
+
+def test_shape_colours_the_node_after_a_double_move_from_its_real_mover(tmp_path: Path) -> None:
+    from treelab.analysis.arrays import TreeArrays
+    from treelab.analysis.shape import p1_mean, plot_shape
+
+    game = find_game(DOTS)
+    position = [2, 10, 1, 6, 3, 7, 8]  # player 1 closes a box with 8 and moves again
+    assert game.turn(position) == (1, 1)
+    tree = Tree(DOTS)
+    for seed, winner in enumerate((1, 1, 1, 2)):  # three wins for player 1, one for player 2
+        tree.record(game.notation([*position, game.replay(position).legal_moves()[seed]]), winner=winner)
+    db = tmp_path / "dots.db"
+    tree.save(db)
+    after = game.notation(position)
+    for arrays in (TreeArrays.from_tree(tree), TreeArrays.from_db(db), TreeArrays.from_db(db, after[:-2])):
+        assert arrays.mover is not None
+        paths: list[list[str]] = []
+        for i, move in enumerate(arrays.moves):  # parents come before their children
+            paths.append([] if i == 0 else [*paths[arrays.parent[i]], str(move)])
+        prefix = game.parse(after[:-2]) if arrays.root_depth else ()
+        assert arrays.mover.tolist() == [game.turn([*prefix, *map(int, p)])[0] for p in paths]  # the game's movers
+        values = p1_mean(arrays)
+        seven = int(np.flatnonzero(arrays.depth + arrays.root_depth == 7)[0])
+        assert values[seven] == pytest.approx(0.75)  # player 1 won 3 of 4
+        # the moves after the double move (depth 8) are player 1's too: their colour is player 1's result
+        kids = np.flatnonzero(arrays.depth + arrays.root_depth == 8)
+        assert set(arrays.mover[kids].tolist()) == {1}
+        assert sorted(values[kids].tolist()) == [0.0, 1.0, 1.0, 1.0]  # depth parity would say [0, 0, 0, 1]
+        parity = TreeArrays(**{**{f: getattr(arrays, f) for f in arrays.__dataclass_fields__}, "mover": None})
+        assert sorted(p1_mean(parity)[kids].tolist()) == [0.0, 0.0, 0.0, 1.0]
+    plot_shape(TreeArrays.from_db(db), tmp_path / "dots.png")
+    assert (tmp_path / "dots.png").stat().st_size > 1000
+    c4 = Tree("connect4")
+    c4.record("4453", winner=1)
+    assert TreeArrays.from_tree(c4).mover is None  # the built-in path stays on the parity

@@ -35,9 +35,11 @@ import numpy as np
 
 from ..games import find_game
 from ..mcts.choice import best_index
+from ..movernode import MoverNode
 from ..nodes import PARENT_SLOT, proof_word, ucb1_score
 from ..store.dbfile import diagnosed
 from ..store.integrity import check_table
+from ..store.movers import column
 from ..tree import SQRT2, Moves, Tree, TreeNode
 
 __all__ = [
@@ -79,6 +81,9 @@ class TreeArrays:
     """Depth of the subtree root in the whole tree."""
     game: str | None = None
     """The game's name, when known."""
+    mover: np.ndarray | None = None
+    """The player (1 or 2) who moved into each node, for games whose players need not alternate
+    (:mod:`treelab.movernode`); None: the parity of the depth (the built-in games' fast path)."""
 
     # -- building -------------------------------------------------------------
     @classmethod
@@ -112,7 +117,8 @@ class TreeArrays:
         table[:, 7] = np.fromiter((-1 if x.created_game is None else x.created_game for x in nodes), np.int64, n)
         table[:, 8] = np.fromiter((x.nb_select for x in nodes), np.int64, n)
         game = source.game.name if isinstance(source, Tree) else None
-        return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game)
+        mover = np.fromiter((x.mover for x in nodes), np.int8, n) if isinstance(start, MoverNode) else None
+        return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game, mover)
 
     @classmethod
     @diagnosed
@@ -148,19 +154,21 @@ class TreeArrays:
                 where, args = "FROM nodes n JOIN sub USING (id) ORDER BY n.id", (top, limit)
             rows = conn.execute(f"{prefix}SELECT {cols} {where}", args).fetchall()
             moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move {where}", args)]
+            mover = None if game.alternating else column(conn, (r[0] for r in rows), name, game.name)
         table = np.array(rows, dtype=np.int64).reshape(len(rows), 9)
         check_table(table, NO_PROOF, moves, game)
-        return cls.from_table(table, moves, top, root_depth, game.name)
+        return cls.from_table(table, moves, top, root_depth, game.name, None if mover is None else np.array(mover))
 
     @classmethod
     def from_table(
-        cls, table: np.ndarray, moves: list[str], root_id: int, root_depth: int, game: str | None = None
+        cls, table: np.ndarray, moves: list[str], root_id: int, root_depth: int, game: str | None = None,
+        mover: np.ndarray | None = None,
     ) -> TreeArrays:
         """Build from an ``(N, 9)`` integer table and the N move labels, in any order.
 
         Columns: id, parent id (-1: none), depth, nb_visit, nb_win, nb_draw,
         proven (:data:`NO_PROOF` when unknown), created_game (-1: none), nb_select. Rows
-        are sorted by (depth, id): breadth first, siblings in creation order.
+        are sorted by (depth, id): breadth first, siblings in creation order; ``mover`` (if any) is per row.
         """
         n = len(table)
         order = np.lexsort((table[:, 0], table[:, 2]))
@@ -182,6 +190,7 @@ class TreeArrays:
             moves=np.array(moves, dtype=object)[order] if n else np.array([], dtype=object),
             root_depth=root_depth,
             game=game,
+            mover=None if mover is None else mover.astype(np.int8)[order],
         )
 
     # -- shape ----------------------------------------------------------------

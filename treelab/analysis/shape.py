@@ -61,8 +61,13 @@ def layout(arrays: TreeArrays) -> tuple[np.ndarray, np.ndarray]:
 
 
 def p1_mean(arrays: TreeArrays) -> np.ndarray:
-    """Mean reward for player 1 at each node (NaN where unvisited)."""
-    mover_is_p1 = (arrays.depth + arrays.root_depth) % 2 == 1
+    """Mean reward for player 1 at each node (NaN where unvisited).
+
+    The mover of a node is the parity of its depth, or (games whose players need not
+    alternate: dots and boxes, OpenSpiel) the stored :attr:`TreeArrays.mover`.
+    """
+    parity = arrays.mover is None  # the built-in games' fast path
+    mover_is_p1 = (arrays.depth + arrays.root_depth) % 2 == 1 if parity else arrays.mover == 1
     m = np.where(mover_is_p1, arrays.mean, 1.0 - arrays.mean)
     return np.where(arrays.visits > 0, m, np.nan)
 

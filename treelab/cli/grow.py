@@ -161,9 +161,9 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
         f"{result.iterations:,} simulations in {result.seconds:.2f}s"
     )
     verdict = f", proven {result.proven}" if result.proven else ""
-    click.echo(f"best move {result.best_move}, value {result.value:.3f} for player {result.to_move}{verdict}\n")
-    actions = {ch.move: game.action_text(state, game.parse_move(ch.move)) for ch in result.children
-               } if game.shows_actions else {}  # OpenSpiel's action strings beside the ids
+    best = f"{result.best_move} ({result.best_action})" if result.best_action else result.best_move
+    click.echo(f"best move {best}, value {result.value:.3f} for player {result.to_move}{verdict}\n")
+    actions = {ch.move: ch.action for ch in result.children if ch.action is not None}  # OpenSpiel's strings
     width = max(map(len, actions.values()), default=0)
     click.echo(f"{'move':>4} {'action':<{width}} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven"
                if width else f"{'move':>4} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven")

@@ -30,6 +30,8 @@ class ChildStats:
     """UCB1 score with the search's ``c`` (None when unvisited: +inf)."""
     proven: str | None
     """``"win"``, ``"draw"``, ``"loss"`` for the mover, or None if unknown."""
+    action: str | None = None
+    """What people read for the move (OpenSpiel's action string, ``"a7a6"``); None for games whose label says it all."""
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,16 @@ class SearchSummary:
     """Per-move statistics, most visited first."""
     seconds: float = 0.0
     """Wall-clock time of the search."""
+    best_action: str | None = None
+    """:attr:`best_move` as people read it (OpenSpiel's action string); None as for :attr:`ChildStats.action`."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Exactly the ``treelab analyse --json`` object of DESIGN.md."""
-        return {
+        """Exactly the ``treelab analyse --json`` object of DESIGN.md.
+
+        Games that show action strings (OpenSpiel's) add ``"action"`` to each child and
+        ``"best_action"`` at the top (when there is a best move); other games add nothing.
+        """
+        data: dict[str, Any] = {
             "game": self.game,
             "moves": self.moves,
             "to_move": self.to_move,
@@ -74,10 +82,14 @@ class SearchSummary:
                     "mean": ch.mean,
                     "ucb1": ch.ucb1,
                     "proven": ch.proven,
+                    **({} if ch.action is None else {"action": ch.action}),
                 }
                 for ch in self.children
             ],
         }
+        if self.best_action is not None:
+            data["best_action"] = self.best_action
+        return data
 
 
 def summarize(
@@ -106,6 +118,9 @@ def summarize(
     if state.is_terminal:  # the game is over: its result is the value, and a fact
         proof = Proof.of_winner(state.winner, state.to_move)
         value = (proof + 1) / 2
+    def action(name: str) -> str | None:  # OpenSpiel's action strings beside the ids
+        return game.action_text(state, game.parse_move(name)) if game.shows_actions else None
+
     children = tuple(
         ChildStats(
             move=k.name,
@@ -115,6 +130,7 @@ def summarize(
             mean=k.mean,
             ucb1=k.ucb1(c) if k.nb_visit else None,
             proven=proof_word(k.proven),
+            action=action(k.name),
         )
         for k in kids
     )
@@ -128,4 +144,5 @@ def summarize(
         proven=proof_word(proof),
         children=children,
         seconds=seconds,
+        best_action=action(best.name) if best is not None else None,
     )

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import NotATreelabDatabaseError
 from ..tree import Tree, TreeNode
 
-__all__ = ["TABLE", "read", "write"]
+__all__ = ["TABLE", "column", "read", "write"]
 
 TABLE = "CREATE TABLE IF NOT EXISTS movers (node_id INTEGER PRIMARY KEY REFERENCES nodes(id), mover INTEGER NOT NULL)"
 """The table's definition (created by the first save of a tree that needs it)."""
@@ -65,3 +65,20 @@ def read(conn: sqlite3.Connection, tree: Tree, nodes: Mapping[int, TreeNode] | l
                 f"{name!r} has no mover for node {node.sequence!r} of this {tree.game.name} tree: "
                 "the file is damaged; train again into a new file"
             )
+
+
+def column(conn: sqlite3.Connection, ids: Iterable[int], name: str, game: str) -> list[int]:
+    """The movers of the nodes ``ids``, in order (for arrays built straight from the rows).
+
+    Raises:
+        NotATreelabDatabaseError: a node has no stored mover (a damaged file).
+    """
+    have = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone()
+    movers = dict(conn.execute("SELECT node_id, mover FROM movers")) if have else {}
+    try:
+        return [movers[i] for i in ids]
+    except KeyError as missing:
+        raise NotATreelabDatabaseError(
+            f"{name!r} has no mover for node id {missing.args[0]!r} of this {game} tree: "
+            "the file is damaged; train again into a new file"
+        ) from None
