@@ -366,15 +366,9 @@ def _run_processes(
                     i = by_conn[item]  # type: ignore[index]
                     try:
                         batch.append(conns[i].recv())
-                    except (EOFError, OSError):  # it died: its pipe closed before its result came
-                        busy.discard(i)
-                        dead.append(f"worker {i}")
-                        stop.value = 1
-                        continue
-                    game_id = None if stop.value or interrupted() else next(todo, None)
-                    try:
+                        game_id = None if stop.value or interrupted() else next(todo, None)
                         conns[i].send(game_id)
-                    except OSError:  # it died right after its result: its pipe is broken (EPIPE)
+                    except (EOFError, OSError):  # it died before its result came (EOF) or right after (EPIPE)
                         busy.discard(i)
                         dead.append(f"worker {i}")
                         stop.value = 1
