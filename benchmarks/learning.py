@@ -43,6 +43,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "tau-all": {"temperature_moves": None},  # tau = 1 for every move
     "tau-4": {"temperature_moves": 4},
     "tau-16": {"temperature_moves": 16},
+    "pool": {"pool": "self,heuristic"},  # each game against self or the heuristic player, drawn with the seed
 }
 """Exploration settings compared (keyword arguments of :func:`treelab.train` over its defaults)."""
 
