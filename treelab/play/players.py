@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from ..errors import BudgetError
 from ..games import Game, State
@@ -19,7 +19,7 @@ from ..mcts.summary import choose_move
 from ..mcts.uct import Limit, search
 from ..tree import SQRT2, Tree
 
-__all__ = ["HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"]
+__all__ = ["HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer", "SearchPlayer", "Wrapper"]
 
 
 class Player(Protocol):
@@ -33,6 +33,60 @@ class Player(Protocol):
 
     def choose(self, state: State, moves: Sequence[int]) -> int:
         """The move to play in ``state``, reached by ``moves`` from the start."""
+
+
+class SearchPlayer(Protocol):
+    """A player that searches on ``tree`` (:class:`MCTSPlayer`, ``PUCTPlayer``)."""
+
+    name: str
+    """A short description."""
+    tree: Tree | None
+    """The tree it searches on."""
+    should_stop: Callable[[], bool] | None
+    """Polled by the search (Ctrl-C)."""
+
+    def new_game(self, game: Game) -> None:
+        """Called before every game."""
+
+    def choose(self, state: State, moves: Sequence[int]) -> int:
+        """The move to play."""
+
+
+P = TypeVar("P", bound=SearchPlayer)
+
+
+class Wrapper(Generic[P]):
+    """A player around a searching player: its name, tree, stop flag and games are the wrapped player's.
+
+    Subclasses change how moves are chosen (:class:`treelab.play.training.Opening`) or what happens to the
+    tree between games (:class:`treelab.play.stored.StoredTreePlayer`).
+    """
+
+    def __init__(self, player: P) -> None:
+        self.player = player
+        self.name = player.name
+
+    @property
+    def tree(self) -> Tree | None:
+        """The tree the wrapped player searches on."""
+        return self.player.tree
+
+    @property
+    def should_stop(self) -> Callable[[], bool] | None:
+        """Polled by the search (Ctrl-C)."""
+        return self.player.should_stop
+
+    @should_stop.setter
+    def should_stop(self, value: Callable[[], bool] | None) -> None:
+        self.player.should_stop = value
+
+    def new_game(self, game: Game) -> None:
+        """Called before every game."""
+        self.player.new_game(game)
+
+    def choose(self, state: State, moves: Sequence[int]) -> int:
+        """The wrapped player's move."""
+        return self.player.choose(state, moves)
 
 
 class RandomPlayer:

@@ -12,34 +12,18 @@ every move (one transaction each), as training does.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import SpecError, StoreError
 from ..games import Game, State
 from ..nodes import KIDS_SLOT, PARENT_SLOT
 from ..tree import Tree, TreeNode
+from .players import SearchPlayer, Wrapper
 
 __all__ = ["SearchPlayer", "StoredTreePlayer", "revert", "stored_tree"]
 
 _CHUNK = 900  # bound parameters per query, under every SQLite's limit
-
-
-class SearchPlayer(Protocol):
-    """A player that searches on ``tree`` (:class:`~treelab.play.players.MCTSPlayer`, ``PUCTPlayer``)."""
-
-    name: str
-    """A short description."""
-    tree: Tree | None
-    """The tree it searches on."""
-    should_stop: Callable[[], bool] | None
-    """Polled by the search (Ctrl-C)."""
-
-    def new_game(self, game: Game) -> None:
-        """Called before every game."""
-
-    def choose(self, state: State, moves: Sequence[int]) -> int:
-        """The move to play."""
 
 
 def stored_tree(db: str | None, spec: str, game: Game) -> Tree | None:
@@ -104,7 +88,7 @@ def revert(tree: Tree) -> int:
     return len(new)
 
 
-class StoredTreePlayer:
+class StoredTreePlayer(Wrapper[SearchPlayer]):
     """Wraps a searching player whose tree was loaded from ``db``: reads it, writes it only if ``learn``.
 
     Args:
@@ -115,28 +99,13 @@ class StoredTreePlayer:
     """
 
     def __init__(self, player: SearchPlayer, db: str | os.PathLike[str], *, learn: bool = False) -> None:
-        self.player = player
+        super().__init__(player)
         self.db = db
         self.learn = learn
-        self.name = player.name
 
     def __getattr__(self, name: str) -> Any:
         """Everything else (``c``, ``limit``, ...) is the wrapped player's."""
         return getattr(self.player, name)
-
-    @property
-    def tree(self) -> Tree | None:
-        """The stored tree the player searches on."""
-        return self.player.tree
-
-    @property
-    def should_stop(self) -> Callable[[], bool] | None:
-        """Polled by the search."""
-        return self.player.should_stop
-
-    @should_stop.setter
-    def should_stop(self, value: Callable[[], bool] | None) -> None:
-        self.player.should_stop = value
 
     def new_game(self, game: Game) -> None:
         """Start the next game from the stored tree (unless learning: then it was saved)."""

@@ -37,7 +37,7 @@ from ..mcts.choice import check_exploration
 from ..mcts.config import Algorithm, Choice, EvaluatorName, PlayoutName, SearchConfig, check_name
 from ..mcts.policies import PlayoutFn, make_rng
 from ..tree import Tree
-from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
+from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
 
 if TYPE_CHECKING:
@@ -289,35 +289,16 @@ def exploration(settings: dict[str, Any]) -> str:
         "how": settings.get("how", "visits"), **pool})
 
 
-class Opening:
+class Opening(Wrapper["MCTSPlayer | PUCTPlayer"]):
     """The tree's player, sampling its moves with ``temperature`` over each game's first ``moves`` moves.
 
     Later moves are played with temperature 0 (the most selected), as AlphaZero's self-play does.
     """
 
     def __init__(self, player: MCTSPlayer | PUCTPlayer, temperature: float, moves: int | None) -> None:
-        self.player = player
+        super().__init__(player)
         self.temperature = temperature
         self.moves = moves
-        self.name = player.name
-
-    @property
-    def tree(self) -> Tree | None:
-        """The tree the player grows."""
-        return self.player.tree
-
-    @property
-    def should_stop(self) -> Callable[[], bool] | None:
-        """Polled by the search (Ctrl-C)."""
-        return self.player.should_stop
-
-    @should_stop.setter
-    def should_stop(self, value: Callable[[], bool] | None) -> None:
-        self.player.should_stop = value
-
-    def new_game(self, game: Game) -> None:
-        """Called before every game."""
-        self.player.new_game(game)
 
     def choose(self, state: State, moves: Sequence[int]) -> int:
         """The player's move, sampled while ``len(moves) < self.moves``."""
