@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from anytree import LightNodeMixin
@@ -24,7 +25,7 @@ from anytree import LightNodeMixin
 from .errors import TreelabError
 from .games import mover_at_depth
 
-__all__ = ["KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "link", "proof_word", "ucb1_score"]
+__all__ = ["KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "link", "proof_word", "ucb1_score", "walk"]
 
 SQRT2 = math.sqrt(2.0)
 """The UCB1 exploration constant of Auer et al. (2002) for rewards in [0, 1]."""
@@ -257,3 +258,14 @@ def link(child: TreeNode, parent: TreeNode) -> None:
         setattr(parent, KIDS_SLOT, [child])
     else:
         kids.append(child)
+
+
+def walk(top: TreeNode) -> Iterator[TreeNode]:
+    """``top`` and every node below it, depth first, children in order (iterative: deep trees are fine)."""
+    stack: list[TreeNode] = [top]
+    while stack:
+        node = stack.pop()
+        yield node
+        kids = getattr(node, KIDS_SLOT, None)
+        if kids:
+            stack.extend(reversed(kids))

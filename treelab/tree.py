@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import fastpath
 from .errors import IllegalMoveError, NotationError, PathNotFoundError
 from .games import Game, State, find_game
-from .nodes import KIDS_SLOT, SQRT2, TreeNode
+from .nodes import SQRT2, TreeNode, walk
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -125,13 +125,7 @@ class Tree:
 
     def __iter__(self) -> Iterator[TreeNode]:
         """Every node, depth first from the root (iterative: deep trees are fine)."""
-        stack: list[TreeNode] = [self.root]
-        while stack:
-            node = stack.pop()
-            yield node
-            kids = getattr(node, KIDS_SLOT, None)
-            if kids:
-                stack.extend(reversed(kids))
+        return walk(self.root)
 
     # -- growth ----------------------------------------------------------
     def add_child(self, parent: TreeNode, label: str, mover: int | None = None) -> TreeNode:

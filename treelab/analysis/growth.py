@@ -18,14 +18,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..games import find_game
 from ..store.dbfile import diagnosed, reading
-from ..store.outfile import write_whole
+from ..store.outfile import save_figure
 from ..tree import SQRT2, Tree, TreeNode
 
 __all__ = ["GrowthData", "growth_data", "plot_growth", "tree_at"]
@@ -142,7 +141,7 @@ def plot_growth(data: GrowthData, out: str | os.PathLike[str] | None = None, *, 
         for ax in axes.flat:
             ax.text(0.5, 0.5, "no training games logged yet", ha="center", va="center", transform=ax.transAxes)
             ax.set_axis_off()
-        return _finish(fig, out, dpi)
+        return save_figure(fig, out, dpi)
     a.plot(x, data.nodes, color="#2166ac", lw=2)
     a.set_title("nodes in the tree")
     a.set_xlabel("games played")
@@ -198,19 +197,9 @@ def plot_growth(data: GrowthData, out: str | os.PathLike[str] | None = None, *, 
     for ax in (a, b, c, d, a2):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     a2.yaxis.set_major_locator(MaxNLocator(integer=True))
-    return _finish(fig, out, dpi)
+    return save_figure(fig, out, dpi)
 
 
-def _finish(fig: Any, out: str | os.PathLike[str] | None, dpi: int) -> Any:
-    if out is not None:
-        import matplotlib.pyplot as plt
-
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            write_whole(out, lambda tmp: fig.savefig(tmp, dpi=dpi))
-        finally:
-            plt.close(fig)
-    return fig
 
 
 @diagnosed

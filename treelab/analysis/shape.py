@@ -16,12 +16,11 @@ share they cover (in the sunburst, bands under a quarter of a degree are left ou
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..store.outfile import write_whole
+from ..store.outfile import save_figure
 from .arrays import TreeArrays
 
 __all__ = ["layout", "p1_mean", "plot_icicle", "plot_shape", "plot_sunburst"]
@@ -166,16 +165,8 @@ def _colourbar(ax: Any, shrink: float = 0.9) -> None:
 def plot_shape(arrays: TreeArrays, out: str | os.PathLike[str] | None = None, *, kind: str = "icicle",
                dpi: int = 110) -> Any:
     """Draw an icicle or sunburst; save it to ``out`` if given (and close it). Returns the figure."""
-    import matplotlib.pyplot as plt
 
     if kind not in ("icicle", "sunburst"):
         raise ValueError(f"unknown shape {kind!r}: use 'icicle' or 'sunburst'")
     ax = plot_icicle(arrays) if kind == "icicle" else plot_sunburst(arrays)
-    fig = ax.figure
-    if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            write_whole(out, lambda tmp: fig.savefig(tmp, dpi=dpi))
-        finally:
-            plt.close(fig)
-    return fig
+    return save_figure(ax.figure, out, dpi)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import StoreError
 
-__all__ = ["write_whole"]
+__all__ = ["save_figure", "write_whole"]
 
 
 def write_whole(out: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
@@ -44,3 +45,20 @@ def write_whole(out: str | os.PathLike[str], write: Callable[[Path], object]) ->
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def save_figure(fig: Any, out: str | os.PathLike[str] | None, dpi: int) -> Any:
+    """Save a matplotlib figure to ``out`` whole (:func:`write_whole`) and close it; None: leave it open.
+
+    Returns:
+        ``fig``, for a notebook to show.
+    """
+    if out is not None:
+        import matplotlib.pyplot as plt
+
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            write_whole(out, lambda tmp: fig.savefig(tmp, dpi=dpi))
+        finally:
+            plt.close(fig)
+    return fig

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import PathNotFoundError
 from ..games import Game, find_game
 from ..mcts.choice import best_child
+from ..nodes import walk
 from ..store.dbfile import reading
 from ..store.integrity import check_row, damaged
 from ..tree import Moves, Tree, TreeNode
@@ -166,17 +167,9 @@ def load_view(
                     nxt.extend(shown)
             frontier = nxt
         # every loaded node without loaded children: say what is stored below it
-        bare = [n for n in _walk(start) if not n.kids]
+        bare = [n for n in walk(start) if not n.kids]
         tree.truncated.update(bare)
         below = _counts(conn, bare) if len(bare) <= 20 * max_nodes else {}
     tree.forget_changes()  # a view, not new nodes: saving it must never write anything
     return tree, below
 
-
-def _walk(node: TreeNode) -> list[TreeNode]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.kids)
-    return out

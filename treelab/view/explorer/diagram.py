@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 from html import escape
 
+from ...nodes import walk
 from ...tree import Tree, TreeNode
 from ..dot import node_id, run_dot, to_dot
 from ..loading import load_view
@@ -61,21 +62,13 @@ def draw(source: TreeFile, path: str, *, depth: int, top: int | None, replay: Re
     if replay is not None:
         _prune(tree, replay)
         if replay.since is not None:
-            fresh = [n for n in _nodes(tree.find(moves)) if (n.created_game or 0) > replay.since]
+            fresh = [n for n in walk(tree.find(moves)) if (n.created_game or 0) > replay.since]
     text = run_dot(to_dot(tree, path=moves, depth=depth, top=top, counts_below=below), "svg").decode()
     for node in fresh:
         gid = escape(node_id(node), quote=True)
         text = text.replace(f'<g id="{gid}" class="node">', f'<g id="{gid}" class="node new">', 1)
     return text
 
-
-def _nodes(top: TreeNode) -> list[TreeNode]:
-    out, stack = [], [top]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        stack.extend(node.kids)
-    return out
 
 
 def _prune(tree: Tree, replay: Replay) -> None:
@@ -84,7 +77,7 @@ def _prune(tree: Tree, replay: Replay) -> None:
     Nodes cannot be moved through anytree (a node's place is its move path), so the
     children lists of this private, throw-away view are filtered in place.
     """
-    for node in _nodes(tree.root):
+    for node in walk(tree.root):
         kids = node.kids
         if isinstance(kids, list):
             kids[:] = [k for k in kids if k.created_game is None or k.created_game <= replay.game]
