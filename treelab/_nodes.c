@@ -128,31 +128,79 @@ int nodes_init(void) {
     return one == NULL || zero_counts == NULL ? -1 : 0;
 }
 
-/* The children of node as a borrowed list/tuple, NULL without children; *error set on failure. */
-PyObject *children_of(PyObject *node, int *error) {
+static const char KIDS_ERROR[] = "nodes must keep their children in anytree's plain slot (TreeNode)";
+
+PyObject **kid_items(PyObject *node, Py_ssize_t *n) {
     Py_ssize_t off = offset_of(node, F_KIDS);
-    *error = 0;
-    if (off >= 0) {
-        PyObject *kids = *(PyObject **)((char *)node + off);
-        if (kids == NULL || PyList_CheckExact(kids) || PyTuple_CheckExact(kids)) return kids;
+    if (off < 0) {
+        *n = -1;
+        PyErr_SetString(PyExc_TypeError, KIDS_ERROR);
+        return NULL;
     }
-    *error = 1;
-    PyErr_SetString(PyExc_TypeError, "descend/select need nodes whose children are a list slot (TreeNode)");
-    return NULL;
+    PyObject **slot = (PyObject **)((char *)node + off);
+    PyObject *kids = *slot;
+    if (kids == NULL || kids == Py_None) {
+        *n = 0;
+        return NULL;
+    }
+    if (PyList_CheckExact(kids)) {
+        *n = PyList_GET_SIZE(kids);
+        return ((PyListObject *)kids)->ob_item;
+    }
+    if (PyTuple_CheckExact(kids)) {
+        *n = PyTuple_GET_SIZE(kids);
+        return ((PyTupleObject *)kids)->ob_item;
+    }
+    *n = 1; /* the one child, kept in the slot itself */
+    return slot;
+}
+
+int add_kid(PyObject *parent, PyObject *child) {
+    Py_ssize_t off = offset_of(parent, F_KIDS);
+    if (off < 0) {
+        PyErr_SetString(PyExc_TypeError, KIDS_ERROR);
+        return -1;
+    }
+    PyObject **slot = (PyObject **)((char *)parent + off);
+    PyObject *kids = *slot, *grown = NULL;
+    if (kids == NULL || kids == Py_None) {
+        grown = (Py_INCREF(child), child);
+    } else if (PyList_CheckExact(kids)) {
+        if (PyList_Append(kids, child) < 0) return -1;
+    } else { /* one child, or a load's exact-size tuple: a list from now on */
+        Py_ssize_t n = PyTuple_CheckExact(kids) ? PyTuple_GET_SIZE(kids) : 1;
+        PyObject **items = PyTuple_CheckExact(kids) ? ((PyTupleObject *)kids)->ob_item : slot;
+        if ((grown = PyList_New(n + 1)) == NULL) return -1;
+        for (Py_ssize_t k = 0; k < n; k++) PyList_SET_ITEM(grown, k, (Py_INCREF(items[k]), items[k]));
+        PyList_SET_ITEM(grown, n, (Py_INCREF(child), child));
+    }
+    if (grown != NULL) Py_XSETREF(*slot, grown);
+    return set_field(child, F_PARENT, parent);
+}
+
+int seal_kids(PyObject *node) {
+    Py_ssize_t off = offset_of(node, F_KIDS);
+    PyObject **slot = off >= 0 ? (PyObject **)((char *)node + off) : NULL;
+    if (slot == NULL || *slot == NULL || !PyList_CheckExact(*slot)) return 0;
+    PyObject *sealed = PyList_AsTuple(*slot);
+    if (sealed == NULL) return -1;
+    Py_XSETREF(*slot, sealed);
+    return 0;
 }
 
 /* The child UCT descends to (a new reference), or NULL with an exception. As in search.py:
  * unvisited first, proven children skipped by the solver, then the best UCB1 score, ties to the
- * first; if the solver skipped them all, the first most visited. The list is re-read at every
- * step: converting an exotic count could run Python code. */
-static PyObject *best_child(PyObject *node, PyObject *kids, double c, int solver) {
+ * first; if the solver skipped them all, the first most visited. */
+static PyObject *best_child(PyObject *node, double c, int solver) {
     double big_n = get_double(node, F_VISIT);
     if (big_n == -1.0 && PyErr_Occurred()) return NULL;
     double explore = big_n > 1 ? c * sqrt(log(big_n)) : 0.0;
     PyObject *best = NULL;
     double best_score = -Py_HUGE_VAL;
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(kids); i++) {
-        PyObject *kid = PySequence_Fast_GET_ITEM(kids, i);
+    Py_ssize_t n_kids;
+    PyObject **items; /* re-read at every step: converting an exotic count could run Python code */
+    for (Py_ssize_t i = 0; (items = kid_items(node, &n_kids)), i < n_kids; i++) {
+        PyObject *kid = items[i];
         Py_INCREF(kid);
         double n = get_double(kid, F_VISIT), win = 0, draw = 0;
         int skip = 0;
@@ -186,10 +234,14 @@ static PyObject *best_child(PyObject *node, PyObject *kids, double c, int solver
         Py_XDECREF(best);
         return NULL;
     }
+    if (n_kids < 0) {
+        Py_XDECREF(best);
+        return NULL;
+    }
     if (best == NULL) { /* every move proven but the node not: the first most visited */
         double most = 0;
-        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(kids); i++) {
-            PyObject *kid = PySequence_Fast_GET_ITEM(kids, i);
+        for (Py_ssize_t i = 0; (items = kid_items(node, &n_kids)), i < n_kids; i++) {
+            PyObject *kid = items[i];
             Py_INCREF(kid);
             double n = get_double(kid, F_VISIT);
             if (n == -1.0 && PyErr_Occurred()) {
@@ -203,6 +255,10 @@ static PyObject *best_child(PyObject *node, PyObject *kids, double c, int solver
             } else {
                 Py_DECREF(kid);
             }
+        }
+        if (n_kids < 0) {
+            Py_XDECREF(best);
+            return NULL;
         }
     }
     if (best == NULL) PyErr_SetString(PyExc_ValueError, "select needs a node with children");
@@ -219,29 +275,27 @@ static int parse_walk(PyObject *const *args, int at, double *c, int *solver) {
 /* select(node, c, solver) -> the child UCT descends to (node has children). */
 PyObject *select_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     double c;
-    int solver, error;
+    int solver;
+    Py_ssize_t n_kids;
     if (nargs != 3) {
         PyErr_Format(PyExc_TypeError, "select(node, c, solver) takes 3 arguments, got %zd", nargs);
         return NULL;
     }
     if (parse_walk(args, 1, &c, &solver) < 0) return NULL;
-    PyObject *kids = children_of(args[0], &error);
-    if (error) return NULL;
-    if (kids == NULL || PySequence_Fast_GET_SIZE(kids) == 0) {
+    kid_items(args[0], &n_kids);
+    if (n_kids < 0) return NULL;
+    if (n_kids == 0) {
         PyErr_SetString(PyExc_ValueError, "select needs a node with children");
         return NULL;
     }
-    Py_INCREF(kids); /* a score's conversion could run Python code */
-    PyObject *best = best_child(args[0], kids, c, solver);
-    Py_DECREF(kids);
-    return best;
+    return best_child(args[0], c, solver);
 }
 
 /* descend(node, path, c, solver, max_moves) -> the first node met with fewer than max_moves
  * children, walking down by select() and appending every node entered to path. */
 PyObject *descend(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     double c;
-    int solver, error;
+    int solver;
     if (nargs != 5 || !PyList_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "descend(node, path: list, c, solver, max_moves)");
         return NULL;
@@ -252,15 +306,14 @@ PyObject *descend(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *node = args[0];
     Py_INCREF(node);
     for (;;) {
-        PyObject *kids = children_of(node, &error);
-        if (error) {
+        Py_ssize_t n_kids;
+        kid_items(node, &n_kids);
+        if (n_kids < 0) {
             Py_DECREF(node);
             return NULL;
         }
-        if (kids == NULL || PySequence_Fast_GET_SIZE(kids) < max_moves || max_moves < 1) return node;
-        Py_INCREF(kids);
-        PyObject *best = best_child(node, kids, c, solver);
-        Py_DECREF(kids);
+        if (n_kids < max_moves || max_moves < 1) return node;
+        PyObject *best = best_child(node, c, solver);
         Py_DECREF(node);
         if (best == NULL) return NULL;
         if (PyList_Append(args[1], best) < 0) {

@@ -30,7 +30,8 @@
 #define PREFETCH(p) ((void)0)
 #endif
 
-/* The children list of node when it is a plain slot, else NULL (no exception). */
+/* What node's children slot holds (a list, a tuple, the one child) when it is a plain slot, else NULL
+ * (no exception): only a memory hint for look_ahead; the children are read with kid_items. */
 static inline PyObject *kids_slot(PyObject *node) {
     Py_ssize_t off = slot_offset(node, F_KIDS);
     return off >= 0 ? *(PyObject **)((char *)node + off) : NULL;
@@ -40,7 +41,7 @@ static inline PyObject *kids_slot(PyObject *node) {
  * of a million nodes is a chain of cache misses (node, its children list, the
  * list's items, each child's reference count); prefetched, they overlap. */
 static inline void look_ahead(PyObject *order, Py_ssize_t i) {
-    Py_ssize_t n = PyList_GET_SIZE(order);
+    Py_ssize_t n = PyList_GET_SIZE(order), k;
     if (i + 16 < n) PREFETCH(PyList_GET_ITEM(order, i + 16));
     if (i + 8 < n) {
         PyObject *kids = kids_slot(PyList_GET_ITEM(order, i + 8));
@@ -51,9 +52,9 @@ static inline void look_ahead(PyObject *order, Py_ssize_t i) {
         if (kids != NULL && PyList_CheckExact(kids)) PREFETCH(((PyListObject *)kids)->ob_item);
     }
     if (i + 2 < n) {
-        PyObject *kids = kids_slot(PyList_GET_ITEM(order, i + 2));
-        if (kids != NULL && PyList_CheckExact(kids))
-            for (Py_ssize_t k = 0; k < PyList_GET_SIZE(kids); k++) PREFETCH(PyList_GET_ITEM(kids, k));
+        PyObject **items = kid_items(PyList_GET_ITEM(order, i + 2), &k);
+        if (k < 0) PyErr_Clear(); /* breadth_first reports it when it gets there */
+        for (Py_ssize_t j = 0; j < k; j++) PREFETCH(items[j]);
     }
 }
 
@@ -69,11 +70,9 @@ PyObject *breadth_first(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     parents[used++] = -1;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(order); i++) {
         look_ahead(order, i);
-        int error;
-        PyObject *kids = children_of(PyList_GET_ITEM(order, i), &error);
-        if (error) goto fail;
-        if (kids == NULL) continue;
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(kids);
+        Py_ssize_t n;
+        kid_items(PyList_GET_ITEM(order, i), &n);
+        if (n < 0) goto fail;
         if (used + n > cap) {
             while (used + n > cap) cap *= 2;
             int64_t *more = PyMem_Realloc(parents, cap * sizeof(int64_t));
@@ -83,8 +82,8 @@ PyObject *breadth_first(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             }
             parents = more;
         }
-        for (Py_ssize_t k = 0; k < n; k++) {
-            if (PyList_Append(order, PySequence_Fast_GET_ITEM(kids, k)) < 0) goto fail;
+        for (Py_ssize_t k = 0; k < n; k++) { /* re-read: an append may run the garbage collector */
+            if (PyList_Append(order, kid_items(PyList_GET_ITEM(order, i), &n)[k]) < 0) goto fail;
             parents[used++] = i;
         }
     }
@@ -221,8 +220,10 @@ static int store(PyObject *nodes, PyObject *key, PyObject *node) {
 
 /* A new node of cls with the slots id, name, nb_visit, nb_win, nb_draw, proven, created_game, nb_select
  * set from values[0..7], linked as the last child of parent (NULL: a root), its depth one more than
- * the parent's (written to *depth too). A new reference, NULL with an exception. */
-static PyObject *make_node(PyTypeObject *cls, PyObject *parent, PyObject *const *values, long *depth) {
+ * the parent's (written to *depth too). A parent that gets its second child goes into grown (unless
+ * NULL). A new reference, NULL with an exception. */
+static PyObject *make_node(PyTypeObject *cls, PyObject *parent, PyObject *const *values, long *depth,
+                           PyObject *grown) {
     static const int fields[] = {F_ID, F_NAME, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_CREATED, F_SELECT};
     PyObject *value = NULL, *node = cls->tp_alloc(cls, 0);
     if (node == NULL) return NULL;
@@ -235,22 +236,10 @@ static PyObject *make_node(PyTypeObject *cls, PyObject *parent, PyObject *const 
         *depth = PyLong_AsLong(above) + 1;
         Py_DECREF(above);
         if (*depth == 0 && PyErr_Occurred()) goto fail;
-        if (set_field(node, F_PARENT, parent) < 0) goto fail;
-        Py_ssize_t off = slot_offset(parent, F_KIDS);
-        PyObject *kids = off >= 0 ? *(PyObject **)((char *)parent + off) : NULL;
-        if (kids != NULL && PyList_CheckExact(kids)) {
-            if (PyList_Append(kids, node) < 0) goto fail;
-        } else if (kids == NULL && off >= 0) {
-            PyObject *fresh = PyList_New(1);
-            if (fresh == NULL) goto fail;
-            PyList_SET_ITEM(fresh, 0, (Py_INCREF(node), node));
-            int status = set_field(parent, F_KIDS, fresh);
-            Py_DECREF(fresh);
-            if (status < 0) goto fail;
-        } else {
-            PyErr_SetString(PyExc_TypeError, "nodes must keep their children in a list slot (TreeNode)");
-            goto fail;
-        }
+        if (add_kid(parent, node) < 0) goto fail;
+        Py_ssize_t n;
+        kid_items(parent, &n);
+        if (n == 2 && grown != NULL && PyList_Append(grown, parent) < 0) goto fail; /* a list from now on */
     }
     if ((value = PyLong_FromLong(*depth)) == NULL || set_field(node, F_DEPTH, value) < 0) goto fail;
     Py_DECREF(value);
@@ -310,7 +299,8 @@ static int check_row(PyObject *row, PyObject *labels, PyObject *check) {
 
 /* One node from a row (id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select,
  * cut), linked under nodes[parent_id]; *depth gets its depth. A new reference, NULL with an exception. */
-static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyObject *shared, long *depth) {
+static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyObject *shared, long *depth,
+                        PyObject *grown) {
     PyObject *parent = NULL, *pid = PyTuple_GET_ITEM(row, 1);
     if (pid != Py_None && (parent = lookup(nodes, pid)) == NULL) return NULL;
     PyObject *created = PyTuple_GET_ITEM(row, 7); /* one int object per game id, shared by its nodes */
@@ -322,7 +312,7 @@ static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyOb
     PyObject *values[8] = {PyTuple_GET_ITEM(row, 0), PyTuple_GET_ITEM(row, 2), PyTuple_GET_ITEM(row, 3),
                            PyTuple_GET_ITEM(row, 4), PyTuple_GET_ITEM(row, 5), PyTuple_GET_ITEM(row, 6), one_copy,
                            PyTuple_GET_ITEM(row, 8)};
-    PyObject *node = make_node(cls, parent, values, depth);
+    PyObject *node = make_node(cls, parent, values, depth, grown);
     Py_XDECREF(parent);
     return node;
 }
@@ -337,7 +327,7 @@ PyObject *new_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (zero == NULL) return NULL;
     PyObject *values[8] = {args[3], args[2], zero, zero, zero, Py_None, args[4], zero};
     long depth;
-    PyObject *node = make_node((PyTypeObject *)args[0], args[1], values, &depth);
+    PyObject *node = make_node((PyTypeObject *)args[0], args[1], values, &depth, NULL);
     Py_DECREF(zero);
     return node;
 }
@@ -359,6 +349,13 @@ static int add_counts(PyObject *counts, const Py_ssize_t *per_depth, Py_ssize_t 
     return 0;
 }
 
+/* seal_kids on each of parents (the nodes a load gave a list of children). 0 or -1. */
+static int seal(PyObject *parents) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parents); i++)
+        if (seal_kids(PyList_GET_ITEM(parents, i)) < 0) return -1;
+    return 0;
+}
+
 /* build(cls, rows, nodes, counts, shared, cut[, check]) -> None: what treelab.bulk.build does in Python.
  * With check, every row's values are checked first and a second root (a row without parent after the
  * first) is refused; check is a callable that raises ValueError for a move label that is not one, or
@@ -371,13 +368,15 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     PyTypeObject *cls = (PyTypeObject *)args[0];
+    PyObject *grown = PyList_New(0); /* the parents given a list of children: sealed at the end */
+    if (grown == NULL) return NULL;
     int checking = nargs == 7; /* check=None: the values only, not the move labels */
     PyObject *check = checking && args[6] != Py_None ? args[6] : NULL;
     PyObject *labels = check != NULL ? PySet_New(NULL) : NULL;
-    if (check != NULL && labels == NULL) return NULL;
-    PyObject *rows = PyObject_GetIter(args[1]), *row;
+    PyObject *rows = check == NULL || labels != NULL ? PyObject_GetIter(args[1]) : NULL, *row;
     if (rows == NULL) {
         Py_XDECREF(labels);
+        Py_DECREF(grown);
         return NULL;
     }
     Py_ssize_t *per_depth = NULL, depths = 0, room = 0;
@@ -394,7 +393,7 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             PyErr_Format(PyExc_ValueError, "node %R has no parent but is not the root", PyTuple_GET_ITEM(row, 0));
             status = -1;
         } else {
-            node = node_of(cls, row, args[2], args[4], &depth);
+            node = node_of(cls, row, args[2], args[4], &depth, grown);
             status = node == NULL ? -1 : store(args[2], PyTuple_GET_ITEM(row, 0), node);
         }
         if (status == 0 && PyObject_IsTrue(PyTuple_GET_ITEM(row, 9)) == 1) status = PySet_Add(args[5], node);
@@ -424,6 +423,8 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_DECREF(rows);
     Py_XDECREF(labels);
     if (status == 0 && !PyErr_Occurred()) status = add_counts(args[3], per_depth, depths);
+    if (status == 0 && !PyErr_Occurred()) status = seal(grown);
+    Py_DECREF(grown);
     PyMem_Free(per_depth);
     if (status < 0 || PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;

@@ -6,18 +6,25 @@ down, so a node has no ``__dict__``: the object is 120 bytes (anytree's
 ``Node`` costs 276). Child lookup scans only the node's own few children; the
 tree is never searched.
 
-This module is the one place for three things other modules (and the C
+This module is the one place for four things other modules (and the C
 sources) rely on: :func:`ucb1_score`, the only scalar UCB1 in treelab; the
-:class:`Proof` values with their words; and :data:`KIDS_SLOT` /
+:class:`Proof` values with their words; :data:`KIDS_SLOT` /
 :data:`PARENT_SLOT`, anytree's mangled slot names, which ``_nodes.c`` spells too
-(``tests/test_rules_once.py`` checks that they agree).
+(``tests/test_rules_once.py`` checks that they agree); and the shape of the
+children slot. It holds nothing for a leaf, the one child itself for a node with
+one child (most nodes of a recorded game's line), and a list, or a load's
+exact-size tuple, for two or more: no list object where none is needed.
+:func:`kids_of` reads it and :func:`link` / :func:`unlink` write it (``kid_items``
+and ``add_kid`` in ``_nodes.c``); :class:`TreeNode` overrides what anytree's
+``LightNodeMixin`` does with the slot (``parent``, ``children``, ``is_leaf``,
+``height``), so anytree's public API behaves as before.
 """
 
 from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from anytree import LightNodeMixin
@@ -25,13 +32,17 @@ from anytree import LightNodeMixin
 from .errors import TreelabError
 from .games import mover_at_depth
 
-__all__ = ["KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "link", "proof_word", "ucb1_score", "walk"]
+__all__ = [
+    "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "kids_of", "link", "proof_word", "ucb1_score", "unlink",
+    "walk",
+]
 
 SQRT2 = math.sqrt(2.0)
 """The UCB1 exploration constant of Auer et al. (2002) for rewards in [0, 1]."""
 
 KIDS_SLOT = "_LightNodeMixin__children"
-"""anytree's mangled slot holding a node's children list (``FIELD_NAMES`` in ``_nodes.c``)."""
+"""anytree's mangled slot holding a node's children: unset (or None), the one child, or a list/tuple of them
+(``FIELD_NAMES`` in ``_nodes.c``; read it with :func:`kids_of`, write it with :func:`link` and :func:`unlink`)."""
 PARENT_SLOT = "_LightNodeMixin__parent"
 """anytree's mangled slot holding a node's parent (``FIELD_NAMES`` in ``_nodes.c``)."""
 
@@ -197,9 +208,9 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
         return self.ucb1(c) - self.mean if self.nb_visit else math.inf
 
     @property
-    def kids(self) -> list[TreeNode] | tuple[TreeNode, ...]:
-        """The children, without anytree's copy into a new tuple (read only!)."""
-        return getattr(self, KIDS_SLOT, _NO_KIDS)
+    def kids(self) -> Sequence[TreeNode]:
+        """The children, without anytree's copy into a new tuple (read only!): :func:`kids_of`."""
+        return kids_of(self)
 
     @property
     def moves(self) -> tuple[str, ...]:
@@ -219,10 +230,49 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
 
     def child(self, label: str) -> TreeNode | None:
         """The child reached by move ``label``, or None (scans only this node's children)."""
-        for kid in getattr(self, KIDS_SLOT, _NO_KIDS):
+        for kid in kids_of(self):
             if kid.name == label:
                 return kid
         return None
+
+    # -- anytree's tree operations on the children slot's three shapes -----------------------
+    @property
+    def parent(self) -> TreeNode | None:
+        """The parent node, None for a root (anytree's ``parent``: setting it detaches and attaches)."""
+        return getattr(self, PARENT_SLOT, None)
+
+    @parent.setter
+    def parent(self, value: TreeNode | None) -> None:
+        parent = getattr(self, PARENT_SLOT, None)
+        if parent is value:
+            return
+        self._LightNodeMixin__check_loop(value)  # anytree's LoopError for a node under itself
+        if parent is not None:
+            self._pre_detach(parent)
+            unlink(self)
+            self._post_detach(parent)
+        if value is not None:
+            self._pre_attach(value)
+            link(self, value)
+            self._post_attach(value)
+
+    def _children(self) -> tuple[TreeNode, ...]:
+        return tuple(kids_of(self))
+
+    children = property(  # anytree's setter and deleter work through ``parent`` and this getter
+        _children, LightNodeMixin.children.fset, LightNodeMixin.children.fdel, LightNodeMixin.children.__doc__
+    )
+
+    @property
+    def is_leaf(self) -> bool:
+        """Whether the node has no children (anytree's ``is_leaf``)."""
+        return not kids_of(self)
+
+    @property
+    def height(self) -> int:
+        """Edges on the longest path down to a leaf (anytree's ``height``)."""
+        kids = kids_of(self)
+        return max(kid.height for kid in kids) + 1 if kids else 0
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Jupyter shows the subtree below this node as an SVG diagram."""
@@ -246,18 +296,50 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
         )
 
 
+def kids_of(node: TreeNode) -> Sequence[TreeNode]:
+    """The children of ``node`` in order, as the slot holds them (a list or tuple), ``(kid,)`` for one, ``()``.
+
+    Read only: change the children through :func:`link` and :func:`unlink`.
+    """
+    kids = getattr(node, KIDS_SLOT, None)
+    if kids is None:
+        return _NO_KIDS
+    if isinstance(kids, LightNodeMixin):
+        return (kids,)
+    return kids  # type: ignore[no-any-return]
+
+
 def link(child: TreeNode, parent: TreeNode) -> None:
-    """Attach a brand-new ``child`` under ``parent`` in O(1).
+    """Attach ``child`` as the last child of ``parent`` in O(1) (``add_kid`` in ``_nodes.c``).
 
     anytree's ``parent`` setter walks to the root to rule out loops; a new
-    node cannot form a loop, so this sets the same two slots directly.
+    node cannot form a loop, so this sets the same two slots directly. The
+    slot grows from nothing to the child itself, then to a list (a load's tuple
+    becomes a list too).
     """
-    setattr(child, PARENT_SLOT, parent)
     kids = getattr(parent, KIDS_SLOT, None)
     if kids is None:
-        setattr(parent, KIDS_SLOT, [child])
-    else:
+        setattr(parent, KIDS_SLOT, child)
+    elif kids.__class__ is list:
         kids.append(child)
+    else:
+        setattr(parent, KIDS_SLOT, [*kids, child] if kids.__class__ is tuple else [kids, child])
+    setattr(child, PARENT_SLOT, parent)
+
+
+def unlink(child: TreeNode) -> None:
+    """Detach ``child`` from its parent (nothing for a root), the other children keeping their order."""
+    parent = getattr(child, PARENT_SLOT, None)
+    if parent is None:
+        return
+    rest = [kid for kid in kids_of(parent) if kid is not child]
+    if len(rest) > 1:
+        setattr(parent, KIDS_SLOT, rest)
+    elif rest:
+        setattr(parent, KIDS_SLOT, rest[0])
+    else:
+        delattr(parent, KIDS_SLOT)
+    setattr(child, PARENT_SLOT, None)
 
 
 def walk(top: TreeNode) -> Iterator[TreeNode]:
@@ -266,6 +348,6 @@ def walk(top: TreeNode) -> Iterator[TreeNode]:
     while stack:
         node = stack.pop()
         yield node
-        kids = getattr(node, KIDS_SLOT, None)
+        kids = kids_of(node)
         if kids:
             stack.extend(reversed(kids))

@@ -11,10 +11,10 @@ is the fast path of exactly these functions, picking the very same children.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .. import fastpath
-from ..nodes import KIDS_SLOT, TreeNode, ucb1_score
+from ..nodes import TreeNode, kids_of, ucb1_score
 from ..tree import Counts
 
 __all__ = [
@@ -64,7 +64,7 @@ def select_ucb1(node: TreeNode, c: float, solver: bool) -> TreeNode:
     return best if best is not None else most_visited_unproven(kids)
 
 
-def most_visited_unproven(kids: list[TreeNode] | tuple[TreeNode, ...]) -> TreeNode:
+def most_visited_unproven(kids: Sequence[TreeNode]) -> TreeNode:
     """The fallback when the solver skipped every child (all proven, the node not): the first most visited."""
     return max(kids, key=_visits)
 
@@ -80,8 +80,7 @@ def descend(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_mo
     ``treelab._speedups.descend`` does exactly this in C.
     """
     while True:
-        kids = getattr(node, KIDS_SLOT, None)
-        if kids is None or len(kids) < max_moves:
+        if len(kids_of(node)) < max_moves:
             return node
         node = select_ucb1(node, c, solver)
         path.append(node)
@@ -131,8 +130,7 @@ def descend_by(select: SelectFn) -> DescendFn:
 
     def descend_with(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_moves: int) -> TreeNode:
         while True:
-            kids = getattr(node, KIDS_SLOT, None)
-            if kids is None or len(kids) < max_moves:
+            if len(kids_of(node)) < max_moves:
                 return node
             node = select(node, c, solver)
             path.append(node)

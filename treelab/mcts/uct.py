@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import BudgetError
 from ..games import Game, State
-from ..nodes import KIDS_SLOT
+from ..nodes import kids_of
 from ..tree import SQRT2, Counts, Moves, Tree, TreeNode
 from .config import MAX_NEW_NODES, node_cap_for
 from .policies import PlayoutFn, decisive_playout, find_playout, make_rng, random_playout
@@ -129,7 +129,7 @@ def search(
             if entry is None:
                 entry = frontier[node] = [_replay(start_state, path, move_of), None]
             state, untried = entry
-            kids = getattr(node, KIDS_SLOT, None)
+            kids = kids_of(node)
             if untried is None:
                 if state.is_terminal:
                     return node, state
@@ -140,7 +140,7 @@ def search(
                 entry[1] = untried
             if untried:
                 move = untried.pop(int(rand() * len(untried)))  # in legal order: a cleared entry comes back equal
-                if not untried and len(kids or ()) + 1 == max_moves:
+                if not untried and len(kids) + 1 == max_moves:
                     del frontier[node]  # fully expanded from now on
                 node = add_child(node, labels[move], None if alternating else state.to_move)
                 state = state.play(move)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import SpecError, StoreError
 from ..games import Game, State
-from ..nodes import KIDS_SLOT, PARENT_SLOT
+from ..nodes import PARENT_SLOT, kids_of, unlink
 from ..tree import Tree, TreeNode
 from .players import SearchPlayer, Wrapper
 
@@ -64,9 +64,8 @@ def revert(tree: Tree) -> int:
         raise StoreError("this tree has no saved database to go back to: save it first, or start a new tree")
     counts = tree.depth_counts
     for node in reversed(new):  # the newest first: each is then the last child of its parent
-        kids = getattr(getattr(node, PARENT_SLOT), KIDS_SLOT)
-        assert kids[-1] is node, "new nodes are appended after their parents' stored children"
-        kids.pop()
+        assert kids_of(getattr(node, PARENT_SLOT))[-1] is node, "new nodes come after their parents' stored children"
+        unlink(node)
         counts[node.depth] -= 1
         tree.priors.pop(node, None)
         tree.truncated.discard(node)

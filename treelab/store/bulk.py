@@ -26,7 +26,7 @@ from typing import Any
 
 from .. import fastpath
 from ..fastpath import compiled
-from ..nodes import KIDS_SLOT
+from ..nodes import kids_of
 from ..tree import Tree, TreeNode
 from .integrity import check_row, damaged, label_check
 
@@ -50,7 +50,7 @@ def _insert(count: int) -> str:
 def _breadth_first(root: TreeNode) -> tuple[list[TreeNode], bytes]:
     order, parents = [root], array("q", [-1])
     for i, node in enumerate(order):  # ``order`` grows while it is read: a queue
-        kids = getattr(node, KIDS_SLOT, None)
+        kids = kids_of(node)
         if kids:
             order.extend(kids)
             parents.extend([i] * len(kids))
