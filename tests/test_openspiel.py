@@ -257,7 +257,7 @@ def test_notation_is_comma_separated_action_ids() -> None:
     assert game.notation([98, 600]) == "98,600"
     tree = Tree(game)
     node = tree.record([legal[0]], winner=None)
-    assert node.sequence == str(legal[0]) and type(node) is MoverNode
+    assert node.sequence == str(legal[0]) and type(node) is TreeNode  # breakthrough alternates: the parity path
     with pytest.raises(ValueError, match=r"'x' is not a openspiel:breakthrough action id"):
         game.parse("98,x")
 

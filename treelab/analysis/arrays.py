@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from ..games import find_game
+from ..games import Game, State, find_game
 from ..mcts.choice import best_index
 from ..movernode import MoverNode
 from ..nodes import PARENT_SLOT, proof_word, ucb1_score
@@ -42,13 +44,7 @@ from ..store.integrity import check_table
 from ..store.movers import column
 from ..tree import SQRT2, Moves, Tree, TreeNode
 
-__all__ = [
-    "TreeArrays",
-    "child_rows",
-    "gini",
-    "normalised_entropy",
-    "stats",
-]
+__all__ = ["TreeArrays", "child_rows", "gini", "normalised_entropy", "stats"]
 
 
 NO_PROOF = 2
@@ -144,17 +140,17 @@ class TreeArrays:
             limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
             args: tuple[int, ...]
             if root_depth == 0:
-                where, args = "FROM nodes n WHERE n.depth <= ? ORDER BY n.id", (limit,)
-                prefix = ""
+                prefix, source, where, args = "", "nodes n", "WHERE n.depth <= ?", (limit,)
             else:
                 prefix = (
                     "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
                     "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) "
                 )
-                where, args = "FROM nodes n JOIN sub USING (id) ORDER BY n.id", (top, limit)
-            rows = conn.execute(f"{prefix}SELECT {cols} {where}", args).fetchall()
-            moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move {where}", args)]
-            mover = None if game.alternating else column(conn, (r[0] for r in rows), name, game.name)
+                source, where, args = "nodes n JOIN sub USING (id)", "", (top, limit)
+            rows = conn.execute(f"{prefix}SELECT {cols} FROM {source} {where} ORDER BY n.id", args).fetchall()
+            moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move FROM {source} {where} ORDER BY n.id", args)]
+            # only the subtree's movers: the table joined on the same rows, in the same order
+            mover = None if game.alternating else column(conn, (prefix, source, where, args), name, game.name)
         table = np.array(rows, dtype=np.int64).reshape(len(rows), 9)
         check_table(table, NO_PROOF, moves, game)
         return cls.from_table(table, moves, top, root_depth, game.name, None if mover is None else np.array(mover))
@@ -221,12 +217,6 @@ class TreeArrays:
     def leaf_depth_histogram(self) -> list[int]:
         """Leaves per depth, from 0 (same length as :meth:`depth_histogram`)."""
         return np.bincount(self.depth[self.is_leaf], minlength=int(self.depth.max()) + 1).tolist()
-
-    def branching_factor(self) -> list[float]:
-        """Children per expanded node at each depth ``0 .. max_depth - 1``."""
-        nodes = np.bincount(self.depth)
-        internal = np.bincount(self.depth[~self.is_leaf], minlength=len(nodes))
-        return [round(float(nodes[d + 1] / internal[d]), 4) for d in range(len(nodes) - 1)]
 
     def children_of(self, i: int) -> np.ndarray:
         """Indices of the children of node ``i`` (in creation order; a scan, for one-off use)."""
@@ -302,18 +292,24 @@ def gini(visits: list[int]) -> float | None:
     return 2 * sum((i + 1) * x for i, x in enumerate(xs)) / (k * total) - (k + 1) / k
 
 
-def child_rows(parent_visits: int, kids: list[tuple[str, int, int, int, int | None]], c: float) -> list[dict[str, Any]]:
+def child_rows(parent_visits: int, kids: list[tuple[str, int, int, int, int | None]], c: float,
+               action: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
     """The ``children`` table of ``analyse --json`` from ``(move, visits, wins, draws, proven)`` tuples.
 
     Most visited first (ties: by move); ``ucb1`` is null for an unvisited move (+inf).
+    ``action`` (games that show action strings, OpenSpiel's) adds each move's ``"action"``, as ``analyse`` does.
     """
     rows = []
     for move, n, w, d, proven in sorted(kids, key=lambda k: (-k[1], int(k[0]) if k[0].isdigit() else 0)):
         mean = (w + 0.5 * d) / n if n else 0.5
         ucb = ucb1_score(w, d, n, parent_visits, c) if n else None
         rows.append({"move": move, "nb_visit": n, "nb_win": w, "nb_draw": d, "mean": mean, "ucb1": ucb,
-                     "proven": proof_word(proven)})
+                     "proven": proof_word(proven), **({} if action is None else {"action": action(move)})})
     return rows
+
+
+def _action_text(game: Game, state: State, move: str) -> str:
+    return game.action_text(state, game.parse_move(move))
 
 
 def _round(x: float | None, digits: int = 6) -> float | None:
@@ -368,6 +364,9 @@ def assemble(
     reward = sum(k[2] + 0.5 * k[3] for k in kids)
     rules = find_game(game) if game is not None else None
     to_move, path = 1 if len(moves) % 2 == 0 else 2, "".join(moves)
+    action = None
+    if rules is not None and rules.shows_actions:  # OpenSpiel's action strings beside the ids
+        action = partial(_action_text, rules, rules.replay(list(moves)))
     if rules is not None and not rules.alternating:  # the movers come from the game (treelab.movernode)
         mover, to_move = rules.turn(moves)
         path = rules.notation(rules.parse(list(moves)))
@@ -393,5 +392,5 @@ def assemble(
         "gini": _round(gini(child_visits)),
         "asymmetry": _round(counts["asymmetry"]),
         "c": c,
-        "children": child_rows(visits, kids, c),
+        "children": child_rows(visits, kids, c, action),
     }

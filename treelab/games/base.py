@@ -37,6 +37,7 @@ module here plus one registry entry, and nothing else changes.
 from __future__ import annotations
 
 import random
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,9 @@ from dataclasses import dataclass
 from ..errors import GameOverError, IllegalMoveError, NotationError
 
 __all__ = ["BoardLook", "Game", "Grid", "State", "mover_at_depth", "other_player"]
+
+_SEPARATOR = re.compile(r"[,/\s]+")
+"""What separates the moves of a written sequence: commas, slashes, white space."""
 
 Grid = tuple[tuple[int, ...], ...]
 """A board as rows of cells, the top row first; each cell is 0 (empty), 1 or 2 (the player holding it)."""
@@ -252,9 +256,10 @@ class Game(ABC):
         )
 
     def parse(self, moves: str | Iterable[str | int] | None) -> tuple[int, ...]:
-        """Parse a move sequence: ``"4453"``, ``"4,4,5,3"``, ``"4 4 5 3"`` or a list.
+        """Parse a move sequence: ``"4453"``, ``"4,4,5,3"``, ``"4 4 5 3"``, ``"/root/4/4/5/3"`` or a list.
 
-        Only the notation is checked here; :meth:`replay` also checks the rules.
+        Text without separators is one move per character when :attr:`glued`
+        (else one move). Only the notation is checked here; :meth:`replay` also checks the rules.
         """
         if moves is None:
             return ()
@@ -262,21 +267,18 @@ class Game(ABC):
             text = moves.strip()
             if text.lower() in ("", "root", "/", "/root"):
                 return ()
-            if text.startswith("/"):
+            path = text.startswith("/")
+            if path:  # "/root/4/4" or "/4/4": a node's path
                 text = text.strip("/")
-                if text.startswith("root"):
-                    text = text[4:].strip("/")
-                parts: Sequence[str] = [p for p in text.split("/") if p]  # "/root/" is the root
-            elif "," in text or any(ch.isspace() for ch in text):
-                parts = [p for p in text.replace(",", " ").split()]
-            else:
-                parts = list(text)
+                text = text[4:] if text.startswith("root") else text
+            glued = self.glued and not path and not _SEPARATOR.search(text)
+            parts = list(text) if glued else _SEPARATOR.split(text)
             try:
-                return tuple(self.parse_move(p) for p in parts)
+                return tuple(self.parse_move(p) for p in parts if p)
             except NotationError as exc:
+                also = f" or {','.join(self.example)!r}" if self.glued else ""
                 raise NotationError(
-                    f"{moves!r} is not a {self.name} move sequence ({exc}), "
-                    f"e.g. {self.example!r} or {','.join(self.example)!r}"
+                    f"{moves!r} is not a {self.name} move sequence ({exc}), e.g. {self.example!r}{also}"
                 ) from None
         if not isinstance(moves, Iterable):
             raise NotationError(
@@ -303,11 +305,15 @@ class Game(ABC):
             state = state.play(move)
         return state
 
+    glued: bool = True
+    """Whether a sequence written without separators is one move per character (``"4453"``); False: one
+    move (OpenSpiel's action ids, ``"12"``), so sequences need commas, spaces or slashes."""
     full_word: str = "full"
     """How an unplayable move is described in messages."""
     alternating: bool = True
     """Whether the players strictly alternate, so the mover of a node is the parity of its depth
-    (the fast path). False (dots and boxes, OpenSpiel games): trees store each node's mover."""
+    (the fast path). False (dots and boxes, OpenSpiel games random play shows moving twice): trees store
+    each node's mover."""
 
     @property
     def move_hint(self) -> str:

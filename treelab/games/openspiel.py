@@ -8,10 +8,18 @@ initial state (``"12,7"``); :meth:`OpenSpielGame.action_text` gives OpenSpiel's
 own action string (``a7a6``) for what people read. Positions wrap pyspiel's C++
 states, so playouts run on them; the board is OpenSpiel's text rendering.
 
-The mover of a move comes from the game (``current_player``), never from the
-parity of the depth: dots and boxes gives a player who closes a box the next
-move too. The game is marked ``alternating = False``, so the tree stores the
-mover of every node (see :class:`treelab.tree.Tree`).
+The mover of a move comes from the game (``current_player``), never from a
+name list. OpenSpiel's game type does not say whether players alternate, so
+:func:`strictly_alternating` checks it on seeded random games when the game is
+loaded: player 1 moves first and no player ever moves twice in a row. Such a
+game (tic-tac-toe, Connect Four, breakthrough, hex) takes the built-ins' parity
+path (no ``movers`` rows), and every move played on it is checked again
+(:meth:`OpenSpielState.play` refuses a double move in one line, so a tree on the
+parity path never holds one). Any other game (dots and boxes gives a player who
+closes a box the next move too; chess starts with OpenSpiel's player 1) is
+``alternating = False``: the tree stores the mover of every node (see
+:class:`treelab.tree.Tree`). Databases saved with movers for a game now on the
+parity path still load: their movers are the parity's, and are not read.
 
 Refused, each in one line: games with more or fewer than two players,
 imperfect information, simultaneous moves, chance nodes (not sampled: a
@@ -31,7 +39,7 @@ from typing import Any
 from ..errors import GameOverError, IllegalMoveError, NotationError, UnknownGameError, UnsupportedGameError
 from .base import Game, State
 
-__all__ = ["PREFIX", "OpenSpielGame", "OpenSpielState", "load_openspiel"]
+__all__ = ["PREFIX", "OpenSpielGame", "OpenSpielState", "load_openspiel", "strictly_alternating"]
 
 PREFIX = "openspiel:"
 """How a game name asks for an OpenSpiel game (``openspiel:breakthrough``)."""
@@ -83,7 +91,13 @@ class OpenSpielState(State):
             shown = ", ".join(map(str, legal[:12])) + (", ..." if len(legal) > 12 else "")
             raise IllegalMoveError(f"action {move!r} is not legal here: pick one of {shown}")
         mover = spiel.current_player() + 1
-        return OpenSpielState(self.game, spiel.child(move), self.ply + 1, mover)
+        child = spiel.child(move)
+        if self.game.alternating and child.current_player() == mover - 1:  # the parity path's promise, checked
+            raise UnsupportedGameError(
+                f"openspiel game {self.game.name!r} gave player {mover} a second move in a row after action "
+                f"{move} at ply {self.ply + 1}, which its seeded random games never did: report it to treelab"
+            )
+        return OpenSpielState(self.game, child, self.ply + 1, mover)
 
     def key(self) -> tuple[str, int]:
         return (str(self._spiel), self._spiel.current_player())
@@ -114,12 +128,13 @@ class OpenSpielGame(Game):
 
     move_word = "action"
     full_word = "not legal there"
-    alternating = False
     shows_actions = True
+    glued = False  # "12" is action 12, never 1 then 2
 
     def __init__(self, name: str, spiel_game: Any) -> None:
         self.name = name
         self.spiel_game = spiel_game
+        self.alternating = strictly_alternating(spiel_game)
         self.num_moves = int(spiel_game.num_distinct_actions())
         first = spiel_game.new_initial_state()
         line = []
@@ -167,26 +182,6 @@ class OpenSpielGame(Game):
             f"{text!r} is not a {self.name} action id: use a whole number 0-{self.num_moves - 1}"
         )
 
-    def parse(self, moves: str | Iterable[str | int] | None) -> tuple[int, ...]:
-        """Parse action ids: ``"12,7"``, ``"12 7"``, ``"/root/12/7"`` or a list (never digit by digit)."""
-        if isinstance(moves, str):
-            text = moves.strip()
-            if text.lower() in ("", "root", "/", "/root"):
-                return ()
-            if text.startswith("/"):
-                text = text.strip("/")
-                if text.startswith("root"):
-                    text = text[4:]
-            parts = [p for p in re.split(r"[,/\s]+", text) if p]
-            try:
-                return tuple(self.parse_move(p) for p in parts)
-            except NotationError as exc:
-                raise NotationError(
-                    f"{moves!r} is not a {self.name} position ({exc}): "
-                    f"give comma-separated action ids, e.g. {self.example!r}"
-                ) from None
-        return super().parse(moves)
-
     def notation(self, moves: Iterable[int]) -> str:
         """Comma-separated action ids (``"12,7"``)."""
         return ",".join(self.label(m) for m in moves)
@@ -204,6 +199,32 @@ class OpenSpielGame(Game):
 
     def __repr__(self) -> str:
         return f"OpenSpielGame({self.name!r})"
+
+
+def strictly_alternating(spiel_game: Any, *, games: int = 64, moves: int = 20_000, seed: int = 0) -> bool:
+    """Whether OpenSpiel's player 0 moves first and the players alternate in seeded random games.
+
+    Plays up to ``games`` uniformly random games (at most ``moves`` moves in all;
+    ``seed`` makes the answer the same on every load). False as soon as a
+    player moves twice in a row (dots and boxes closes a box within a few random
+    moves, checkers' multiple jumps and amazons' three-part turns at once). A
+    game that passes still has every move checked in :meth:`OpenSpielState.play`.
+    """
+    rng = random.Random(seed)
+    played = 0
+    for _ in range(games):
+        spiel = spiel_game.new_initial_state()
+        if spiel.current_player() != 0:  # parity says player 1 (OpenSpiel's 0) moves first
+            return False
+        last = -1
+        while not spiel.is_terminal() and played < moves:
+            player = spiel.current_player()
+            if player == last:
+                return False
+            legal = spiel.legal_actions()
+            spiel.apply_action(legal[int(rng.random() * len(legal))])
+            last, played = player, played + 1
+    return True
 
 
 @contextlib.contextmanager

@@ -2,7 +2,7 @@
 
 In Connect Four or tic-tac-toe the mover of a node is the parity of its depth,
 so nothing is stored. In dots and boxes (a player who closes a box moves
-again) and in every OpenSpiel game (``Game.alternating`` false) the tree's
+again) and every game with ``Game.alternating`` false (OpenSpiel games seen to move twice) the tree's
 nodes are :class:`~treelab.tree.MoverNode` s, and their movers are saved here,
 in the same transaction as the nodes, so a loaded tree knows them without
 replaying a single game::
@@ -67,18 +67,23 @@ def read(conn: sqlite3.Connection, tree: Tree, nodes: Mapping[int, TreeNode] | l
             )
 
 
-def column(conn: sqlite3.Connection, ids: Iterable[int], name: str, game: str) -> list[int]:
-    """The movers of the nodes ``ids``, in order (for arrays built straight from the rows).
+def column(conn: sqlite3.Connection, rows: tuple[str, str, str, Sequence[Any]], name: str, game: str) -> list[int]:
+    """The movers of the nodes a query selects, in node id order (for arrays built straight from the rows).
+
+    ``rows``: ``(prefix, source, where, args)`` of ``{prefix}SELECT ... FROM {source} {where}``, the
+    nodes table named ``n``; only those nodes' movers are read (an indexed lookup each).
 
     Raises:
         NotATreelabDatabaseError: a node has no stored mover (a damaged file).
     """
+    prefix, source, where, args = rows
     have = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone()
-    movers = dict(conn.execute("SELECT node_id, mover FROM movers")) if have else {}
-    try:
-        return [movers[i] for i in ids]
-    except KeyError as missing:
+    join = "LEFT JOIN movers m ON m.node_id = n.id" if have else "LEFT JOIN (SELECT NULL AS mover) m ON 0"
+    found = conn.execute(f"{prefix}SELECT n.id, m.mover FROM {source} {join} {where} ORDER BY n.id", args).fetchall()
+    missing = next((node_id for node_id, mover in found if mover is None), None)
+    if missing is not None:
         raise NotATreelabDatabaseError(
-            f"{name!r} has no mover for node id {missing.args[0]!r} of this {game} tree: "
+            f"{name!r} has no mover for node id {missing!r} of this {game} tree: "
             "the file is damaged; train again into a new file"
-        ) from None
+        )
+    return [mover for _, mover in found]
