@@ -220,10 +220,13 @@ static int store(PyObject *nodes, PyObject *key, PyObject *node) {
 
 /* A new node of cls with the slots id, name, nb_visit, nb_win, nb_draw, proven, created_game, nb_select
  * set from values[0..7], linked as the last child of parent (NULL: a root), its depth one more than
- * the parent's (written to *depth too). A parent that gets its second child goes into grown (unless
- * NULL). A new reference, NULL with an exception. */
+ * the parent's (written to *depth too). With last (a load), the previous node's parent, kept in
+ * *last, gets its children sealed into an exact-size tuple as soon as a node of another parent comes:
+ * rows numbered breadth-first bring each node's children together, so a load holds one list at a
+ * time and the lists' memory is reused (sealing them all at the end would leave it behind, unused).
+ * A new reference, NULL with an exception. */
 static PyObject *make_node(PyTypeObject *cls, PyObject *parent, PyObject *const *values, long *depth,
-                           PyObject *grown) {
+                           PyObject **last) {
     static const int fields[] = {F_ID, F_NAME, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_CREATED, F_SELECT};
     PyObject *value = NULL, *node = cls->tp_alloc(cls, 0);
     if (node == NULL) return NULL;
@@ -236,10 +239,12 @@ static PyObject *make_node(PyTypeObject *cls, PyObject *parent, PyObject *const 
         *depth = PyLong_AsLong(above) + 1;
         Py_DECREF(above);
         if (*depth == 0 && PyErr_Occurred()) goto fail;
+        if (last != NULL && *last != parent) {
+            if (*last != NULL && seal_kids(*last) < 0) goto fail;
+            Py_INCREF(parent);
+            Py_XSETREF(*last, parent);
+        }
         if (add_kid(parent, node) < 0) goto fail;
-        Py_ssize_t n;
-        kid_items(parent, &n);
-        if (n == 2 && grown != NULL && PyList_Append(grown, parent) < 0) goto fail; /* a list from now on */
     }
     if ((value = PyLong_FromLong(*depth)) == NULL || set_field(node, F_DEPTH, value) < 0) goto fail;
     Py_DECREF(value);
@@ -300,7 +305,7 @@ static int check_row(PyObject *row, PyObject *labels, PyObject *check) {
 /* One node from a row (id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select,
  * cut), linked under nodes[parent_id]; *depth gets its depth. A new reference, NULL with an exception. */
 static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyObject *shared, long *depth,
-                        PyObject *grown) {
+                        PyObject **last) {
     PyObject *parent = NULL, *pid = PyTuple_GET_ITEM(row, 1);
     if (pid != Py_None && (parent = lookup(nodes, pid)) == NULL) return NULL;
     PyObject *created = PyTuple_GET_ITEM(row, 7); /* one int object per game id, shared by its nodes */
@@ -312,7 +317,7 @@ static PyObject *node_of(PyTypeObject *cls, PyObject *row, PyObject *nodes, PyOb
     PyObject *values[8] = {PyTuple_GET_ITEM(row, 0), PyTuple_GET_ITEM(row, 2), PyTuple_GET_ITEM(row, 3),
                            PyTuple_GET_ITEM(row, 4), PyTuple_GET_ITEM(row, 5), PyTuple_GET_ITEM(row, 6), one_copy,
                            PyTuple_GET_ITEM(row, 8)};
-    PyObject *node = make_node(cls, parent, values, depth, grown);
+    PyObject *node = make_node(cls, parent, values, depth, last);
     Py_XDECREF(parent);
     return node;
 }
@@ -349,13 +354,6 @@ static int add_counts(PyObject *counts, const Py_ssize_t *per_depth, Py_ssize_t 
     return 0;
 }
 
-/* seal_kids on each of parents (the nodes a load gave a list of children). 0 or -1. */
-static int seal(PyObject *parents) {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parents); i++)
-        if (seal_kids(PyList_GET_ITEM(parents, i)) < 0) return -1;
-    return 0;
-}
-
 /* build(cls, rows, nodes, counts, shared, cut[, check]) -> None: what treelab.bulk.build does in Python.
  * With check, every row's values are checked first and a second root (a row without parent after the
  * first) is refused; check is a callable that raises ValueError for a move label that is not one, or
@@ -368,15 +366,13 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     PyTypeObject *cls = (PyTypeObject *)args[0];
-    PyObject *grown = PyList_New(0); /* the parents given a list of children: sealed at the end */
-    if (grown == NULL) return NULL;
+    PyObject *last = NULL; /* the parent of the node built last: sealed when another parent comes */
     int checking = nargs == 7; /* check=None: the values only, not the move labels */
     PyObject *check = checking && args[6] != Py_None ? args[6] : NULL;
     PyObject *labels = check != NULL ? PySet_New(NULL) : NULL;
     PyObject *rows = check == NULL || labels != NULL ? PyObject_GetIter(args[1]) : NULL, *row;
     if (rows == NULL) {
         Py_XDECREF(labels);
-        Py_DECREF(grown);
         return NULL;
     }
     Py_ssize_t *per_depth = NULL, depths = 0, room = 0;
@@ -393,7 +389,7 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             PyErr_Format(PyExc_ValueError, "node %R has no parent but is not the root", PyTuple_GET_ITEM(row, 0));
             status = -1;
         } else {
-            node = node_of(cls, row, args[2], args[4], &depth, grown);
+            node = node_of(cls, row, args[2], args[4], &depth, &last);
             status = node == NULL ? -1 : store(args[2], PyTuple_GET_ITEM(row, 0), node);
         }
         if (status == 0 && PyObject_IsTrue(PyTuple_GET_ITEM(row, 9)) == 1) status = PySet_Add(args[5], node);
@@ -423,8 +419,8 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_DECREF(rows);
     Py_XDECREF(labels);
     if (status == 0 && !PyErr_Occurred()) status = add_counts(args[3], per_depth, depths);
-    if (status == 0 && !PyErr_Occurred()) status = seal(grown);
-    Py_DECREF(grown);
+    if (status == 0 && !PyErr_Occurred() && last != NULL) status = seal_kids(last);
+    Py_XDECREF(last);
     PyMem_Free(per_depth);
     if (status < 0 || PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;

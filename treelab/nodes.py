@@ -14,8 +14,8 @@ sources) rely on: :func:`ucb1_score`, the only scalar UCB1 in treelab; the
 children slot. It holds nothing for a leaf, the one child itself for a node with
 one child (most nodes of a recorded game's line), and a list, or a load's
 exact-size tuple, for two or more: no list object where none is needed.
-:func:`kids_of` reads it and :func:`link` / :func:`unlink` write it (``kid_items``
-and ``add_kid`` in ``_nodes.c``); :class:`TreeNode` overrides what anytree's
+:func:`kids_of` reads it and :func:`link` / :func:`unlink` / :func:`seal` write it
+(``kid_items``, ``add_kid`` and ``seal_kids`` in ``_nodes.c``); :class:`TreeNode` overrides what anytree's
 ``LightNodeMixin`` does with the slot (``parent``, ``children``, ``is_leaf``,
 ``height``), so anytree's public API behaves as before.
 """
@@ -33,8 +33,8 @@ from .errors import TreelabError
 from .games import mover_at_depth
 
 __all__ = [
-    "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "kids_of", "link", "proof_word", "ucb1_score", "unlink",
-    "walk",
+    "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "kids_of", "link", "proof_word", "seal", "ucb1_score",
+    "unlink", "walk",
 ]
 
 SQRT2 = math.sqrt(2.0)
@@ -325,6 +325,17 @@ def link(child: TreeNode, parent: TreeNode) -> None:
     else:
         setattr(parent, KIDS_SLOT, [*kids, child] if kids.__class__ is tuple else [kids, child])
     setattr(child, PARENT_SLOT, parent)
+
+
+def seal(node: TreeNode) -> None:
+    """Keep ``node``'s list of children as an exact-size tuple (``seal_kids`` in ``_nodes.c``).
+
+    A load's nodes seldom get more children: a tuple of k costs 40 + 8k bytes, an
+    appended list 56 and its over-allocated item array. :func:`link` makes it a list again.
+    """
+    kids = getattr(node, KIDS_SLOT, None)
+    if kids.__class__ is list:
+        setattr(node, KIDS_SLOT, tuple(kids))
 
 
 def unlink(child: TreeNode) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from .. import fastpath
 from ..fastpath import compiled
-from ..nodes import kids_of
+from ..nodes import kids_of, seal
 from ..tree import Tree, TreeNode
 from .integrity import check_row, damaged, label_check
 
@@ -150,8 +150,11 @@ def build(
     created_game, nb_select, cut)``; ``cut`` puts the node in ``tree.truncated``. Every
     row is checked first (:mod:`treelab.store.integrity`: whole numbers, counts
     >= 0, ``proven`` in -1/0/1, the move a label of ``tree.game`` unless
-    ``labels`` is false, the parent already built, one root). The compiled ``build`` (``_rows.c``) does the same
-    as the loop here, about 5x faster.
+    ``labels`` is false, the parent already built, one root). A node with two or more
+    children keeps them in an exact-size tuple, sealed as soon as a row of another
+    parent comes (:func:`~treelab.nodes.seal`: rows numbered breadth-first bring
+    siblings together, so one list is alive at a time and its memory is reused).
+    The compiled ``build`` (``_rows.c``) does the same as the loop here, about 5x faster.
 
     Raises:
         DamagedDatabaseError: a row no treelab wrote (the caller's
@@ -188,6 +191,7 @@ def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNod
     counts, cut = tree.depth_counts, tree.truncated
     shared: dict[int, int] = {}  # one int object per game id, not one per node (~32 bytes a node)
     rooted, known = bool(counts), set()
+    last = None  # the parent of the node built last: its children are sealed when another parent comes
     for row in rows:
         nid, pid, move, visits, wins, draws, proven, created, selected, truncated = row
         if check is not None and pid is not None and move not in known:
@@ -205,6 +209,10 @@ def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNod
             raise KeyError(pid) from None
         if pid is not None and parent is None:
             raise KeyError(pid)
+        if parent is not last:
+            if last is not None:
+                seal(last)
+            last = parent
         node = tree.node_class(move, parent, node_id=nid, nb_visit=visits, nb_win=wins, nb_draw=draws, proven=proven,
                         created_game=shared.setdefault(created, created), nb_select=selected)
         nodes[nid] = node
@@ -215,3 +223,5 @@ def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNod
             counts.append(1)
         if truncated:
             cut.add(node)
+    if last is not None:
+        seal(last)

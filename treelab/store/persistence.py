@@ -247,6 +247,8 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
         tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
         tree.depth_counts = []
         labels = tree.labels(path)
+        if not labels and depth is None:  # every page read once: a 2 MB page cache would only stay in memory
+            conn.execute("PRAGMA cache_size = -128")
         root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()
         if root is None:
             raise NotATreelabDatabaseError(f"{name!r} has no root node: it is damaged, or not a treelab tree")
