@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import treelab
 from treelab.cli import cli
 from treelab.errors import GameMismatchError, ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
-from treelab.store.increments import COUNTS, SOURCES, Baseline, add
+from treelab.store.increments import COUNTS, SOURCES
 from treelab.tree import Tree
 
 
@@ -151,21 +150,6 @@ def test_cli_merge(tmp_path: Path) -> None:
     assert by_path(out) == summed(*dbs)
     help_text = CliRunner().invoke(cli, ["merge", "--help"]).output
     assert help_text.rstrip().endswith("treelab merge all.db run1.db run2.db run3.db")
-
-
-def test_baseline_takes_exactly_what_was_gained(tmp_path: Path) -> None:
-    """A snapshot grown by search hands on increments that rebuild the grown tree on a copy."""
-    db = saved(random_tree("connect4", 4, 30, searches=1), tmp_path / "a.db")
-    worker, writer = treelab.load(db), treelab.load(db)
-    base = Baseline(worker)
-    for seed in range(3):
-        search(worker, "44", limit=Limit(iterations=150), rng=seed, solver=True)
-        add(writer, base.take())
-    assert not len(base.take())
-    assert Counter({n.moves: (n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in writer}) == Counter(
-        {n.moves: (n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in worker})
-    writer.save(db)
-    assert by_path(db)[""][COUNTS.index("nb_visit")] == worker.root.nb_visit
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)

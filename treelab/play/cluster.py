@@ -79,12 +79,16 @@ def connect(address: str | None) -> None:
     _started_here = address is None
 
 
-def _tree_from(job: Job, inc: Any) -> Tree:
+def _tree_from(job: Job, snapshot: tuple[list[int], Any]) -> Tree:
+    """A worker's copy of the stored tree from the writer's snapshot: its nodes carry their row ids."""
+    from ..store.deltas import renumber
     from ..store.increments import add
 
+    ids, inc = snapshot
     settings = job.settings
     tree = Tree(job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else 2 ** 0.5)
     add(tree, inc)
+    renumber(tree.new_nodes, ids)  # a fresh tree creates the rows' nodes in row order, its root first
     return tree
 
 
@@ -104,7 +108,7 @@ class RemoteWriter:
     def stats(self) -> tuple[int, int, int]:
         return self._get(self.actor.stats.remote())  # type: ignore[no-any-return]
 
-    def write(self, results: list[Result]) -> list[dict[str, Any]]:
+    def write(self, results: list[Result]) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         return self._get(self.actor.write.remote(results))  # type: ignore[no-any-return]
 
     def close(self) -> None:
@@ -130,7 +134,9 @@ class _RayWorker:
 
         self.worker = Worker(job, number, seed, snapshot=snapshot)
 
-    def play(self, game_id: int) -> Result:
+    def play(self, game_id: int, ids: list[int] | None) -> Result:
+        """Play ``game_id``, after taking the row ids of the last game's new nodes (None: reload first)."""
+        self.worker.stored(ids)
         return self.worker.play(game_id)
 
 
@@ -148,24 +154,26 @@ def run_on_ray(
     for actor in actors:
         game_id = next(todo, None)
         if game_id is not None:
-            pending[actor.play.remote(game_id)] = actor
+            pending[actor.play.remote(game_id, [])] = actor
     try:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             ready += ray.wait([f for f in pending if f not in ready], num_returns=len(pending) - 1, timeout=0)[0] \
                 if len(pending) > 1 else []
-            batch = []
+            batch, players = [], []
             for future in ready:
-                actor = pending.pop(future)
+                players.append(pending.pop(future))
                 try:
                     batch.append(ray.get(future))
                 except ray.exceptions.RayError as exc:
                     raise WorkerError(f"a ray worker failed ({type(exc).__name__}); every game finished "
                                       f"before is saved in {job.db!r}: train again to resume") from None
+            rows, stored = writer.write(batch)
+            for actor, ids in zip(players, stored, strict=True):  # a worker needs its new nodes' row ids
                 game_id = next(todo, None)
                 if game_id is not None:
-                    pending[actor.play.remote(game_id)] = actor
-            logged(writer.write(batch))
+                    pending[actor.play.remote(game_id, ids)] = actor
+            logged(rows)
     finally:
         for actor in actors:
             ray.kill(actor)

@@ -20,6 +20,7 @@ exactly from a seed: which snapshot a game sees depends on timing.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import multiprocessing.connection as mp_connection
@@ -28,7 +29,7 @@ import random
 import signal
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,9 +37,9 @@ from typing import Any
 
 from ..errors import BudgetError, StoreError, WorkerError
 from ..games import Game, find_game
-from ..store.increments import Baseline, Increment, add, log_sources
-from ..store.persistence import kept_open, open_tree, save
-from ..tree import Tree
+from ..store.deltas import Delta, DeltaWriter, renumber, start, take
+from ..store.persistence import open_tree
+from ..tree import Tree, TreeNode
 from .training import TrainSummary, _progress_bar, _stop_on_signals, exploration, make_players, play_game
 
 __all__ = ["REFRESH", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
@@ -74,12 +75,16 @@ class Result:
     """The worker's number (from 1)."""
     row: dict[str, Any] | None
     """The game's ``games`` row, or None for searches of a game cut short (their counts still count)."""
-    increment: Increment
+    delta: Delta
     """What the game added to the tree."""
 
 
 class Worker:
-    """Plays games on its own snapshot of the tree and hands on what each game added.
+    """Plays games on its own copy of the tree and hands on what each game added.
+
+    Its nodes carry their row ids (new ones a local id until the writer
+    stored them, :mod:`treelab.store.deltas`), so it keeps its copy from game
+    to game, and reloads it only now and then to see the other workers' games.
 
     Args:
         job: what to play.
@@ -95,6 +100,7 @@ class Worker:
         self.game = find_game(job.game)
         self._snapshot = snapshot or (lambda: open_tree(job.db, self.game, c=self._c()))
         self.stopped: Callable[[], bool] = lambda: False
+        self.pending: list[TreeNode] | None = []
         self._refresh()
 
     def _c(self) -> float | None:
@@ -102,15 +108,30 @@ class Worker:
 
     def _refresh(self) -> None:
         began = time.perf_counter()
-        self.tree = self._snapshot()
+        self.tree = start(self._snapshot())
+        self.seen = getattr(self.tree.binding, "generation", -1)  # the file's save count it was loaded at
         gc.freeze()
-        self.baseline = Baseline(self.tree)
         self.me, self.other = make_players(self.tree, self.rng, **self.job.settings)
+        self.pending = None if self.pending else []  # ids still owed for the old copy's nodes: ignore them
         self.load_seconds = time.perf_counter() - began
         self.played_seconds = 0.0
 
-    def play(self, game_id: int) -> Result:
-        """Play game ``game_id`` (colours from its id, as in :func:`treelab.train`) and take its increment."""
+    def stored(self, ids: Sequence[int] | None) -> None:
+        """The row ids the writer gave the last game's new nodes (None: unknown, so reload before the next game)."""
+        if self.pending is None:  # the copy was reloaded since: these nodes are gone
+            self.pending = []
+        elif ids is None or len(ids) != len(self.pending):  # a retried batch, or a restarted worker
+            self.played_seconds, self.pending = float("inf"), []
+        else:
+            renumber(self.pending, ids)
+            self.pending = []
+
+    def play(self, game_id: int, settle: Callable[[], None] | None = None) -> Result:
+        """Play game ``game_id`` (colours from its id, as in :func:`treelab.train`) and take what it added.
+
+        ``settle`` is called between the game and the take: it hands the
+        previous game's row ids to :meth:`stored` if they are still owed.
+        """
         if self.played_seconds > REFRESH * self.load_seconds:
             self._refresh()
         began = time.perf_counter()
@@ -126,75 +147,27 @@ class Worker:
                    "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
                    "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now(),
                    "exploration": exploration(self.job.settings)}
-        increment = self.baseline.take()
+        if settle is not None:
+            settle()
+        delta, self.pending = take(self.tree, self.seen)
         gc.freeze()  # the game's new nodes live on: full collections need not walk them again
         self.played_seconds += time.perf_counter() - began
-        return Result(self.number, row, increment)
+        return Result(self.number, row, delta)
 
 
-class Writer:
-    """Owns the database: adds the workers' increments to its tree and saves each batch in one transaction.
+class Writer(DeltaWriter):
+    """Owns the database: adds the workers' deltas straight to the file, each batch in one transaction.
 
-    Saving is idempotent per game: a result whose game is already logged is
-    skipped (a batch retried after the writer restarted is not added twice).
+    A :class:`~treelab.store.deltas.DeltaWriter` taking :class:`Result` s; it holds no tree.
     """
 
     def __init__(self, job: Job) -> None:
-        self.job = job
-        self.db = job.db
         settings = job.settings
-        self.tree = open_tree(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
-        if self.tree.binding is None or self.tree.binding.tree_id is None:
-            save(self.tree, self.db)  # a new file: workers load their snapshots from it
-        self.logged = _logged_games(self.db)
-        self._kept = kept_open(self.tree)
-        self._kept.__enter__()
+        super().__init__(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
 
-    def stats(self) -> tuple[int, int, int]:
-        """The tree's nodes, its root's visits, and the id of the last game logged."""
-        return self.tree.size, self.tree.root.nb_visit, max(self.tree.last_game_id, max(self.logged, default=0))
-
-    def snapshot(self) -> Increment:
-        """The whole stored tree as an increment (what a worker on another machine starts from)."""
-        from ..store.dbfile import reading
-        from ..store.increments import read
-
-        with reading(self.db) as (conn, _):
-            return read(conn)
-
-    def write(self, results: list[Result]) -> list[dict[str, Any]]:
-        """Add ``results`` to the tree and save them, with their games, in one transaction.
-
-        Returns:
-            The game rows logged (results of games logged before are skipped).
-        """
-        rows, sources = [], []
-        tree = self.tree
-        for result in results:
-            row = result.row
-            if row is not None and row["id"] in self.logged:
-                continue
-            tree.current_game = None if row is None else row["id"]
-            add(tree, result.increment)
-            if row is not None:
-                rows.append(row)
-                sources.append((row["id"], f"worker {result.worker}"))
-        tree.current_game = None
-        save(tree, self.db, games=rows, extra=lambda conn: log_sources(conn, sources) if sources else None)
-        gc.freeze()
-        self.logged.update(row["id"] for row in rows)
-        return rows
-
-    def close(self) -> None:
-        """Let go of the database connection kept open between batches."""
-        self._kept.__exit__(None, None, None)
-
-
-def _logged_games(db: str) -> set[int]:
-    from ..store.dbfile import reading
-
-    with reading(db) as (conn, _):
-        return {gid for (gid,) in conn.execute("SELECT id FROM games")}
+    def write(self, results: list[Result]) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+        """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`)."""
+        return self.store([(f"worker {r.worker}", r.row, r.delta) for r in results])
 
 
 def check_unlocked(db: str | os.PathLike[str]) -> None:
@@ -325,12 +298,19 @@ def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
 
     worker = Worker(job, number, seed)
     worker.stopped = stopped
+    owed = [False]  # the row ids of the last game's new nodes are still to come
+
+    def settle() -> None:
+        if owed[0]:
+            worker.stored(conn.recv())
+        owed[0] = True
+
     try:
         while True:
             game_id = conn.recv()
             if game_id is None or os.getppid() != parent:
                 break
-            conn.send(worker.play(game_id))
+            conn.send(worker.play(game_id, settle))
     except (EOFError, OSError):  # the writer is gone
         pass
     finally:
@@ -376,7 +356,12 @@ def _run_processes(
                     if game_id is None:
                         busy.discard(i)
                 if batch:
-                    logged(writer.write(batch))
+                    rows, stored = writer.write(batch)
+                    for result, ids in zip(batch, stored, strict=True):
+                        if result.worker in busy:  # it plays on: it waits for its new nodes' ids
+                            with contextlib.suppress(OSError):
+                                conns[result.worker].send(ids)
+                    logged(rows)
                 if interrupted():
                     stop.value = 1
         finally:

@@ -35,7 +35,7 @@ from .dbfile import KeptConnection, is_empty, reading, writing
 from .schema import DbPath, create, display
 from .writers import Binding, check_proofs, check_update, increments, merge_new, stored_counts
 
-__all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "open_tree", "save"]
+__all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "log_games", "open_tree", "save"]
 
 GAME_FIELDS = (
     "id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at", "exploration",
@@ -102,12 +102,11 @@ def _add_counts(counts: list[int], nodes: Iterable[TreeNode]) -> list[int]:
     return counts
 
 
-def _log_games(conn: sqlite3.Connection, tree: Tree, games: list[dict[str, Any]], counts: list[int]) -> int:
-    """Insert the game rows and one ``history`` row each; return the last game id (0: none)."""
+def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], counts: list[int]) -> int:
+    """Insert the game rows and one ``history`` row each (``root``: the root's row id); return the last game id."""
     if not games:
         return 0
     next_id = (conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0) + 1
-    root = tree.root.node_id
     visits = conn.execute("SELECT nb_visit FROM nodes WHERE id = ?", (root,)).fetchone()[0]
     children = {
         move: [v, w, d] for move, v, w, d in conn.execute(
@@ -193,7 +192,7 @@ def save(
             increments(conn, changed)
             counts = _add_counts(stored_counts(conn, meta), inserted)
             written = len(new) + len(changed)
-        last_game = _log_games(conn, tree, rows, counts)
+        last_game = log_games(conn, tree.root.node_id, rows, counts)
         if extra is not None:
             extra(conn)
         info = {"tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,

@@ -1,0 +1,117 @@
+"""Workers' deltas written straight into the file (treelab.store.deltas): exact sums, merges by path, proofs."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_merge import by_path, random_tree, saved
+
+import treelab
+from treelab.errors import ProofConflictError
+from treelab.mcts.uct import Limit, search
+from treelab.nodes import Proof
+from treelab.store.deltas import LOCAL, DeltaWriter, renumber, start, take
+from treelab.tree import Tree
+
+
+def counts_by_path(tree: Tree) -> dict[str, tuple[Any, ...]]:
+    """A tree in memory as :func:`by_path` reads a file: counts in COUNTS order, and the proof."""
+    return {"/".join(("", *n.moves)) if n.moves else "": (n.nb_draw, n.nb_select, n.nb_visit, n.nb_win,
+                                                          None if n.proven is None else int(n.proven))
+            for n in tree}
+
+
+def plus(total: dict[str, tuple[Any, ...]], base: dict[str, tuple[Any, ...]], grown: Tree) -> None:
+    """Add what ``grown`` gained over ``base`` (its snapshot) to ``total``: the serial replay's sums."""
+    for path, (*counts, proven) in counts_by_path(grown).items():
+        old = base.get(path, (0, 0, 0, 0, None))
+        row = list(total.get(path, (0, 0, 0, 0, None)))
+        for i, n in enumerate(counts):
+            row[i] += n - old[i]
+        row[-1] = proven if proven is not None else row[-1]
+        total[path] = tuple(row)
+
+
+def test_two_copies_add_up_exactly_on_every_path(tmp_path: Path) -> None:
+    """Two workers' copies grow the same openings; their deltas, in any order, sum exactly along move paths."""
+    db = saved(random_tree("connect4", 1, 30), tmp_path / "c4.db")
+    writer = DeltaWriter(db, "connect4")
+    expected = by_path(db)
+    copies = [start(treelab.load(db)), start(treelab.load(db))]
+    bases = [counts_by_path(c) for c in copies]
+    seen = copies[0].binding.generation  # lookups only under rows grown since: the writer's log is used
+    rng = random.Random(3)
+    for round_ in range(4):
+        order = [0, 1] if round_ % 2 == 0 else [1, 0]
+        for k in order:
+            tree = copies[k]
+            before = counts_by_path(tree)
+            search(tree, "44", limit=Limit(iterations=300), rng=rng.randrange(1 << 30))
+            delta, new = take(tree, seen=seen)
+            assert all(node.node_id >= LOCAL for node in new) and len(delta.moves) == len(new)
+            plus(expected, before, tree)
+            _, [ids] = writer.store([(f"worker {k + 1}", None, delta)])
+            assert ids is not None and len(ids) == len(new)
+            renumber(new, ids)
+            assert all(node.node_id < LOCAL for node in tree)
+    writer.close()
+    assert by_path(db) == expected  # the serial replay of both copies' searches, summed path by path
+    assert bases[0] == bases[1]
+
+
+def test_the_same_new_nodes_from_two_copies_merge_into_one_row(tmp_path: Path) -> None:
+    db = saved(Tree("tictactoe"), tmp_path / "t.db")
+    writer = DeltaWriter(db, "tictactoe")
+    a, b = start(treelab.load(db)), start(treelab.load(db))
+    for tree in (a, b):
+        tree.record("159", winner=1)
+        tree.record("15", winner=None)
+    for tree in (a, b):
+        delta, new = take(tree)
+        _, [ids] = writer.store([("w", None, delta)])
+        renumber(new, ids)
+    assert [n.node_id for n in a] == [n.node_id for n in b]  # b's nodes were added to a's rows
+    rows = by_path(db)
+    assert len(rows) == 4 and rows["/1/5/9"][2] == 2 and rows[""][2] == 4 and rows["/1/5"][2] == 4
+    b.record("1597", winner=1)  # under a row b learned by merging: looked up, not taken for new
+    a.record("1597", winner=1)
+    for tree in (b, a):
+        delta, new = take(tree, seen=1)
+        _, [ids] = writer.store([("w", None, delta)])
+        renumber(new, ids)
+    writer.close()
+    assert by_path(db)["/1/5/9/7"][2] == 2 and len(by_path(db)) == 5
+
+
+def test_a_contradicting_proof_writes_nothing(tmp_path: Path) -> None:
+    db = saved(Tree("tictactoe"), tmp_path / "t.db")
+    writer = DeltaWriter(db, "tictactoe")
+    a, b = start(treelab.load(db)), start(treelab.load(db))
+    a.record("12", winner=1)
+    b.record("12", winner=1)
+    a.find("12").proven = Proof.of(1)
+    b.find("12").proven = Proof.of(-1)
+    writer.store([("a", None, take(a)[0])])
+    before = by_path(db)
+    with pytest.raises(ProofConflictError, match=r"holds proof 'win' for node id \d+ but a worker proved 'loss'"):
+        writer.store([("b", None, take(b)[0])])
+    writer.close()
+    assert by_path(db) == before
+
+
+def test_a_game_logged_before_is_skipped(tmp_path: Path) -> None:
+    db = saved(Tree("tictactoe"), tmp_path / "t.db", games=0)
+    writer = DeltaWriter(db, "tictactoe")
+    tree = start(treelab.load(db))
+    tree.record("123", winner=None)
+    row = {"id": 1, "moves": "123", "winner": None}
+    delta, _ = take(tree)
+    rows, [ids] = writer.store([("w", row, delta)])
+    assert rows == [row] and ids is not None
+    again, [skipped] = writer.store([("w", row, delta)])  # a retried batch
+    writer.close()
+    assert again == [] and skipped is None and by_path(db)[""][2] == 1
+    assert writer.stats() == (4, 1, 1)

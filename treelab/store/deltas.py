@@ -1,0 +1,371 @@
+"""What a worker's tree gained, as arrays, written straight into the file by one writer.
+
+Parallel training (:mod:`treelab.play.parallel`) has each worker grow its own
+copy of the stored tree. Every node it loaded carries its row's id; the
+nodes it creates are numbered from :data:`LOCAL` up, far above any row id, so
+the two never mix. After each game :func:`take` hands on a :class:`Delta`:
+the count increments of the stored nodes it changed (by row id) and its new
+nodes (parent, move, depth, counts), as numpy arrays and flat lists, a few
+pickles however many nodes. The writer adds deltas to the file with
+:func:`apply`, in the caller's transaction, without a tree in memory:
+
+- stored nodes: ``nb_* = nb_* + ?`` by id;
+- new nodes: inserted with ids the writer assigns, unless another worker
+  stored the same ``(parent, move)`` since this worker's snapshot: then the
+  counts are added to that row (and so on down the new node's children);
+- a proof that contradicts the file's is a :class:`~treelab.errors.ProofConflictError`.
+
+:func:`apply` returns every new node's row id; the worker gives its nodes those
+ids (:func:`renumber`), so its next delta names them as stored nodes.
+Additions commute, so the order deltas arrive in does not matter.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from itertools import compress
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+
+from ..errors import ProofConflictError, StoreError
+from ..nodes import PARENT_SLOT, proof_word
+from ..tree import Tree, TreeNode
+from . import bulk
+from .dbfile import KeptConnection, reading, writing
+from .increments import Increment, log_sources, read
+from .schema import DbPath, check_meta, display, migrate
+from .writers import stored_counts
+
+__all__ = ["LOCAL", "Delta", "DeltaWriter", "apply", "depth_counts", "renumber", "start", "take"]
+
+LOCAL = 1 << 40
+"""The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
+
+_COUNTS = attrgetter("nb_visit", "nb_win", "nb_draw", "nb_select")
+_NEW = attrgetter(f"{PARENT_SLOT}.node_id", "depth", "name", "created_game", "proven",
+                  "nb_visit", "nb_win", "nb_draw", "nb_select")
+_PROVEN = attrgetter("proven")
+_MOVER = attrgetter("mover")
+_ADD = ("UPDATE nodes SET nb_visit = nb_visit + ?, nb_win = nb_win + ?, nb_draw = nb_draw + ?, "
+        "nb_select = nb_select + ? WHERE id = ?")
+_PROVE = "UPDATE nodes SET proven = coalesce(proven, ?) WHERE id = ?"
+_FIND = ("SELECT a.key, n.id, n.proven FROM temp.asked AS a JOIN main.nodes AS n "
+         "ON n.parent_id = a.parent_id AND n.move = a.move")
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What a worker's tree gained since its last :func:`take`: stored nodes' increments and new nodes."""
+
+    known: np.ndarray
+    """Row ids of the stored nodes that changed (int64)."""
+    known_counts: np.ndarray
+    """What to add to each of them: ``(nb_visit, nb_win, nb_draw, nb_select)`` rows (int64, ``len(known) x 4``)."""
+    parents: np.ndarray
+    """Each new node's parent: a row id, or (``>= LOCAL``) the local id of a new node before it (int64)."""
+    first: int
+    """The local id of new node 0 (new node ``i`` has local id ``first + i``)."""
+    moves: Sequence[str]
+    """Each new node's move label."""
+    depths: np.ndarray
+    """Each new node's depth (int64)."""
+    counts: np.ndarray
+    """Each new node's counts, as in :attr:`known_counts`."""
+    created: Sequence[int | None]
+    """Each new node's ``created_game``."""
+    proofs: Sequence[tuple[int, int]]
+    """``(position, proof)`` of the proven nodes: positions in ``known``, then new node ``i`` at ``len(known) + i``."""
+    movers: Sequence[int] | None
+    """Each new node's mover (games whose players need not alternate), else None."""
+    seen: int = -1
+    """The file's save count (``meta.generation``) the worker's copy was loaded at (-1: unknown)."""
+
+    def __len__(self) -> int:
+        return len(self.known) + len(self.moves)
+
+
+GROWN_LOG = 4_000_000
+"""Row ids a writer remembers as given new children, to look up fewer new nodes (32 MB); older saves: look up all."""
+
+
+def start(tree: Tree) -> Tree:
+    """Make a freshly loaded ``tree`` a worker's copy: nothing to hand on yet, new nodes numbered from :data:`LOCAL`."""
+    if tree.next_id > LOCAL:
+        raise StoreError(f"the tree holds node ids up to {tree.next_id - 1}, past {LOCAL}: not a worker's copy")
+    tree.mark_saved(next_id=LOCAL)
+    return tree
+
+
+def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
+    """What ``tree`` gained since the last take (or :func:`start`), and its new nodes (to :func:`renumber` later).
+
+    ``seen``: the file's save count when the tree was loaded (-1: unknown).
+
+    The tree then counts as handed on: its change tracking starts again empty.
+    """
+    new = list(tree.new_nodes)
+    base = tree.baselines
+    known = [node for node in base if node.node_id < LOCAL]
+    empty = np.zeros((0, 4), dtype=np.int64)
+    known_counts = (np.array([_COUNTS(n) for n in known], dtype=np.int64).reshape(-1, 4)
+                    - np.array([base[n] for n in known], dtype=np.int64).reshape(-1, 4)) if known else empty
+    proofs = [(i, int(p)) for i, p in enumerate(map(_PROVEN, known)) if p is not None]
+    columns: list[Any] = list(zip(*map(_NEW, new), strict=True)) if new else [()] * 9
+    parents, depths, names, created, proven = columns[:5]
+    proofs += [(len(known) + i, int(p)) for i, p in enumerate(proven) if p is not None]
+    delta = Delta(
+        known=np.fromiter((n.node_id for n in known), dtype=np.int64, count=len(known)),
+        known_counts=known_counts,
+        parents=np.array(parents, dtype=np.int64),
+        first=new[0].node_id if new else LOCAL,
+        moves=names,
+        depths=np.array(depths, dtype=np.int64),
+        counts=np.array(columns[5:], dtype=np.int64).T.reshape(-1, 4) if new else empty,
+        created=created,
+        proofs=proofs,
+        movers=None if tree.game.alternating else list(map(_MOVER, new)),
+        seen=seen,
+    )
+    if new and (new[0].node_id < LOCAL or new[-1].node_id - new[0].node_id != len(new) - 1):
+        raise StoreError("the worker's new nodes are not numbered from LOCAL in order: start() the tree first")
+    tree.mark_saved()
+    return delta, new
+
+
+def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
+    """Give the nodes a :func:`take` returned the row ids :func:`apply` stored them under."""
+    for node, nid in zip(nodes, ids, strict=True):
+        node.node_id = nid
+
+
+def _contradiction(name: str, where: str, stored: Any, incoming: int) -> None:
+    raise ProofConflictError(
+        f"{name!r} holds proof {proof_word(stored)!r} for {where} but a worker proved {proof_word(incoming)!r}: "
+        "one of them is wrong, so nothing was saved; check both runs' games"
+    )
+
+
+def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, created: bool = True,
+          grown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Add ``delta`` to the file in the caller's transaction; return the new nodes' row ids and more (below).
+
+    Args:
+        conn: a connection inside a write transaction.
+        delta: what a worker's tree gained.
+        top: the largest row id in the file (new rows are numbered on from it).
+        name: the file, as errors name it.
+        created: keep the new nodes' ``created_game`` (False: NULL, a game that was not logged).
+        grown: the stored rows that may have gained children since the worker's copy was loaded
+            (sorted ids; None: any may). A new node under another stored row is surely new.
+
+    Returns:
+        The row id of every new node of ``delta`` (in order), a mask of those inserted
+        (the rest were added to rows another worker had stored), and the rows stored
+        before that were given new children or merged into (sorted ids).
+
+    Raises:
+        ProofConflictError: a proof contradicts the file's (the caller rolls back).
+        StoreError: a stored node of ``delta`` is not in the file.
+    """
+    n = len(delta.moves)
+    parents, first = delta.parents, delta.first
+    local = parents >= LOCAL
+    ppos = np.where(local, parents - first, -1)
+    if n and (ppos[local] >= np.arange(n)[local]).any():
+        raise StoreError("a worker's new node comes before its parent: the delta is damaged")
+    ids = np.zeros(n, dtype=np.int64)
+    found = np.zeros(n, dtype=bool)
+    stored_proof: dict[int, Any] = {}
+    ask = np.nonzero(~local)[0]  # new nodes under stored rows: another worker may have stored them since
+    if grown is not None and len(ask):
+        ask = ask[np.isin(parents[ask], grown)]
+    moves = delta.moves
+    while len(ask):
+        where = np.where(local[ask], ids[np.maximum(ppos[ask], 0)], parents[ask])  # the parents' row ids
+        hits = []
+        for i, nid, proof in _find(conn, ask.tolist(), where.tolist(), [moves[i] for i in ask.tolist()]):
+            ids[i], found[i], stored_proof[i] = nid, True, proof
+            hits.append(i)
+        ask = np.nonzero(local & np.isin(ppos, hits))[0] if hits else ask[:0]  # their new children, next
+    fresh = ~found
+    ids[fresh] = top + 1 + np.arange(int(fresh.sum()), dtype=np.int64)
+    k = len(delta.known)
+    if delta.proofs:
+        _check_proofs(conn, delta, ids, found, stored_proof, name)
+    grew = np.zeros(0, dtype=np.int64)
+    if n:
+        pids = np.where(local, ids[np.maximum(ppos, 0)], parents)
+        # rows given children, and rows this worker learned of by merging (it knows none of their children)
+        grew = np.unique(np.concatenate([pids[fresh & (~local | found[np.maximum(ppos, 0)])], ids[found]]))
+        ids_l = ids.tolist()
+        proven: list[Any] = [None] * n
+        for pos, proof in delta.proofs:
+            if pos >= k:
+                proven[pos - k] = proof
+        rows = zip(ids_l, pids.tolist(), moves, delta.depths.tolist(), *delta.counts[:, :3].T.tolist(), proven,
+                   delta.created if created else [None] * n, delta.counts[:, 3].tolist(), strict=True)
+        keep = fresh.tolist()
+        bulk.insert(conn, compress(rows, keep) if found.any() else rows)
+        if delta.movers is not None and any(keep):
+            conn.execute("CREATE TABLE IF NOT EXISTS movers (node_id INTEGER PRIMARY KEY REFERENCES nodes(id), "
+                         "mover INTEGER NOT NULL)")
+            conn.executemany("INSERT INTO movers (node_id, mover) VALUES (?, ?)",
+                             compress(zip(ids_l, delta.movers, strict=True), keep))
+    targets = np.concatenate([delta.known, ids[found]])
+    amounts = np.concatenate([delta.known_counts, delta.counts[found]]) if n else delta.known_counts
+    if len(targets):
+        before = conn.total_changes
+        conn.executemany(_ADD, [(*c, i) for c, i in zip(amounts.tolist(), targets.tolist(), strict=True)])
+        if conn.total_changes - before != len(targets):
+            raise StoreError(f"{name!r} lacks nodes a worker had loaded from it: was the file replaced mid-run?")
+    if delta.proofs:
+        where = np.concatenate([delta.known, ids]).tolist()
+        conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
+    return ids, fresh, grew
+
+
+def _find(conn: sqlite3.Connection, keys: list[int], parents: list[int], moves: list[str]) -> list[Any]:
+    """``(key, id, proven)`` of the rows stored at ``(parents[i], moves[i])``: one join, not a query each."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS asked (key INTEGER PRIMARY KEY, parent_id INTEGER NOT NULL, "
+                 "move TEXT NOT NULL)")
+    conn.execute("DELETE FROM temp.asked")
+    conn.executemany("INSERT INTO temp.asked VALUES (?, ?, ?)", zip(keys, parents, moves, strict=True))
+    return conn.execute(_FIND).fetchall()
+
+
+def _check_proofs(conn: sqlite3.Connection, delta: Delta, ids: np.ndarray, found: np.ndarray,
+                  stored_proof: dict[int, Any], name: str) -> None:
+    """Refuse proofs of ``delta`` that contradict the file's (stored nodes, and new ones another worker stored)."""
+    k = len(delta.known)
+    for pos, proof in delta.proofs:
+        if pos < k:
+            row = conn.execute("SELECT proven FROM nodes WHERE id = ?", (int(delta.known[pos]),)).fetchone()
+            stored = None if row is None else row[0]
+            where = f"node id {int(delta.known[pos])}"
+        elif found[pos - k]:
+            stored, where = stored_proof.get(pos - k), f"node id {int(ids[pos - k])}"
+        else:
+            continue
+        if stored is not None and stored != proof:
+            _contradiction(name, where, stored, proof)
+
+
+def depth_counts(counts: list[int], depths: np.ndarray) -> list[int]:
+    """``counts`` (nodes per depth) with nodes of ``depths`` added, grown as needed."""
+    if len(depths):
+        more = np.bincount(depths).tolist()
+        counts = counts + [0] * max(0, len(more) - len(counts))
+        for d, c in enumerate(more):
+            counts[d] += c
+    return counts
+
+
+class DeltaWriter:
+    """Owns a database file: adds deltas straight to it, each batch in one transaction with its games.
+
+    It holds no tree. Saving is idempotent per game: a delta whose game is
+    already logged is skipped (a batch retried after the writer restarted is
+    not added twice).
+
+    Args:
+        db: the database file (created, holding only a root, if missing).
+        game: the game its tree is of.
+        c: the exploration constant a new file records (None: sqrt(2)).
+    """
+
+    def __init__(self, db: DbPath, game: str, *, c: float | None = None) -> None:
+        from .persistence import open_tree, save
+
+        self.db = db
+        self.game = game
+        tree = open_tree(db, game, c=c)
+        if tree.binding is None or tree.binding.tree_id is None:
+            save(tree, db)  # a new file: workers load their snapshots from it
+        with reading(db) as (conn, meta):
+            self.logged = {gid for (gid,) in conn.execute("SELECT id FROM games")}
+            self._generation = int(meta.get("generation", 0))
+        self._kept = KeptConnection()
+        self._grown: list[tuple[int, np.ndarray]] = []  # (save count, stored rows given new children then)
+        self._grown_since = self._generation  # the log above is complete for the saves after this one
+
+    def _grown_after(self, seen: int, now: list[np.ndarray]) -> np.ndarray | None:
+        """The stored rows given new children after save ``seen`` (None: not known that far back)."""
+        if seen < self._grown_since:
+            return None
+        parts = [ids for gen, ids in self._grown if gen > seen] + now
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+    def _log_grown(self, generation: int, now: list[np.ndarray]) -> None:
+        self._grown.append((generation, np.unique(np.concatenate(now)) if now else np.zeros(0, dtype=np.int64)))
+        while sum(len(ids) for _, ids in self._grown) > GROWN_LOG and len(self._grown) > 1:
+            self._grown_since = self._grown.pop(0)[0]
+
+    def stats(self) -> tuple[int, int, int]:
+        """The tree's nodes, its root's visits, and the id of the last game logged."""
+        with reading(self.db) as (conn, meta):
+            nodes = sum(stored_counts(conn, meta))
+            visits = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()[0]
+            last = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
+        return nodes, visits, max(last, max(self.logged, default=0))
+
+    def snapshot(self) -> tuple[list[int], Increment]:
+        """The whole stored tree as an increment, with its rows' ids (what a worker on another machine starts from)."""
+        with reading(self.db) as (conn, _):
+            return [nid for (nid,) in conn.execute("SELECT id FROM nodes ORDER BY id")], read(conn)
+
+    def store(self, batch: Sequence[tuple[str, dict[str, Any] | None, Delta]]) -> tuple[
+            list[dict[str, Any]], list[list[int] | None]]:
+        """Add a batch of ``(source, game row or None, delta)`` to the file in one transaction.
+
+        Returns:
+            The game rows logged (deltas of games logged before are skipped), and
+            for each delta its new nodes' row ids (None for one skipped).
+        """
+        from .persistence import log_games
+
+        rows, sources, stored = [], [], list[list[int] | None]()
+        name = display(self.db)
+        with writing(self.db, self._kept) as (conn, meta):
+            if meta is None:
+                raise StoreError(f"{name!r} was emptied or replaced mid-run: train again into it to resume")
+            migrate(conn, check_meta(meta, name, self.game))
+            generation = int(meta.get("generation", 0))
+            if generation != self._generation:  # someone else saved: rows this writer never saw
+                self._grown, self._grown_since = [], generation
+            top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+            counts = stored_counts(conn, meta)
+            now: list[np.ndarray] = []
+            for source, row, delta in batch:
+                if row is not None and row["id"] in self.logged:
+                    stored.append(None)
+                    continue
+                ids, fresh, grew = apply(conn, delta, top=top, name=name, created=row is not None,
+                                         grown=self._grown_after(delta.seen, now))
+                stored.append(ids.tolist())
+                now.append(grew)
+                top = max(top, int(ids.max(initial=0)))
+                counts = depth_counts(counts, delta.depths[fresh])
+                if row is not None:
+                    rows.append(row)
+                    sources.append((row["id"], source))
+            root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
+            log_games(conn, root, rows, counts)
+            if sources:
+                log_sources(conn, sources)
+            info = {"generation": str(generation + 1), "depth_counts": json.dumps(counts),
+                    "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
+        self.logged.update(row["id"] for row in rows)
+        self._generation = generation + 1
+        self._log_grown(self._generation, now)
+        return rows, stored
+
+    def close(self) -> None:
+        """Let go of the database connection kept open between batches."""
+        self._kept.close()
