@@ -130,7 +130,8 @@ class _RayWorker:
         import ray
 
         def snapshot() -> Tree:  # the writer found by name: a restarted worker finds it again
-            return _tree_from(job, ray.get(ray.get_actor(writer).snapshot.remote()))
+            fetch: Any = ray.get  # typed by the remote method's annotation, which Ray's stubs lose
+            return _tree_from(job, fetch(ray.get_actor(writer).snapshot.remote()))
 
         self.worker = Worker(job, number, seed, snapshot=snapshot)
 
@@ -169,10 +170,10 @@ def run_on_ray(
                     raise WorkerError(f"a ray worker failed ({type(exc).__name__}); every game finished "
                                       f"before is saved in {job.db!r}: train again to resume") from None
             rows, stored = writer.write(batch)
-            for actor, ids in zip(players, stored, strict=True):  # a worker needs its new nodes' row ids
+            for actor, row_ids in zip(players, stored, strict=True):  # a worker needs its new nodes' row ids
                 game_id = next(todo, None)
                 if game_id is not None:
-                    pending[actor.play.remote(game_id, ids)] = actor
+                    pending[actor.play.remote(game_id, row_ids)] = actor
             logged(rows)
     finally:
         for actor in actors:

@@ -1,16 +1,17 @@
-"""Training on many cores or machines: workers play on snapshots, one writer merges what they learn.
+"""Training on many cores or machines: workers play on their own copies, one writer stores what they learn.
 
-Each worker holds its own snapshot of the stored tree (loaded from the file,
-or handed over by the writer on Ray), plays whole games on it with the same
+Each worker holds its own copy of the stored tree (loaded from the file, or
+handed over by the writer on Ray), plays whole games on it with the same
 players as :func:`treelab.train`, and after every game sends what the game
-added: an :class:`~treelab.store.increments.Increment` (new nodes, count increments
-along paths, proofs), taken with a :class:`~treelab.store.increments.Baseline`. One
-writer adds the increments of every batch that has arrived to its own copy of
-the tree and saves it in one transaction with the batch's games. Additions
-commute, so the order of arrival does not matter, and nothing is lost: after a
+added: a :class:`~treelab.store.deltas.Delta` (count increments of stored nodes by
+row id, new nodes as arrays, proofs). One writer, holding no tree, adds the
+deltas of every batch that has arrived straight to the file in one
+transaction with the batch's games, and tells each worker the row ids of its
+new nodes, so the worker keeps its copy from game to game. Additions commute,
+so the order of arrival does not matter, and nothing is lost: after a
 self-play run the root's visits grew by exactly iterations x moves played.
 
-A worker refreshes its snapshot between games once it has played ten times as
+A worker reloads its copy between games once it has played ten times as
 long as a load takes, so it sees the other workers' games without spending
 its time loading. A ``kill -9`` of a worker or of the writer leaves the file at
 its last batch; the writer reports a dead worker, and workers whose writer died
@@ -357,10 +358,10 @@ def _run_processes(
                         busy.discard(i)
                 if batch:
                     rows, stored = writer.write(batch)
-                    for result, ids in zip(batch, stored, strict=True):
+                    for result, row_ids in zip(batch, stored, strict=True):
                         if result.worker in busy:  # it plays on: it waits for its new nodes' ids
                             with contextlib.suppress(OSError):
-                                conns[result.worker].send(ids)
+                                conns[result.worker].send(row_ids)
                     logged(rows)
                 if interrupted():
                     stop.value = 1

@@ -7,8 +7,6 @@ the same move path in each summand. This module holds that one rule:
 - an :class:`Increment` is what one tree adds to another: a rooted subtree in
   move-path form (each row names its parent's row and its move), counts to add
   and proofs to merge;
-- :class:`Baseline` takes, from a tree that is growing, what it gained since
-  the last take (a parallel training worker sends that to the writer);
 - :func:`add` adds an increment to a tree in memory (creating the nodes it
   lacks, marking what changed so the next incremental save writes it);
 - :func:`merge` adds whole database files into one (``treelab merge``), in one
@@ -25,19 +23,16 @@ import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..errors import GameMismatchError, ProofConflictError, StoreError
-from ..nodes import PARENT_SLOT, Proof, TreeNode
+from ..nodes import Proof, TreeNode
 from ..tree import Tree
 from .dbfile import is_empty, reading
 from .schema import DbPath, display
 
-__all__ = ["COUNTS", "SOURCES", "Baseline", "Increment", "MergeSummary", "add", "log_sources", "merge", "read"]
+__all__ = ["COUNTS", "SOURCES", "Increment", "MergeSummary", "add", "log_sources", "merge", "read"]
 
 COUNTS: tuple[str, ...] = tuple(sorted(slot for slot in TreeNode.__slots__ if slot.startswith("nb_")))
 """The count slots of a node that add up (every ``nb_*`` slot: ``nb_draw``, ``nb_visit``, ``nb_win``, ...)."""
@@ -48,11 +43,6 @@ SOURCES = "game_sources"
 _VISIT, _WIN, _DRAW = (COUNTS.index(slot) for slot in ("nb_visit", "nb_win", "nb_draw"))
 _OTHERS = [(k, slot) for k, slot in enumerate(COUNTS) if slot not in ("nb_visit", "nb_win", "nb_draw")]
 """Count slots beyond the three every node has (added generically)."""
-_DEPTH = attrgetter("depth")
-_ID = attrgetter("node_id")
-_NAME = attrgetter("name")
-_PROVEN = attrgetter("proven")
-_COUNTS = attrgetter(*COUNTS)
 
 
 @dataclass(frozen=True)
@@ -132,53 +122,6 @@ def add(tree: Tree, inc: Increment) -> int:
         if proven[i] is not None:
             node.proven = Proof.of(proven[i])
     return created
-
-
-class Baseline:
-    """What a growing tree has already handed on, so :meth:`take` returns only what it gained since.
-
-    Counts are kept per ``node_id`` in one numpy array (8 bytes a count a node), filled
-    from the tree when made: make one right after loading a snapshot.
-    """
-
-    def __init__(self, tree: Tree) -> None:
-        self.tree = tree
-        self._base = np.zeros((tree.next_id, len(COUNTS)), dtype=np.int64)
-        for node in tree:
-            self._base[node.node_id] = _COUNTS(node)
-        tree.forget_changes()
-
-    def take(self) -> Increment:
-        """The nodes changed or created since the last take (or the snapshot), as an increment.
-
-        The tree then counts as handed on up to now (its change tracking starts
-        again empty: a tree with a baseline is never saved itself).
-        """
-        tree = self.tree
-        changed = set(tree.baselines)
-        changed.update(tree.new_nodes)
-        if not changed:
-            return Increment((), (), (), ())
-        for node in list(changed):  # every changed node's path to the root (normally there already)
-            parent = getattr(node, PARENT_SLOT, None)
-            while parent is not None and parent not in changed:
-                changed.add(parent)
-                parent = getattr(parent, PARENT_SLOT, None)
-        order = sorted(changed, key=_DEPTH)
-        where: dict[Any, int] = {node: i for i, node in enumerate(order)}
-        if tree.next_id > len(self._base):  # room for the new nodes' ids, doubling
-            grown = np.zeros((max(tree.next_id, 2 * len(self._base)), len(COUNTS)), dtype=np.int64)
-            grown[: len(self._base)] = self._base
-            self._base = grown
-        ids = np.fromiter(map(_ID, order), dtype=np.int64, count=len(order))
-        now = np.array(list(map(_COUNTS, order)), dtype=np.int64).reshape(len(order), len(COUNTS))
-        counts = list(map(tuple, (now - self._base[ids]).tolist()))
-        self._base[ids] = now
-        parents = [where.get(getattr(node, PARENT_SLOT, None), -1) for node in order]
-        labels = list(map(_NAME, order))
-        proven = [None if p is None else int(p) for p in map(_PROVEN, order)]
-        tree.forget_changes()
-        return Increment(parents, labels, counts, proven)
 
 
 def read(conn: sqlite3.Connection) -> Increment:
