@@ -102,6 +102,11 @@ def _add_counts(counts: list[int], nodes: Iterable[TreeNode]) -> list[int]:
     return counts
 
 
+def _log_games(conn: sqlite3.Connection, tree: Tree, games: list[dict[str, Any]], counts: list[int]) -> int:
+    """Log a save's games (see :func:`log_games`)."""
+    return log_games(conn, tree.root.node_id, games, counts)
+
+
 def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], counts: list[int]) -> int:
     """Insert the game rows and one ``history`` row each (``root``: the root's row id); return the last game id."""
     if not games:
@@ -192,7 +197,7 @@ def save(
             increments(conn, changed)
             counts = _add_counts(stored_counts(conn, meta), inserted)
             written = len(new) + len(changed)
-        last_game = log_games(conn, tree.root.node_id, rows, counts)
+        last_game = _log_games(conn, tree, rows, counts)
         if extra is not None:
             extra(conn)
         info = {"tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,
