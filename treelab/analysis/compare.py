@@ -27,11 +27,11 @@ from typing import Any
 
 from ..errors import GameMismatchError, PathNotFoundError
 from ..games import Game, find_game
-from ..mcts.choice import best_index
 from ..nodes import proof_word
 from ..store.dbfile import reading
 from ..store.schema import display
 from ..tree import Moves
+from ..view.loading import principal_variation
 
 _COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game"
 """The row of :func:`_node_at` (columns every schema version has; ``{schema}.nodes`` skips the compat view)."""
@@ -181,25 +181,8 @@ def _kids(conn: sqlite3.Connection, schema: str, node_id: int) -> dict[str, tupl
     return {m: (n, w, d, p) for m, n, w, d, p in rows}
 
 
-def _pv(conn: sqlite3.Connection, schema: str, node_id: int) -> tuple[str, ...]:
-    """The principal variation below the node: :func:`treelab.mcts.choice.best_index` at each level.
-
-    A schema-1 file has no ``nb_select``: its visits stand in (as :func:`treelab.store.schema.read_compat`).
-    """
-    columns = {row[1] for row in conn.execute(f"PRAGMA {schema}.table_info(nodes)")}
-    selected = "nb_select" if "nb_select" in columns else "nb_visit"
-    line: list[str] = []
-    while True:
-        kids = conn.execute(
-            f"SELECT id, move, nb_visit, proven, {selected} FROM {schema}.nodes WHERE parent_id = ? ORDER BY id",
-            (node_id,),
-        ).fetchall()
-        at = best_index([(p, s, v) for _, _, v, p, s in kids])
-        row = None if at is None else kids[at]
-        if row is None or row[2] == 0:
-            return tuple(line)
-        node_id = row[0]
-        line.append(row[1])
+def _pv(conn: sqlite3.Connection, schema: str, row: tuple[Any, ...] | None) -> tuple[str, ...]:
+    return () if row is None else tuple(m for m, _ in principal_variation(conn, row[0], schema=schema))
 
 
 def _size(conn: sqlite3.Connection, schema: str, row: tuple[Any, ...] | None, whole: bool) -> int:
@@ -267,8 +250,8 @@ def diff(
                 nodes_b=_size(conn, "other", row_b, whole) if count_nodes else None,
                 common=common,
                 nb_visit_a=row_a[3] if row_a is not None else 0, nb_visit_b=row_b[3] if row_b is not None else 0,
-                principal_variation_a=_pv(conn, "main", row_a[0]) if row_a is not None else (),
-                principal_variation_b=_pv(conn, "other", row_b[0]) if row_b is not None else (),
+                principal_variation_a=_pv(conn, "main", row_a),
+                principal_variation_b=_pv(conn, "other", row_b),
                 children=_children(kids_a, kids_b),
             )
         finally:

@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..games import find_game
-from ..mcts.choice import best_index
 from ..store.dbfile import diagnosed, reading
 from ..tree import Moves
-from ..view.loading import path_rows
+from ..view.loading import path_rows, principal_variation
 from .arrays import assemble
 
 __all__ = ["db_stats"]
@@ -78,23 +77,6 @@ def _asymmetry(conn: sqlite3.Connection, node_id: int, whole: bool) -> float | N
     return float((s[ok] * gini).sum() / s[ok].sum())
 
 
-def _pv(conn: sqlite3.Connection, node_id: int) -> tuple[list[str], list[int]]:
-    """The principal variation below the node: :func:`treelab.mcts.choice.best_index` per level."""
-    moves: list[str] = []
-    visits: list[int] = []
-    while True:
-        kids = conn.execute(
-            "SELECT id, move, nb_visit, proven, nb_select FROM nodes WHERE parent_id = ? ORDER BY id", (node_id,)
-        ).fetchall()
-        at = best_index([(p, s, v) for _, _, v, p, s in kids])
-        row = None if at is None else kids[at]
-        if row is None or row[2] == 0:
-            return moves, visits
-        node_id = row[0]
-        moves.append(row[1])
-        visits.append(row[2])
-
-
 @diagnosed
 def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None = None) -> dict[str, Any]:
     """The ``stats --json`` object of the subtree at ``path`` in the database ``db``.
@@ -117,7 +99,7 @@ def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None 
         node = rows[-1]
         node_id, whole = node[0], len(rows) == 1
         hist, leaf_hist = _histograms(conn, node_id, whole)
-        pv, pv_visits = _pv(conn, node_id)
+        line = principal_variation(conn, node_id)
         kids = [
             (m, n, w, d, p)
             for m, n, w, d, p in conn.execute(
@@ -125,15 +107,15 @@ def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None 
                 (node_id,),
             )
         ]
-        if not all(isinstance(m, str) for m in (*pv, *(k[0] for k in kids))):
+        if not all(isinstance(m, str) for m in (*(m for m, _ in line), *(k[0] for k in kids))):
             raise TypeError("a move that is not text")  # reading() checks the table and names the bad row
         counts = {
             "nodes": sum(hist),
             "leaves": sum(leaf_hist),
             "depth_histogram": hist,
             "leaf_depth_histogram": leaf_hist,
-            "principal_variation": pv,
-            "pv_visits": pv_visits,
+            "principal_variation": [m for m, _ in line],
+            "pv_visits": [v for _, v in line],
             "asymmetry": _asymmetry(conn, node_id, whole),
         }
     moves = [r[2] for r in rows[1:]]

@@ -20,14 +20,14 @@ from typing import Any
 
 from ..errors import PathNotFoundError
 from ..games import Game, find_game
-from ..mcts.choice import best_child
+from ..mcts.choice import best_child, best_index
 from ..nodes import walk
 from ..store.dbfile import reading
 from ..store.integrity import check_row, damaged
 from ..tree import Moves, Tree, TreeNode
 from .subtree import MAX_NODES, filter_children
 
-__all__ = ["COLUMNS", "load_view", "path_rows"]
+__all__ = ["COLUMNS", "load_view", "path_rows", "principal_variation"]
 
 COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select"
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
@@ -101,6 +101,35 @@ def path_rows(conn: sqlite3.Connection, game: Game, path: Moves, db: str) -> lis
             )
         rows.append(row)
     return rows
+
+
+def principal_variation(
+    conn: sqlite3.Connection, node_id: int, *, schema: str = "main", where: str = "", limit: int = 1 << 30
+) -> list[tuple[str, int]]:
+    """The principal variation below a stored node as ``(move, visits)``: :func:`treelab.mcts.choice.best_index`
+    per level, down to a leaf or an unvisited child (``stats``, ``diff`` and the explorer read it so).
+
+    Args:
+        conn: an open database.
+        node_id: the node's id.
+        schema: the attached database to read (``diff`` reads two); a schema-1 file has no
+            ``nb_select``, and its visits stand in (as :func:`treelab.store.schema.read_compat`).
+        where: an SQL condition the children must also meet (the explorer's replay of a past game).
+        limit: at most this many moves.
+    """
+    columns = {row[1] for row in conn.execute(f"PRAGMA {schema}.table_info(nodes)")}
+    selected = "nb_select" if "nb_select" in columns else "nb_visit"
+    query = (f"SELECT id, move, nb_visit, proven, {selected} FROM {schema}.nodes WHERE parent_id = ?"
+             f"{' AND ' + where if where else ''} ORDER BY id")
+    line: list[tuple[str, int]] = []
+    while len(line) < limit:
+        kids = conn.execute(query, (node_id,)).fetchall()
+        at = best_index([(p, s, v) for _, _, v, p, s in kids])
+        if at is None or kids[at][2] == 0:
+            break
+        node_id = kids[at][0]
+        line.append((kids[at][1], kids[at][2]))
+    return line
 
 
 def load_view(

@@ -33,12 +33,11 @@ from typing import Any
 
 from ...errors import NotationError, PathNotFoundError
 from ...games import Game, State, find_game
-from ...mcts.choice import best_index
 from ...nodes import Proof, proof_word
 from ...store.dbfile import reading
 from ...store.schema import display
 from ...tree import SQRT2, TreeNode
-from ..loading import COLUMNS, path_rows
+from ..loading import COLUMNS, path_rows, principal_variation
 from ..style import mean_colour
 
 __all__ = ["Replay", "TreeFile", "board_grid"]
@@ -128,7 +127,8 @@ class TreeFile:
                 f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ?{where} ORDER BY id", (rows[-1][0],)
             ).fetchall()
             logged = _logged_root(conn, replay.game) if replay is not None else None
-            pv = _principal_variation(conn, rows[-1][0], replay)
+            kept = replay.clause() if replay is not None else ""
+            pv = [m for m, _ in principal_variation(conn, rows[-1][0], where=kept, limit=_PV_LIMIT)]
         chain = _chain(rows, kid_rows, logged)
         node = chain[-1]
         kids = sorted(node.kids, key=lambda k: (-k.nb_visit, k.node_id))
@@ -246,24 +246,6 @@ def _make(row: tuple[Any, ...], parent: TreeNode | None) -> TreeNode:
         row[2], parent, node_id=row[0], nb_visit=row[3], nb_win=row[4], nb_draw=row[5], proven=row[6],
         created_game=row[7], nb_select=row[8],
     )
-
-
-def _principal_variation(conn: sqlite3.Connection, node_id: int, replay: Replay | None) -> list[str]:
-    """The principal variation below the node (:func:`treelab.mcts.choice.best_index` per level), as move labels."""
-    where = " AND " + replay.clause() if replay is not None else ""
-    line: list[str] = []
-    while len(line) < _PV_LIMIT:
-        kids = conn.execute(
-            f"SELECT id, move, nb_visit, proven, nb_select FROM nodes WHERE parent_id = ?{where} ORDER BY id",
-            (node_id,),
-        ).fetchall()
-        at = best_index([(p, s, v) for _, _, v, p, s in kids])
-        row = None if at is None else kids[at]
-        if row is None or row[2] == 0:
-            break
-        node_id = row[0]
-        line.append(row[1])
-    return line
 
 
 def board_grid(game: Game, state: State) -> dict[str, Any]:
