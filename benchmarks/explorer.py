@@ -8,15 +8,18 @@ tree), and times, alternating in the same run:
 - **API**: one HTTP request on a kept-alive connection (``http.client``), the
   JSON decoded: ``/api/node`` at the root and at positions 4, 8 and 16 moves down
   the principal variation, ``/api/info``, ``/api/compare``, ``/api/subtree.svg``
-  (laid out by ``dot``, then from the server's cache);
+  (laid out by ``dot``, then from the server's cache), and 48 diagrams laid out anew,
+  alternately by the explorer's lean ``dot`` and by a plain one;
 - **SQL**: the same rows read with plain ``sqlite3`` on a connection kept open:
   the path one ``(parent_id, move)`` lookup per move, the children, the principal
   variation one lookup per level (for compare: both files; for the diagram the
   rows ``load_view`` reads).
 
 It prints the medians and the ratio API / SQL (machines are noisy: compare
-ratios, not absolute times), and, with chromium and Playwright installed, the time
-from opening the page to its table shown and to its diagram drawn.
+ratios, not absolute times), the explorer's lean ``dot`` (only the plugins an
+SVG needs) against a plain ``dot`` on the same diagrams, alternated, and, with
+chromium and Playwright installed, the time from opening the page to its table
+shown and to its diagram drawn.
 
 Usage:
     python benchmarks/explorer.py [--db PATH] [--nodes N] [--repeat R]
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import itertools
 import json
 import shutil
 import sqlite3
@@ -42,6 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from render_subtree import build
 
 from treelab.play.explorer import explorer_app
+from treelab.view.dot import run_dot, source_dot
+from treelab.view.explorer import lean
+from treelab.view.explorer.lean import lean_svg
 from treelab.view.explorer.server import Background
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -138,14 +145,34 @@ def main() -> None:
         a, s = statistics.median(a_times), statistics.median(s_times)
         worst = max(worst, a)
         print(f"{name:46} {a * 1e3:9.2f}ms {s * 1e3:9.3f}ms {a / s:6.1f}x {max(a_times) * 1e3:7.1f}ms", flush=True)
-    fresh = []
-    for depth, top in ((1, 3), (2, 2), (2, 3), (2, 4), (3, 2), (1, 5), (2, 5)):  # each laid out anew by dot
-        fresh.append(timed(lambda d=depth, t=top: get(f"/api/subtree.svg?path={''.join(pv[:3])}&depth={d}&top={t}")))
-    print(f"{'/api/subtree.svg, laid out by dot (uncached)':46} {statistics.median(fresh) * 1e3:9.2f}ms "
-          f"{'':>11} {'':>7} {max(fresh) * 1e3:7.1f}ms")
+    fresh: dict[str, list[float]] = {"lean": [], "plain": []}
+    made = lean.plugin_dir()
+    for i, (k, depth, top) in enumerate(itertools.product((3, 5, 1, 7), (1, 2, 3), (2, 3, 4, 5))):
+        mode = "lean" if i % 2 else "plain"  # alternated: every diagram is laid out anew, by one dot or the other
+        lean._made[:] = [made if mode == "lean" else None]
+        fresh[mode].append(timed(lambda k=k, d=depth, t=top: get(f"/api/subtree.svg?path={''.join(pv[:k])}"
+                                                                 f"&depth={d}&top={t}")))
+    lean._made[:] = [made]
+    for mode, times in fresh.items():
+        print(f"{'/api/subtree.svg, uncached, ' + mode + ' dot':46} {statistics.median(times) * 1e3:9.2f}ms "
+              f"{'':>11} {'':>7} {max(times) * 1e3:7.1f}ms  ({len(times)} diagrams)")
     print(f"slowest median of a cached or data answer: {worst * 1e3:.1f} ms (target: at most 50 ms)")
+    layouts(args.db, pv, args.repeat)
     page_load(server.url, pv)
     server.stop()
+
+
+def layouts(db: Path, pv: list[str], repeat: int) -> None:
+    """The explorer's lean ``dot`` (:mod:`treelab.view.explorer.lean`) against a plain ``dot``, same DOT, alternated."""
+    plain_times, lean_times = [], []
+    texts = [source_dot(db, path=pv[:k], depth=d, top=t) for k, d, t in ((3, 2, 3), (1, 2, 5), (5, 3, 2))]
+    for _ in range(max(3, repeat // 3)):
+        for text in texts:
+            plain_times.append(timed(lambda t=text: run_dot(t, "svg")))
+            lean_times.append(timed(lambda t=text: lean_svg(t)))
+    plain, lean = statistics.median(plain_times), statistics.median(lean_times)
+    print(f"layout of one diagram: plain dot {plain * 1e3:.1f} ms, lean dot {lean * 1e3:.1f} ms "
+          f"(median of {len(lean_times)} alternated each): {plain / lean:.1f}x faster")
 
 
 def page_load(url: str, pv: list[str]) -> None:

@@ -2,12 +2,13 @@
 
 The nodes are read with :func:`treelab.view.loading.load_view` (the drawn
 nodes and their siblings, never the whole tree) and laid out by the real
-``dot``. In growth replay the nodes created after the replayed game are cut
-away before drawing, and those created since the previous step get the CSS
-class ``new`` (Graphviz writes each node as ``<g id="4/4/5" class="node">``;
-the page styles ``.new``). Laying out costs tens of milliseconds, so answers
-are kept in a small cache keyed by the query and the database's version,
-which every save changes: a diagram is never stale.
+``dot``, started with only the plugins an SVG needs (:mod:`.lean`). In growth
+replay the nodes created after the replayed game are cut away before drawing,
+and those created since the previous step get the CSS class ``new`` (Graphviz
+writes each node as ``<g id="4/4/5" class="node">``; the page styles ``.new``).
+Laying out still costs milliseconds, so answers are kept in a small cache keyed
+by the query and the database's version, which every save changes: a diagram
+is never stale.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from html import escape
 
 from ...nodes import walk
 from ...tree import Tree, TreeNode
-from ..dot import node_id, run_dot, to_dot
+from ..dot import node_id, to_dot
 from ..loading import load_view
 from .data import Replay, TreeFile
+from .lean import lean_svg, plugin_dir
 
 __all__ = ["DiagramCache"]
 
@@ -34,6 +36,8 @@ class DiagramCache:
     def __init__(self) -> None:
         self._kept: OrderedDict[tuple[object, ...], str] = OrderedDict()
         self._lock = threading.Lock()
+        # the lean dot's plugin directory, made while the server starts: the first diagram does not wait for it
+        threading.Thread(target=plugin_dir, name="treelab-dot-plugins", daemon=True).start()
 
     def svg(self, source: TreeFile, path: str, *, depth: int, top: int | None, replay: Replay | None) -> str:
         """The SVG of the subtree at ``path`` (``depth`` levels, ``top`` children per node).
@@ -63,12 +67,11 @@ def draw(source: TreeFile, path: str, *, depth: int, top: int | None, replay: Re
         _prune(tree, replay)
         if replay.since is not None:
             fresh = [n for n in walk(tree.find(moves)) if (n.created_game or 0) > replay.since]
-    text = run_dot(to_dot(tree, path=moves, depth=depth, top=top, counts_below=below), "svg").decode()
+    text = lean_svg(to_dot(tree, path=moves, depth=depth, top=top, counts_below=below))
     for node in fresh:
         gid = escape(node_id(node), quote=True)
         text = text.replace(f'<g id="{gid}" class="node">', f'<g id="{gid}" class="node new">', 1)
     return text
-
 
 
 def _prune(tree: Tree, replay: Replay) -> None:
