@@ -13,10 +13,11 @@ self-play run the root's visits grew by exactly iterations x moves played.
 
 A worker reloads its copy between games once it has played ten times as
 long as a load takes, so it sees the other workers' games without spending
-its time loading. A ``kill -9`` of a worker or of the writer leaves the file at
-its last batch; the writer reports a dead worker, and workers whose writer died
-stop on their own. Training again resumes. Runs with workers do not replay
-exactly from a seed: which snapshot a game sees depends on timing.
+its time loading (a lone worker never does: its copy holds everything). A
+``kill -9`` of a worker or of the writer leaves the file at its last batch;
+the writer reports a dead worker, and workers whose writer died stop on their
+own. Training again resumes. Runs with workers do not replay exactly from a
+seed: which snapshot a game sees depends on timing.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class Job:
     """The database file (workers read snapshots from it; only the writer writes it)."""
     settings: dict[str, Any] = field(default_factory=dict)
     """The keywords of :func:`treelab.play.training.make_players` (iterations, opponent, c, ...)."""
+    workers: int = 2
+    """How many workers play at once (a lone one never reloads: its copy holds the whole stored tree)."""
 
 
 @dataclass(frozen=True)
@@ -109,20 +112,23 @@ class Worker:
 
     def _refresh(self) -> None:
         began = time.perf_counter()
+        gc.unfreeze()  # frozen objects are never collected: the old copy's cycles must be, once replaced
         self.tree = start(self._snapshot())
         self.seen = getattr(self.tree.binding, "generation", -1)  # the file's save count it was loaded at
-        gc.freeze()
         self.me, self.other = make_players(self.tree, self.rng, **self.job.settings)
+        gc.collect()
+        gc.freeze()
         self.pending = None if self.pending else []  # ids still owed for the old copy's nodes: ignore them
         self.load_seconds = time.perf_counter() - began
         self.played_seconds = 0.0
+        self.stale = False
 
     def stored(self, ids: Sequence[int] | None) -> None:
         """The row ids the writer gave the last game's new nodes (None: unknown, so reload before the next game)."""
         if self.pending is None:  # the copy was reloaded since: these nodes are gone
             self.pending = []
         elif ids is None or len(ids) != len(self.pending):  # a retried batch, or a restarted worker
-            self.played_seconds, self.pending = float("inf"), []
+            self.stale, self.pending = True, []
         else:
             renumber(self.pending, ids)
             self.pending = []
@@ -133,7 +139,7 @@ class Worker:
         ``settle`` is called between the game and the take: it hands the
         previous game's row ids to :meth:`stored` if they are still owed.
         """
-        if self.played_seconds > REFRESH * self.load_seconds:
+        if self.stale or (self.job.workers > 1 and self.played_seconds > REFRESH * self.load_seconds):
             self._refresh()
         began = time.perf_counter()
         self.tree.current_game = game_id
@@ -228,7 +234,7 @@ def train_parallel(
     if workers is not None and workers > max(games, 1):
         raise BudgetError(f"workers {workers} is more than games {games}: give at most as many workers as games")
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
-    job = Job(the_game.name, os.fspath(db), settings)
+    job = Job(the_game.name, os.fspath(db), settings, workers or 2)
     if ray is not None and ray is not False:
         from .cluster import connect
 

@@ -22,6 +22,7 @@ Additions commute, so the order deltas arrive in does not matter.
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -36,7 +37,6 @@ import numpy as np
 from ..errors import ProofConflictError, StoreError
 from ..nodes import PARENT_SLOT, proof_word
 from ..tree import Tree, TreeNode
-from . import bulk
 from .dbfile import KeptConnection, reading, writing
 from .increments import Increment, log_sources, read
 from .schema import DbPath, check_meta, display, migrate
@@ -48,12 +48,16 @@ LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
 
 _COUNTS = attrgetter("nb_visit", "nb_win", "nb_draw", "nb_select")
-_NEW = attrgetter(f"{PARENT_SLOT}.node_id", "depth", "name", "created_game", "proven",
-                  "nb_visit", "nb_win", "nb_draw", "nb_select")
+_PARENT_ID = attrgetter(f"{PARENT_SLOT}.node_id")
+_DEPTH = attrgetter("depth")
+_NAME = attrgetter("name")
+_CREATED = attrgetter("created_game")
 _PROVEN = attrgetter("proven")
 _MOVER = attrgetter("mover")
 _ADD = ("UPDATE nodes SET nb_visit = nb_visit + ?, nb_win = nb_win + ?, nb_draw = nb_draw + ?, "
         "nb_select = nb_select + ? WHERE id = ?")
+_INSERT = ("INSERT INTO nodes (id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game, nb_select) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _PROVE = "UPDATE nodes SET proven = coalesce(proven, ?) WHERE id = ?"
 _FIND = ("SELECT a.key, n.id, n.proven FROM temp.asked AS a JOIN main.nodes AS n "
          "ON n.parent_id = a.parent_id AND n.move = a.move")
@@ -109,31 +113,35 @@ def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
 
     The tree then counts as handed on: its change tracking starts again empty.
     """
-    new = list(tree.new_nodes)
-    base = tree.baselines
-    known = [node for node in base if node.node_id < LOCAL]
-    empty = np.zeros((0, 4), dtype=np.int64)
-    known_counts = (np.array([_COUNTS(n) for n in known], dtype=np.int64).reshape(-1, 4)
-                    - np.array([base[n] for n in known], dtype=np.int64).reshape(-1, 4)) if known else empty
-    proofs = [(i, int(p)) for i, p in enumerate(map(_PROVEN, known)) if p is not None]
-    columns: list[Any] = list(zip(*map(_NEW, new), strict=True)) if new else [()] * 9
-    parents, depths, names, created, proven = columns[:5]
-    proofs += [(len(known) + i, int(p)) for i, p in enumerate(proven) if p is not None]
-    delta = Delta(
-        known=np.fromiter((n.node_id for n in known), dtype=np.int64, count=len(known)),
-        known_counts=known_counts,
-        parents=np.array(parents, dtype=np.int64),
-        first=new[0].node_id if new else LOCAL,
-        moves=names,
-        depths=np.array(depths, dtype=np.int64),
-        counts=np.array(columns[5:], dtype=np.int64).T.reshape(-1, 4) if new else empty,
-        created=created,
-        proofs=proofs,
-        movers=None if tree.game.alternating else list(map(_MOVER, new)),
-        seen=seen,
-    )
-    if new and (new[0].node_id < LOCAL or new[-1].node_id - new[0].node_id != len(new) - 1):
-        raise StoreError("the worker's new nodes are not numbered from LOCAL in order: start() the tree first")
+    collecting = gc.isenabled()
+    gc.disable()  # the arrays' many small objects would start collections that walk the new nodes again
+    try:
+        new = list(tree.new_nodes)
+        base = tree.baselines
+        known = [node for node in base if node.node_id < LOCAL]
+        empty = np.zeros((0, 4), dtype=np.int64)
+        known_counts = (np.array([_COUNTS(n) for n in known], dtype=np.int64).reshape(-1, 4)
+                        - np.array([base[n] for n in known], dtype=np.int64).reshape(-1, 4)) if known else empty
+        proofs = [(i, int(p)) for i, p in enumerate(map(_PROVEN, known)) if p is not None]
+        proofs += [(len(known) + i, int(p)) for i, p in enumerate(map(_PROVEN, new)) if p is not None]
+        delta = Delta(
+            known=np.fromiter((n.node_id for n in known), dtype=np.int64, count=len(known)),
+            known_counts=known_counts,
+            parents=np.fromiter(map(_PARENT_ID, new), dtype=np.int64, count=len(new)),
+            first=new[0].node_id if new else LOCAL,
+            moves=list(map(_NAME, new)),
+            depths=np.fromiter(map(_DEPTH, new), dtype=np.int64, count=len(new)),
+            counts=np.array(list(map(_COUNTS, new)), dtype=np.int64).reshape(-1, 4) if new else empty,
+            created=list(map(_CREATED, new)),
+            proofs=proofs,
+            movers=None if tree.game.alternating else list(map(_MOVER, new)),
+            seen=seen,
+        )
+        if new and (new[0].node_id < LOCAL or new[-1].node_id - new[0].node_id != len(new) - 1):
+            raise StoreError("the worker's new nodes are not numbered from LOCAL in order: start() the tree first")
+    finally:
+        if collecting:
+            gc.enable()
     tree.mark_saved()
     return delta, new
 
@@ -162,12 +170,12 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         name: the file, as errors name it.
         created: keep the new nodes' ``created_game`` (False: NULL, a game that was not logged).
         grown: the stored rows that may have gained children since the worker's copy was loaded
-            (sorted ids; None: any may). A new node under another stored row is surely new.
+            (ids; None: any may). A new node under another stored row is surely new.
 
     Returns:
         The row id of every new node of ``delta`` (in order), a mask of those inserted
         (the rest were added to rows another worker had stored), and the rows stored
-        before that were given new children or merged into (sorted ids).
+        before that were given new children or merged into (ids, some more than once).
 
     Raises:
         ProofConflictError: a proof contradicts the file's (the caller rolls back).
@@ -202,7 +210,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     if n:
         pids = np.where(local, ids[np.maximum(ppos, 0)], parents)
         # rows given children, and rows this worker learned of by merging (it knows none of their children)
-        grew = np.unique(np.concatenate([pids[fresh & (~local | found[np.maximum(ppos, 0)])], ids[found]]))
+        grew = np.concatenate([pids[fresh & (~local | found[np.maximum(ppos, 0)])], ids[found]])
         ids_l = ids.tolist()
         proven: list[Any] = [None] * n
         for pos, proof in delta.proofs:
@@ -211,7 +219,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         rows = zip(ids_l, pids.tolist(), moves, delta.depths.tolist(), *delta.counts[:, :3].T.tolist(), proven,
                    delta.created if created else [None] * n, delta.counts[:, 3].tolist(), strict=True)
         keep = fresh.tolist()
-        bulk.insert(conn, compress(rows, keep) if found.any() else rows)
+        conn.executemany(_INSERT, compress(rows, keep) if found.any() else rows)  # rows made in C, by zip
         if delta.movers is not None and any(keep):
             conn.execute("CREATE TABLE IF NOT EXISTS movers (node_id INTEGER PRIMARY KEY REFERENCES nodes(id), "
                          "mover INTEGER NOT NULL)")
@@ -299,7 +307,7 @@ class DeltaWriter:
         if seen < self._grown_since:
             return None
         parts = [ids for gen, ids in self._grown if gen > seen] + now
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def _log_grown(self, generation: int, now: list[np.ndarray]) -> None:
         self._grown.append((generation, np.unique(np.concatenate(now)) if now else np.zeros(0, dtype=np.int64)))
