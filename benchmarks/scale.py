@@ -4,7 +4,9 @@ Each figure is measured against a reference in the same run:
 - first save vs plain ``sqlite3.executemany`` of the same rows in one transaction;
 - a save after more games vs the first save;
 - ``treelab.load`` (time, bytes per node in a fresh process) vs building the same
-  tree in memory from tuples;
+  tree in memory from tuples, for a UCT-grown tree (target <= 182 bytes a node) and for a
+  tree of whole recorded random games, mostly one-child chains (``--recorded-nodes``,
+  target <= 200 bytes a node);
 - ``treelab.load(db, path=..., depth=...)`` of a small subtree vs the whole load.
 
     .venv/bin/python benchmarks/scale.py --nodes 1000000
@@ -100,6 +102,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--search-iterations", type=int, default=0,
                         help="simulations per move the tree searches in those games (0: record the games only)")
+    parser.add_argument("--recorded-nodes", type=int, default=1_000_000,
+                        help="nodes of the tree of recorded random games whose load is measured too (0: skip)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="treelab-scale-"))
     print(f"growing a Connect Four tree of {args.nodes:,} nodes ...", flush=True)
@@ -152,13 +156,7 @@ def main() -> None:
     size = db.stat().st_size + (Path(f"{db}-wal").stat().st_size if Path(f"{db}-wal").exists() else 0)
     total = len(tree)
     print(f"on disk: {size / total:.0f} bytes per node ({size / 1e6:.0f} MB)")
-    loads = [fresh("load", str(db)) for _ in range(args.rounds)]
-    builds = [fresh("build", str(db)) for _ in range(args.rounds)]
-    t_load = statistics.median(x["seconds"] for x in loads)
-    t_build = statistics.median(x["seconds"] for x in builds)
-    per_node = statistics.median(x["bytes"] / x["nodes"] for x in loads)
-    print(f"load: {t_load:.2f}s ({per_node:.0f} bytes/node in a fresh process, target <= 200); building the same "
-          f"tree from tuples: {t_build:.2f}s, ratio {t_load / t_build:.2f}")
+    t_load = measure_load(db, args.rounds, f"load of the UCT-grown tree ({total:,} nodes)", 182)
 
     node = tree.root
     while node.nb_visit > 2000 and node.kids:
@@ -168,7 +166,42 @@ def main() -> None:
     t_part = statistics.median(x["seconds"] for x in parts)
     print(f"partial load of {path!r} depth 3 ({parts[0]['nodes']:,} nodes): {t_part * 1000:.1f}ms = "
           f"{100 * t_part / t_load:.2f}% of a whole load (target <= 1%)")
+    if args.recorded_nodes:
+        recorded = record_games(args.recorded_nodes)
+        chains = sum(1 for n in recorded if len(n.kids) == 1)
+        print(f"recorded {len(recorded):,} nodes of random games ({100 * chains / len(recorded):.0f}% with one child)")
+        recorded.save(tmp / "recorded.db")
+        del recorded
+        measure_load(tmp / "recorded.db", args.rounds, "load of the recorded games' tree", 200)
     os.system(f"rm -rf {tmp}")
+
+
+def record_games(nodes: int) -> treelab.Tree:
+    """A Connect Four tree of at least ``nodes`` nodes: whole uniformly random games, each stored by ``Tree.record``."""
+    tree = treelab.Tree("connect4")
+    game, rng = tree.game, random.Random(1)
+    while len(tree) < nodes:
+        state, moves = game.initial(), []
+        while not state.is_terminal:
+            move = rng.choice(state.legal_moves())
+            moves.append(move)
+            state = state.play(move)
+        tree.record(moves, state.winner)
+    return tree
+
+
+def measure_load(db: Path, rounds: int, what: str, target: int) -> float:
+    """Print the load's time and bytes a node in fresh processes, beside building the same tree from tuples."""
+    loads, builds = [], []
+    for _ in range(rounds):  # alternated: both see the same machine
+        loads.append(fresh("load", str(db)))
+        builds.append(fresh("build", str(db)))
+    t_load = statistics.median(x["seconds"] for x in loads)
+    t_build = statistics.median(x["seconds"] for x in builds)
+    per_node = statistics.median(x["bytes"] / x["nodes"] for x in loads)
+    print(f"{what}: {t_load:.2f}s, {per_node:.0f} bytes/node in a fresh process (target <= {target}); building "
+          f"the same tree from tuples: {t_build:.2f}s, ratio {t_load / t_build:.2f}")
+    return t_load
 
 
 if __name__ == "__main__":

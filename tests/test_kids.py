@@ -300,3 +300,26 @@ def test_merge_of_chain_trees_loads_with_the_same_shapes(builder: str, tmp_path:
         assert node.nb_visit == sum(p.find(seq).nb_visit for p in parts if seq in p)
         assert sorted(k.name for k in node.children) == sorted(
             {k.name for p in parts if seq in p for k in p.find(seq).children})
+
+
+def test_the_explorer_replay_cuts_late_children_of_every_shape(tmp_path: Path) -> None:
+    """A growth replay drops the nodes created after its game, whether a parent held one child or a tuple."""
+    from treelab.view.explorer.data import Replay
+    from treelab.view.explorer.diagram import _prune
+
+    tree = Tree("connect4")
+    for game, moves in enumerate(["4453", "4412", "4417", "3"], 1):
+        for node in tree.path(moves)[0][1:]:
+            node.created_game = node.created_game or game
+        tree.record(moves, winner=1)
+    db = tmp_path / "c4.db"
+    tree.save(db)
+    view = treelab.load(db)
+    assert type(getattr(view.find("441"), KIDS_SLOT)) is tuple and isinstance(getattr(view.find("445"), KIDS_SLOT),
+                                                                               TreeNode)
+    _prune(view, Replay(game=2))
+    assert [n.sequence for n in PreOrderIter(view.root)] == ["root", "4", "4/4", "4/4/5", "4/4/5/3", "4/4/1",
+                                                             "4/4/1/2"]
+    _prune(view, Replay(game=1))
+    assert [n.sequence for n in PreOrderIter(view.root)] == ["root", "4", "4/4", "4/4/5", "4/4/5/3"]
+    slot_shapes(view)

@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict
 from html import escape
 
-from ...nodes import walk
+from ...nodes import unlink, walk
 from ...tree import Tree, TreeNode
 from ..dot import node_id, to_dot
 from ..loading import load_view
@@ -78,9 +78,8 @@ def _prune(tree: Tree, replay: Replay) -> None:
     """Cut away the nodes created after ``replay.game`` (they were not in the tree yet).
 
     Nodes cannot be moved through anytree (a node's place is its move path), so the
-    children lists of this private, throw-away view are filtered in place.
+    late children of this private, throw-away view are unlinked directly.
     """
-    for node in walk(tree.root):
-        kids = node.kids
-        if isinstance(kids, list):
-            kids[:] = [k for k in kids if k.created_game is None or k.created_game <= replay.game]
+    for node in walk(tree.root):  # a node's children are read after it is yielded: the late ones are gone
+        for kid in [k for k in node.kids if k.created_game is not None and k.created_game > replay.game]:
+            unlink(kid)
