@@ -12,7 +12,7 @@ setup(
     ext_modules=[
         Extension(
             "treelab._speedups",
-            sources=["treelab/_speedups.c", "treelab/_nodes.c", "treelab/_rows.c"],
+            sources=["treelab/_speedups.c", "treelab/_nodes.c", "treelab/_rows.c", "treelab/_loop.c"],
             depends=["treelab/_speedups.h"],
             optional=True,
         )

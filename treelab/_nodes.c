@@ -84,7 +84,7 @@ static double get_double(PyObject *obj, int field) {
 }
 
 /* obj.<field> += 1; 0, or -1 with an exception. */
-static int increment(PyObject *obj, int field) {
+int increment(PyObject *obj, int field) {
     PyObject *value = get_field(obj, field);
     if (value == NULL) return -1;
     PyObject *more = PyNumber_Add(value, one);
@@ -191,7 +191,7 @@ int seal_kids(PyObject *node) {
 /* The child UCT descends to (a new reference), or NULL with an exception. As in search.py:
  * unvisited first, proven children skipped by the solver, then the best UCB1 score, ties to the
  * first; if the solver skipped them all, the first most visited. */
-static PyObject *best_child(PyObject *node, double c, int solver) {
+PyObject *best_child(PyObject *node, double c, int solver) {
     double big_n = get_double(node, F_VISIT);
     if (big_n == -1.0 && PyErr_Occurred()) return NULL;
     double explore = big_n > 1 ? c * sqrt(log(big_n)) : 0.0;
@@ -327,7 +327,7 @@ PyObject *descend(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 /* The baseline of node: (nb_visit, nb_win, nb_draw, nb_select) as they are now, into baselines unless
  * the node is there already (its counts as of the last save). A new reference to the shared zero
  * tuple for an unvisited node, so the many new nodes of a search cost no tuple each. 0, or -1. */
-static int note_baseline(PyObject *baselines, PyObject *node) {
+int note_baseline(PyObject *baselines, PyObject *node) {
     PyObject *have = PyDict_GetItemWithError(baselines, node);
     if (have != NULL) return 0;
     if (PyErr_Occurred()) return -1;

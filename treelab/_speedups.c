@@ -34,17 +34,12 @@
  *
  * 3. The first save's rows (_rows.c): ``breadth_first``, ``rows`` and
  *    ``renumber``, what treelab.store does in Python without this module.
+ *
+ * 4. ``batch`` (_loop.c): whole default UCT simulations -- walk, expand, playout,
+ *    backup -- of treelab.mcts.uct.search, the Python phases' results exactly.
  */
 #include "_speedups.h"
 
-#include <stdint.h>
-
-#define WIDTH 7
-#define HEIGHT 6
-#define H1 7
-#define CELLS 42
-#define BOTTOM_ROW 0x40810204081ULL /* bit 7c for every column c */
-#define BOARD_BITS 0xFDFBF7EFDFBFULL  /* the 6 playable bits of every column */
 
 static inline uint64_t splitmix64(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
@@ -57,16 +52,6 @@ static inline int pick(uint64_t *state, int k) {
     return (int)(((splitmix64(state) >> 32) * (uint64_t)k) >> 32);
 }
 
-static inline int c4_four(uint64_t p) {
-    uint64_t m = p & (p >> 1); /* vertical */
-    if (m & (m >> 2)) return 1;
-    m = p & (p >> H1); /* horizontal */
-    if (m & (m >> (2 * H1))) return 1;
-    m = p & (p >> (H1 - 1)); /* diagonal / */
-    if (m & (m >> (2 * (H1 - 1)))) return 1;
-    m = p & (p >> (H1 + 1)); /* diagonal \ */
-    return (m & (m >> (2 * (H1 + 1)))) != 0;
-}
 
 static int read_u64(PyObject *arg, const char *what, uint64_t *out) {
     if (!PyLong_Check(arg)) {
@@ -129,7 +114,7 @@ static int c4_args(PyObject *const *args, Py_ssize_t nargs, uint64_t *cur, uint6
 }
 
 /* Play a random game; writes the columns (1-7) played into trace if not NULL; returns 0, 1 or 2. */
-static int c4_play(uint64_t me, uint64_t mask, int ply, uint64_t seed, unsigned char *trace, int *length) {
+int c4_play(uint64_t me, uint64_t mask, int ply, uint64_t seed, unsigned char *trace, int *length) {
     uint64_t other = me ^ mask;
     int next_bit[WIDTH], cols[WIDTH], n = 0, played = 0;
     for (int c = 0; c < WIDTH; c++) {
@@ -207,7 +192,7 @@ static inline uint64_t pick_bit(uint64_t *seed, uint64_t bits) {
 
 /* A decisive playout (Teytaud & Teytaud 2010): take a win, else block a loss, else a random move.
  * As treelab.decisive_playout: among several blocks, one at random; returns 0, 1 or 2. */
-static int c4_decisive(uint64_t me, uint64_t mask, int ply, uint64_t seed) {
+int c4_decisive(uint64_t me, uint64_t mask, int ply, uint64_t seed) {
     uint64_t other = me ^ mask;
     int player = 1 + (ply & 1);
     while (ply < CELLS) {
@@ -236,13 +221,6 @@ static PyObject *connect4_decisive(PyObject *self, PyObject *const *args, Py_ssi
 
 /* -- tic-tac-toe: cells are bits 0-8, row by row from the top left ---------------------------- */
 
-static const unsigned short TTT_LINES[8] = {0007, 0070, 0700, 0111, 0222, 0444, 0421, 0124};
-
-static inline int ttt_won(unsigned bits) {
-    for (int i = 0; i < 8; i++)
-        if ((bits & TTT_LINES[i]) == TTT_LINES[i]) return 1;
-    return 0;
-}
 
 /* Parse and validate the tic-tac-toe position args[0..2] = (x, o, ply); 0 on success. */
 static int ttt_position(PyObject *const *args, unsigned *x, unsigned *o, int *ply) {
@@ -268,7 +246,7 @@ static int ttt_args(PyObject *const *args, Py_ssize_t nargs, unsigned *x, unsign
     return 0;
 }
 
-static int ttt_play(unsigned x, unsigned o, int ply, uint64_t seed, unsigned char *trace, int *length) {
+int ttt_play(unsigned x, unsigned o, int ply, uint64_t seed, unsigned char *trace, int *length) {
     int free_cells[9], n = 0, played = 0, winner = 0;
     for (int i = 0; i < 9; i++)
         if (!(((x | o) >> i) & 1)) free_cells[n++] = i;
@@ -419,6 +397,10 @@ static PyMethodDef methods[] = {
     {"child", (PyCFunction)(void (*)(void))new_child, METH_FASTCALL,
      "child(cls, parent, name, node_id, created_game) -> a new unvisited node of cls linked as parent's last "
      "child, as TreeNode(name, parent, node_id=..., created_game=...)."},
+    {"batch", (PyCFunction)(void (*)(void))run_batch, METH_FASTCALL,
+     "batch(start, n, c, solver, game, a, b, ply, decisive, rand, bits, baselines, new_nodes, depth_counts, cls, "
+     "next_id, created_game, max_new, labels, move_of, start_depth, stats) -> None, or the path of a terminal node "
+     "the solver must prove: up to n whole UCT simulations of treelab.mcts.uct.search's default options (see _loop.c)."},
     {"renumber", (PyCFunction)(void (*)(void))renumber, METH_FASTCALL,
      "renumber(nodes, first_id) -> None: node_id = first_id + position."},
     {NULL, NULL, 0, NULL},

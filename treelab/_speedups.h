@@ -1,14 +1,42 @@
-/* Shared declarations of treelab._speedups, built from three sources:
+/* Shared declarations of treelab._speedups, built from four sources:
  *
  *   _speedups.c  the module, and the uniformly random playouts of Connect Four and tic-tac-toe;
  *   _nodes.c     reading and writing TreeNode slots, and the UCT tree walk (select, descend, backup);
- *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows; nodes from rows (loads).
+ *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows; nodes from rows (loads);
+ *   _loop.c      whole batches of default UCT simulations (walk, expand, playout, backup) on the bitboards.
  */
 #ifndef TREELAB_SPEEDUPS_H
 #define TREELAB_SPEEDUPS_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+
+/* Connect Four bitboards (Pascal Pons): column c uses bits 7c..7c+5; tic-tac-toe cells are bits 0-8. */
+#define WIDTH 7
+#define HEIGHT 6
+#define H1 7
+#define CELLS 42
+#define BOTTOM_ROW 0x40810204081ULL /* bit 7c for every column c */
+#define BOARD_BITS 0xFDFBF7EFDFBFULL  /* the 6 playable bits of every column */
+
+static inline int c4_four(uint64_t p) {
+    uint64_t m = p & (p >> 1); /* vertical */
+    if (m & (m >> 2)) return 1;
+    m = p & (p >> H1); /* horizontal */
+    if (m & (m >> (2 * H1))) return 1;
+    m = p & (p >> (H1 - 1)); /* diagonal / */
+    if (m & (m >> (2 * (H1 - 1)))) return 1;
+    m = p & (p >> (H1 + 1)); /* diagonal \ */
+    return (m & (m >> (2 * (H1 + 1)))) != 0;
+}
+
+static inline int ttt_won(unsigned bits) {
+    static const unsigned short TTT_LINES[8] = {0007, 0070, 0700, 0111, 0222, 0444, 0421, 0124};
+    for (int i = 0; i < 8; i++)
+        if ((bits & TTT_LINES[i]) == TTT_LINES[i]) return 1;
+    return 0;
+}
 
 /* The TreeNode attributes the compiled code reads or writes (_nodes.c maps them to slot offsets). */
 enum {
@@ -38,6 +66,14 @@ PyObject **kid_items(PyObject *node, Py_ssize_t *n);
 int add_kid(PyObject *parent, PyObject *child);
 int seal_kids(PyObject *node);
 
+int increment(PyObject *obj, int field);                     /* obj.<field> += 1; 0 or -1 */
+int note_baseline(PyObject *baselines, PyObject *node);       /* node's counts into baselines unless there; 0/-1 */
+PyObject *best_child(PyObject *node, double c, int solver);   /* UCT's child (a new reference), NULL on error */
+/* Random (trace may be NULL) and decisive playouts from a position, as the module's functions: 0, 1 or 2. */
+int c4_play(uint64_t me, uint64_t mask, int ply, uint64_t seed, unsigned char *trace, int *length);
+int c4_decisive(uint64_t me, uint64_t mask, int ply, uint64_t seed);
+int ttt_play(unsigned x, unsigned o, int ply, uint64_t seed, unsigned char *trace, int *length);
+
 PyObject *select_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *descend(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *backup(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
@@ -46,5 +82,6 @@ PyObject *node_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *renumber(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *new_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

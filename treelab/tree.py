@@ -249,6 +249,12 @@ class Tree:
         """The ``node_id`` the next new node gets."""
         return self._next_id
 
+    def count_made(self, made: int) -> None:
+        """Count ``made`` nodes that compiled code (``treelab._speedups.batch``) created and appended to
+        :attr:`new_nodes` and :attr:`depth_counts`, numbered from :attr:`next_id` on."""
+        self._next_id += made
+        self.size += made
+
     def changed_nodes(self) -> list[tuple[TreeNode, Counts]]:
         """Saved nodes changed since the last save or load, by ``node_id``, each with its baseline counts.
 

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BudgetError
-from ..games import Game, State
+from .. import fastpath
+from ..games import ConnectFour, Game, State, TicTacToe
 from ..nodes import kids_of
 from ..tree import SQRT2, Counts, Moves, Tree, TreeNode
 from .config import MAX_NEW_NODES, node_cap_for
 from .policies import PlayoutFn, decisive_playout, find_playout, make_rng, random_playout
-from .selection import SelectFn, walk
+from .selection import SelectFn, select_ucb1, walk
 from .solver import propagate, prove_terminal, replayed_legal_count
 
 __all__ = ["Limit", "search"]
@@ -98,6 +99,7 @@ def search(
     if start_state.is_terminal:
         return 0
     game = tree.game
+    batch = _compiled_batch(tree, start_state, select, play_out)  # None: the Python phases
     if play_out is random_playout:
         play_out = _direct_playout(game, rng)
     elif play_out is decisive_playout and game.compiled_decisive is not None:
@@ -173,6 +175,7 @@ def search(
         else:
             _backup_movers(path, winner, baselines)
 
+    batch_of = (tuple(labels), move_of, start.depth)
     done = draws = wins_1 = wins_2 = 0
     collecting = gc.isenabled()
     gc.disable()  # the loop makes no garbage cycles; the collector would walk the growing tree over and over
@@ -180,17 +183,29 @@ def search(
         while done < max_iter:
             if solver and start.proven is not None:
                 break
-            path = [start]
-            node, state = select_and_expand(path)
-            winner = simulate(node, state, path)
-            back_up(path, winner)
-            if winner is None:
-                draws += 1
-            elif winner == 1:
-                wins_1 += 1
+            path: list[TreeNode] | None = [start]
+            if batch is not None:  # whole simulations in C; a terminal node to prove comes back as its path
+                stats = [0, 0, 0, 0, 0]  # simulations, draws, wins of player 1, of player 2, nodes made
+                try:
+                    path = batch(start, min(_BATCH, max_iter - done), c, solver, rng.random, rng.getrandbits,
+                                 node_cap - tree.size, batch_of, stats)
+                finally:  # also on an exception (Ctrl-C): what the batch did is counted
+                    done, draws, wins_1, wins_2 = done + stats[0], draws + stats[1], wins_1 + stats[2], wins_2 + stats[3]
+                    tree.count_made(stats[4])
+                if path is not None:
+                    node, state = path[-1], _replay(start_state, path, move_of)
             else:
-                wins_2 += 1
-            done += 1
+                node, state = select_and_expand(path)
+            if path is not None:
+                winner = simulate(node, state, path)
+                back_up(path, winner)
+                if winner is None:
+                    draws += 1
+                elif winner == 1:
+                    wins_1 += 1
+                else:
+                    wins_2 += 1
+                done += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if should_stop is not None and should_stop():
@@ -208,6 +223,43 @@ def search(
                 pnode.nb_draw += draws
                 pnode.nb_win += wins_1 if pnode.mover == 1 else wins_2
     return done
+
+
+BatchFn = Callable[..., "list[TreeNode] | None"]
+"""``batch(start, n, c, solver, rand, bits, max_new, (labels, move_of, start_depth), stats)``: up to ``n``
+simulations in C (``treelab._speedups.batch``); None, or the path of a terminal node the solver must prove."""
+
+
+def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, play_out: PlayoutFn) -> BatchFn | None:
+    """The compiled loop for this search's options, or None: the Python phases run instead.
+
+    Compiled: UCB1 selection (no ``select`` hook), random playouts (or decisive ones for Connect Four)
+    on the built-in Connect Four and tic-tac-toe, when ``treelab._speedups`` is built. It grows the
+    tree the phases grow from the same seed: same children, counts, proofs and random draws.
+    """
+    run = getattr(fastpath.compiled, "batch", None)
+    game = tree.game
+    kind = {ConnectFour: 0, TicTacToe: 1}.get(type(game))
+    if run is None or kind is None or (select is not None and select is not select_ucb1) or not game.alternating:
+        return None
+    decisive = play_out is decisive_playout
+    if not (play_out is random_playout or (decisive and kind == 0)):
+        return None
+    a, b, ply = game.playout_board(start_state)
+    parts = (kind, a, b, ply, decisive)
+
+    def batch(start: TreeNode, n: int, c: float, solver: bool, rand: Callable[[], float], bits: Callable[[int], int],
+              max_new: int, names: tuple[tuple[str, ...], dict[str, int], int], stats: list[int]) -> list[TreeNode] | None:
+        labels, move_of, start_depth = names
+        return run(start, n, c, solver, *parts, rand, bits, tree.baselines, tree.new_nodes, tree.depth_counts,
+                   tree.node_class, tree.next_id, tree.current_game, max_new, labels, move_of, start_depth, stats)
+
+    return batch
+
+
+_BATCH = 256
+"""Simulations one compiled batch runs at most: time limits, ``should_stop`` and the node budget are
+checked between batches (every ~0.5 ms), Ctrl-C between simulations."""
 
 
 def _direct_playout(
