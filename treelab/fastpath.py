@@ -4,7 +4,8 @@ The C extension is built at install time when a compiler is present
 (``[[tool.setuptools.ext-modules]]`` in ``pyproject.toml``, ``optional``). It
 holds the uniformly random playouts and the move replays (``State.play_all``)
 of Connect Four and tic-tac-toe, the UCT tree walk (``descend``, ``select``,
-``backup``) of :func:`treelab.search`, and the rows of a first save
+``backup``) of :func:`treelab.search` and its whole simulations in batches
+(``batch``), and the rows of a first save
 (:mod:`treelab.bulk`). Without it, or with the environment variable
 ``TREELAB_PURE_PYTHON=1``, the pure-Python code runs instead: the rules of
 :mod:`treelab.games`, which stay the reference, the walk of

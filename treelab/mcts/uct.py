@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BudgetError
 from .. import fastpath
+from ..errors import BudgetError
 from ..games import ConnectFour, Game, State, TicTacToe
 from ..nodes import kids_of
 from ..tree import SQRT2, Counts, Moves, Tree, TreeNode
@@ -85,7 +85,11 @@ def search(
     policy), ``simulate`` (the default policy) and ``back_up``. With the default
     selection the tree walk (descend, select, back up) runs in C when
     ``treelab._speedups`` is built (:mod:`treelab.fastpath`), with exactly the Python rule:
-    the fast path of the same phases. During the
+    the fast path of the same phases. With the default options on Connect Four and
+    tic-tac-toe (UCB1, random or Connect Four's decisive playouts, solver or not) whole
+    batches of simulations run in C (``_loop.c``), growing the very tree the phases grow
+    from the same seed; the budget, time limit and ``should_stop`` are then checked
+    between batches of ``_BATCH`` simulations, Ctrl-C between simulations. During the
     search the positions of nodes not yet fully expanded are cached (at most
     ``_FRONTIER_CAP``), the nodes above ``moves`` receive their counts when it
     returns (also on an exception), and the cyclic garbage collector is paused.
@@ -183,18 +187,20 @@ def search(
         while done < max_iter:
             if solver and start.proven is not None:
                 break
-            path: list[TreeNode] | None = [start]
+            path: list[TreeNode] | None
             if batch is not None:  # whole simulations in C; a terminal node to prove comes back as its path
                 stats = [0, 0, 0, 0, 0]  # simulations, draws, wins of player 1, of player 2, nodes made
                 try:
                     path = batch(start, min(_BATCH, max_iter - done), c, solver, rng.random, rng.getrandbits,
                                  node_cap - tree.size, batch_of, stats)
                 finally:  # also on an exception (Ctrl-C): what the batch did is counted
-                    done, draws, wins_1, wins_2 = done + stats[0], draws + stats[1], wins_1 + stats[2], wins_2 + stats[3]
+                    done, draws = done + stats[0], draws + stats[1]
+                    wins_1, wins_2 = wins_1 + stats[2], wins_2 + stats[3]
                     tree.count_made(stats[4])
                 if path is not None:
                     node, state = path[-1], _replay(start_state, path, move_of)
             else:
+                path = [start]
                 node, state = select_and_expand(path)
             if path is not None:
                 winner = simulate(node, state, path)
@@ -248,11 +254,14 @@ def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, pla
     a, b, ply = game.playout_board(start_state)
     parts = (kind, a, b, ply, decisive)
 
-    def batch(start: TreeNode, n: int, c: float, solver: bool, rand: Callable[[], float], bits: Callable[[int], int],
-              max_new: int, names: tuple[tuple[str, ...], dict[str, int], int], stats: list[int]) -> list[TreeNode] | None:
+    def batch(start: TreeNode, n: int, c: float, solver: bool, rand: Callable[[], float],
+              bits: Callable[[int], int], max_new: int, names: tuple[tuple[str, ...], dict[str, int], int],
+              stats: list[int]) -> list[TreeNode] | None:
         labels, move_of, start_depth = names
-        return run(start, n, c, solver, *parts, rand, bits, tree.baselines, tree.new_nodes, tree.depth_counts,
-                   tree.node_class, tree.next_id, tree.current_game, max_new, labels, move_of, start_depth, stats)
+        pending: list[TreeNode] | None = run(
+            start, n, c, solver, *parts, rand, bits, tree.baselines, tree.new_nodes, tree.depth_counts,
+            tree.node_class, tree.next_id, tree.current_game, max_new, labels, move_of, start_depth, stats)
+        return pending
 
     return batch
 
