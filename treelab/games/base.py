@@ -210,6 +210,10 @@ class Game(ABC):
     """The compiled :meth:`State.play_all` of this game, if built: ``(*playout_board(state), moves)
     -> the new state's constructor arguments``."""
 
+    compiled_loop: int | None = None
+    """The game number of the compiled UCT loop (``treelab._speedups.batch``: 0 Connect Four, 1 tic-tac-toe)
+    for these very rules on ``playout_board``'s bitboards; None: the search runs its Python phases."""
+
     def playout(self, state: State, rng: random.Random | None = None) -> int | None:
         """Play uniformly random moves from ``state`` to the end; return the winner (None: draw).
 

@@ -239,6 +239,7 @@ class ConnectFour(Game):
     """Red (player 1) and yellow (player 2) discs on a blue board, the column numbers below."""
     compiled_playout = _COMPILED_PLAYOUT
     compiled_replay = _COMPILED_REPLAY
+    compiled_loop = 0
     compiled_decisive = _COMPILED_DECISIVE
 
     def initial(self) -> ConnectFourState:

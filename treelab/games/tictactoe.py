@@ -124,6 +124,7 @@ class TicTacToe(Game):
     example = "519"
     compiled_playout = _COMPILED_PLAYOUT
     compiled_replay = _COMPILED_REPLAY
+    compiled_loop = 1
 
     def initial(self) -> TicTacToeState:
         return TicTacToeState()

@@ -21,7 +21,7 @@ from typing import Any
 
 from .. import fastpath
 from ..errors import BudgetError
-from ..games import ConnectFour, Game, State, TicTacToe
+from ..games import Game, State
 from ..nodes import kids_of
 from ..tree import SQRT2, Counts, Moves, Tree, TreeNode
 from .config import MAX_NEW_NODES, node_cap_for
@@ -245,7 +245,7 @@ def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, pla
     """
     run = getattr(fastpath.compiled, "batch", None)
     game = tree.game
-    kind = {ConnectFour: 0, TicTacToe: 1}.get(type(game))
+    kind = vars(type(game)).get("compiled_loop")  # the class's own: a subclass may have changed the rules
     if run is None or kind is None or (select is not None and select is not select_ucb1) or not game.alternating:
         return None
     decisive = play_out is decisive_playout
