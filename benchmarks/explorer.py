@@ -9,7 +9,8 @@ tree), and times, alternating in the same run:
   JSON decoded: ``/api/node`` at the root and at positions 4, 8 and 16 moves down
   the principal variation, ``/api/info``, ``/api/compare``, ``/api/subtree.svg``
   (laid out by ``dot``, then from the server's cache), and 48 diagrams laid out anew,
-  alternately by the explorer's lean ``dot`` and by a plain one;
+  alternately by the explorer's lean ``dot`` and by a plain one, and a click to a child 0.3 s
+  after its parent's diagram, with the likely next diagrams laid out ahead or not (alternated);
 - **SQL**: the same rows read with plain ``sqlite3`` on a connection kept open:
   the path one ``(parent_id, move)`` lookup per move, the children, the principal
   variation one lookup per level (for compare: both files; for the diagram the
@@ -47,7 +48,7 @@ from render_subtree import build
 
 from treelab.play.explorer import explorer_app
 from treelab.view.dot import run_dot, source_dot
-from treelab.view.explorer import lean
+from treelab.view.explorer import diagram, lean
 from treelab.view.explorer.lean import lean_svg
 from treelab.view.explorer.server import Background
 
@@ -156,10 +157,28 @@ def main() -> None:
     for mode, times in fresh.items():
         print(f"{'/api/subtree.svg, uncached, ' + mode + ' dot':46} {statistics.median(times) * 1e3:9.2f}ms "
               f"{'':>11} {'':>7} {max(times) * 1e3:7.1f}ms  ({len(times)} diagrams)")
+    clicks(get, pv)
     print(f"slowest median of a cached or data answer: {worst * 1e3:.1f} ms (target: at most 50 ms)")
     layouts(args.db, pv, args.repeat)
     page_load(server.url, pv)
     server.stop()
+
+
+def clicks(get: Callable[[str], Any], pv: list[str]) -> None:
+    """A click down the principal variation 0.3 s after the parent's diagram: laid out ahead or not, alternated."""
+    times: dict[int, list[float]] = {diagram.PREFETCH: [], 0: []}
+    kept = diagram.PREFETCH
+    for i, (depth, top, k) in enumerate(itertools.product((1, 2), (5, 6, 7), range(0, 8, 2))):  # parents even
+        diagram.PREFETCH = kept if i % 2 else 0
+        query = f"&depth={depth}&top={top}"
+        get(f"/api/subtree.svg?path={''.join(pv[:k])}{query}")  # the diagram the user looks at (maybe cached)
+        time.sleep(0.3)  # reading it, then clicking its most visited child
+        child = f"/api/subtree.svg?path={''.join(pv[:k + 1])}{query}"
+        times[diagram.PREFETCH].append(timed(lambda c=child: get(c)))
+    diagram.PREFETCH = kept
+    for ahead, spent in times.items():
+        print(f"{f'click to a child, {ahead} diagrams laid out ahead':46} {statistics.median(spent) * 1e3:9.2f}ms "
+              f"{'':>11} {'':>7} {max(spent) * 1e3:7.1f}ms  ({len(spent)} clicks)")
 
 
 def layouts(db: Path, pv: list[str], repeat: int) -> None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from treelab import Limit, Tree, search
+from treelab import Limit, Tree, load, search
 from treelab.errors import RenderError
 from treelab.view.dot import run_dot, source_dot
-from treelab.view.explorer import lean
+from treelab.view.explorer import diagram, lean
 from treelab.view.explorer.data import TreeFile
 from treelab.view.explorer.diagram import draw
 
@@ -51,8 +52,31 @@ def test_lean_and_plain_dot_draw_the_same_nodes_and_edges(db: Path, depth: int, 
 
 def test_the_explorer_diagram_is_the_lean_one(db: Path) -> None:
     source = TreeFile.open(db)
-    svg = draw(source, "4", depth=2, top=3, replay=None)
+    svg, kids = draw(source, "4", depth=2, top=3, replay=None)
     assert svg == lean.lean_svg(source_dot(db, path="4", depth=2, top=3))
+    node = load(db).find("4")
+    assert kids == [f"4{k.name}" for k in sorted(node.kids, key=lambda k: -k.nb_visit)][:3]  # the drawn ones
+
+
+def test_the_likely_next_diagrams_are_laid_out_ahead_once(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    drawn: list[str] = []
+
+    def counting(source: TreeFile, path: str, **options: Any) -> tuple[str, list[str]]:
+        drawn.append(path)
+        return draw(source, path, **options)
+
+    monkeypatch.setattr(diagram, "draw", counting)
+    cache, source = diagram.DiagramCache(), TreeFile.open(db)
+    first = cache.svg(source, "4", depth=2, top=3, replay=None)
+    _, kids = draw(source, "4", depth=2, top=3, replay=None)
+    ahead = kids[:diagram.PREFETCH]
+    assert len(ahead) == diagram.PREFETCH == 2
+    for kid in ahead:  # laid out ahead (or being laid out): a request waits for it, never draws it again
+        assert cache.svg(source, kid, depth=2, top=3, replay=None) == draw(source, kid, depth=2, top=3, replay=None)[0]
+    assert cache.svg(source, "4", depth=2, top=3, replay=None) == first
+    cache._ahead.shutdown(wait=True)
+    assert sorted(drawn[:1 + len(ahead)]) == sorted(["4", *ahead])  # each once: the request's, then ahead
+    assert drawn.count("4") == 1 and all(drawn.count(kid) == 1 for kid in ahead)
 
 
 def test_without_the_lean_path_the_plain_dot_draws(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

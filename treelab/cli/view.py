@@ -124,13 +124,15 @@ def describe(facts: dict[str, Any]) -> str:
     pv = facts["principal_variation"]
     shares = " ".join(f"{m}({s:.0%})" for m, s in zip(pv, facts["pv_share"], strict=True))
     out += ["", f"principal variation: {' '.join(pv) or '-'}", f"  visit share per move: {shares or '-'}", ""]
+    actions = any("action" in k for k in facts["children"])  # OpenSpiel's action strings beside the ids
     kids = [
-        [k["move"], f"{k['nb_visit']:,}", f"{k['nb_win']:,}", f"{k['nb_draw']:,}", _num(k["mean"]),
-         _num(k["ucb1"]) if k["ucb1"] is not None else "inf", k["proven"] or ""]
+        [k["move"], *([k["action"]] if actions else []), f"{k['nb_visit']:,}", f"{k['nb_win']:,}",
+         f"{k['nb_draw']:,}", _num(k["mean"]), _num(k["ucb1"]) if k["ucb1"] is not None else "inf", k["proven"] or ""]
         for k in facts["children"]
     ]
     out += [f"moves (UCB1 with c = {facts['c']:.3g}):"]
-    out += _table(["move", "visits", "wins", "draws", "mean", "ucb1", "proven"], kids)
+    out += _table(["move", *(["action"] if actions else []), "visits", "wins", "draws", "mean", "ucb1", "proven"],
+                  kids)
     return "\n".join(out)
 
 

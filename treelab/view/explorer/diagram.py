@@ -13,8 +13,10 @@ is never stale.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from html import escape
 
 from ...nodes import unlink, walk
@@ -28,16 +30,27 @@ __all__ = ["DiagramCache"]
 
 CACHE_SIZE = 64
 """Diagrams kept per server (a few megabytes at most)."""
+PREFETCH = 2
+"""How many of a drawn node's children (most visited first) get their diagrams laid out ahead (0: none)."""
 
 
 class DiagramCache:
-    """Draws subtree diagrams and keeps the latest :data:`CACHE_SIZE` of them."""
+    """Draws subtree diagrams, keeps the latest :data:`CACHE_SIZE`, and lays out the likely next ones ahead.
+
+    After a diagram is drawn for a request, the diagrams of its :data:`PREFETCH`
+    most visited children (the clicks the page offers first; same depth, top and
+    replay) are laid out on one background thread, so a click down the tree
+    usually finds its diagram ready. A request for a diagram being laid out
+    ahead waits for that layout rather than starting a second one.
+    """
 
     def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[object, ...], str] = OrderedDict()
+        self._kept: OrderedDict[tuple[object, ...], tuple[str, list[str]]] = OrderedDict()  # SVG, children
         self._lock = threading.Lock()
+        self._running: dict[tuple[object, ...], Future[tuple[str, list[str]]]] = {}
+        self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="treelab-diagram-ahead")
         # the lean dot's plugin directory, made while the server starts: the first diagram does not wait for it
-        threading.Thread(target=plugin_dir, name="treelab-dot-plugins", daemon=True).start()
+        self._ahead.submit(plugin_dir)
 
     def svg(self, source: TreeFile, path: str, *, depth: int, top: int | None, replay: Replay | None) -> str:
         """The SVG of the subtree at ``path`` (``depth`` levels, ``top`` children per node).
@@ -45,21 +58,51 @@ class DiagramCache:
         Raises:
             NotationError, PathNotFoundError, TooLargeError, RenderError: as :func:`treelab.view.dot.render`.
         """
+        text, kids = self._get(source, path, depth, top, replay)
+        for kid in kids[:PREFETCH]:
+            self._ahead.submit(self._quietly, source, kid, depth, top, replay)
+        return text
+
+    def _get(self, source: TreeFile, path: str, depth: int, top: int | None,
+             replay: Replay | None) -> tuple[str, list[str]]:
+        """The diagram (from the cache, a layout under way, or drawn now) and its children's paths."""
         key = (source.path, source.game.parse(path), depth, top, replay, source.info()["version"])
         with self._lock:
             if key in self._kept:
                 self._kept.move_to_end(key)
                 return self._kept[key]
-        text = draw(source, path, depth=depth, top=top, replay=replay)
+            running = self._running.get(key)
+            if running is None:
+                running = self._running[key] = Future()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            return running.result()
+        try:
+            text, kids = draw(source, path, depth=depth, top=top, replay=replay)
+        except BaseException as exc:
+            with self._lock:
+                del self._running[key]
+            running.set_exception(exc)
+            raise
         with self._lock:
-            self._kept[key] = text
+            del self._running[key]
+            self._kept[key] = (text, kids)
             while len(self._kept) > CACHE_SIZE:
                 self._kept.popitem(last=False)
-        return text
+        running.set_result((text, kids))
+        return text, kids
+
+    def _quietly(self, source: TreeFile, path: str, depth: int, top: int | None, replay: Replay | None) -> None:
+        """Lay out a diagram ahead; a failure is left for the request that asks for it to report."""
+        with contextlib.suppress(Exception):
+            self._get(source, path, depth, top, replay)
 
 
-def draw(source: TreeFile, path: str, *, depth: int, top: int | None, replay: Replay | None) -> str:
-    """Lay out the diagram (no cache)."""
+def draw(source: TreeFile, path: str, *, depth: int, top: int | None,
+         replay: Replay | None) -> tuple[str, list[str]]:
+    """Lay out the diagram (no cache); also the paths of the drawn node's children, most visited first."""
     moves = source.game.parse(path)
     tree, below = load_view(source.path, path=moves, depth=depth, top=top)
     fresh: list[TreeNode] = []
@@ -71,7 +114,8 @@ def draw(source: TreeFile, path: str, *, depth: int, top: int | None, replay: Re
     for node in fresh:
         gid = escape(node_id(node), quote=True)
         text = text.replace(f'<g id="{gid}" class="node">', f'<g id="{gid}" class="node new">', 1)
-    return text
+    kids = sorted(tree.find(moves).kids, key=lambda k: -k.nb_visit)[:top] if depth else []  # the drawn ones
+    return text, [source.game.notation([*moves, source.game.parse_move(k.name)]) for k in kids]
 
 
 def _prune(tree: Tree, replay: Replay) -> None:
