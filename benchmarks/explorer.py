@@ -35,6 +35,7 @@ import json
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -160,6 +161,7 @@ def main() -> None:
     clicks(get, pv)
     print(f"slowest median of a cached or data answer: {worst * 1e3:.1f} ms (target: at most 50 ms)")
     layouts(args.db, pv, args.repeat)
+    first_layouts(args.db, pv)
     page_load(server.url, pv)
     server.stop()
 
@@ -179,6 +181,31 @@ def clicks(get: Callable[[str], Any], pv: list[str]) -> None:
     for ahead, spent in times.items():
         print(f"{f'click to a child, {ahead} diagrams laid out ahead':46} {statistics.median(spent) * 1e3:9.2f}ms "
               f"{'':>11} {'':>7} {max(spent) * 1e3:7.1f}ms  ({len(spent)} clicks)")
+
+
+_FIRST = """
+import sys, time
+from treelab.view.dot import run_dot, source_dot
+from treelab.view.explorer import lean
+text = source_dot(sys.argv[1], path=sys.argv[2], depth=2, top=3)
+if sys.argv[3] == "lean":
+    lean.plugin_dir()  # made while the server starts
+started = time.perf_counter()
+lean.lean_svg(text) if sys.argv[3] == "lean" else run_dot(text, "svg")
+print(time.perf_counter() - started)
+"""
+
+
+def first_layouts(db: Path, pv: list[str], rounds: int = 7) -> None:
+    """The first diagram a fresh process lays out, by a plain or the lean ``dot`` (processes alternated)."""
+    times: dict[str, list[float]] = {"plain": [], "lean": []}
+    for i in range(rounds):
+        for mode in ("plain", "lean") if i % 2 else ("lean", "plain"):
+            out = subprocess.run([sys.executable, "-c", _FIRST, str(db), "".join(pv[:i]), mode],
+                                 capture_output=True, text=True, check=True).stdout
+            times[mode].append(float(out))
+    print("first layout in a fresh process (depth 2, top 3): " + ", ".join(
+        f"{mode} dot {statistics.median(t) * 1e3:.1f} ms (max {max(t) * 1e3:.1f})" for mode, t in times.items()))
 
 
 def layouts(db: Path, pv: list[str], repeat: int) -> None:
