@@ -13,9 +13,14 @@ simulations -- at several budgets; prints the median time of each and the ratio.
 ``inprocess``: both searches in this process, imports done, alternating; prints
 every round and the median speed ratio (the search loop alone).
 
+``cpp``: treelab against the C++ bot alone, in this process, at 10,000 and 50,000
+simulations (``--cpp-budgets``), alternating; the median speed ratio per budget
+(the target of the compiled batch loop, ``treelab/_loop.c``: at least 2x).
+
     .venv/bin/python benchmarks/search.py                      # both modes
     .venv/bin/python benchmarks/search.py --mode process --budgets 2000 10000 50000 --rounds 5
     .venv/bin/python benchmarks/search.py --mode inprocess --simulations 20000 --rounds 7
+    .venv/bin/python benchmarks/search.py --mode cpp --rounds 7
     TREELAB_PURE_PYTHON=1 .venv/bin/python benchmarks/search.py  # without the compiled playouts
 """
 
@@ -94,6 +99,19 @@ def time_treelab(simulations: int, seed: int) -> float:
     return time.perf_counter() - started
 
 
+def time_treelab_phases(simulations: int, seed: int) -> float:
+    """:func:`time_treelab` with the Python phases (each calling the compiled walk and playout): the loop before
+    ``treelab/_loop.c``, and its reference."""
+    from treelab.mcts import uct
+
+    compiled = uct._compiled_batch
+    uct._compiled_batch = lambda *args: None
+    try:
+        return time_treelab(simulations, seed)
+    finally:
+        uct._compiled_batch = compiled
+
+
 def in_process(simulations: int, rounds: int) -> float:
     """The in-process mode; returns the median ratio (treelab's speed over OpenSpiel's)."""
     ratios, ours, theirs, cpp, cpp_ratios = [], [], [], [], []
@@ -118,6 +136,35 @@ def in_process(simulations: int, rounds: int) -> float:
           f"sims/s, treelab {statistics.median(ours):,.0f} sims/s: treelab is {ratio:.2f}x the Python bot, "
           f"{statistics.median(cpp_ratios):.2f}x the C++ bot")
     return ratio
+
+
+def versus_cpp(budgets: list[int], rounds: int) -> dict[int, float]:
+    """The ``cpp`` mode: treelab's UCT against OpenSpiel's C++ MCTSBot alone, in this process, at each budget.
+
+    Rounds alternate which goes first; returns the median speed ratio (treelab over C++) per budget.
+    """
+    time_treelab(200, 0), time_treelab_phases(200, 0), time_openspiel_cpp(200, 0)  # warm up imports
+    exec(_DESCRIBE, {})
+    print(f"in-process against OpenSpiel's C++ MCTSBot, {rounds} alternated rounds a budget; 'phases': treelab's "
+          "Python phases (the loop before _loop.c)")
+    print(f"{'simulations':>11} {'C++ sims/s':>11} {'phases sims/s':>14} {'treelab sims/s':>15} {'phases':>7} "
+          f"{'ratio':>6} {'(min-max)':>12}")
+    results = {}
+    for n in budgets:
+        rates: dict[object, list[float]] = {f: [] for f in (time_openspiel_cpp, time_treelab_phases, time_treelab)}
+        ratios, before = [], []
+        for r in range(rounds):
+            order = list(rates) if r % 2 == 0 else list(rates)[::-1]
+            times = {f: f(n, r) for f in order}
+            for f, t in times.items():
+                rates[f].append(n / t)
+            ratios.append(times[time_openspiel_cpp] / times[time_treelab])
+            before.append(times[time_openspiel_cpp] / times[time_treelab_phases])
+        results[n] = statistics.median(ratios)
+        cpp, phases, ours = (statistics.median(v) for v in rates.values())
+        print(f"{n:>11,} {cpp:>11,.0f} {phases:>14,.0f} {ours:>15,.0f} {statistics.median(before):>7.2f} "
+              f"{results[n]:>6.2f} {f'({min(ratios):.2f}-{max(ratios):.2f})':>12}")
+    return results
 
 
 def _treelab_command(pythonpath: str | None) -> list[str]:
@@ -169,11 +216,14 @@ def whole_processes(budgets: list[int], rounds: int, pythonpath: str | None = No
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=["process", "inprocess", "both"], default="both")
+    parser.add_argument("--mode", choices=["process", "inprocess", "cpp", "both"], default="both",
+                        help="both: all three")
     parser.add_argument("--budgets", nargs="+", type=int, default=[2000, 10000, 50000],
                         help="simulations per search (process mode)")
     parser.add_argument("--simulations", type=int, default=10000, help="simulations per search (in-process mode)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cpp-budgets", nargs="+", type=int, default=[10000, 50000],
+                        help="simulations per search (cpp mode)")
     parser.add_argument("--pythonpath", help="time the treelab found here (python -m treelab) instead of the "
                         "installed one: to compare two versions")
     args = parser.parse_args()
@@ -183,6 +233,8 @@ def main() -> None:
         if args.pythonpath is not None:
             sys.path.insert(0, args.pythonpath)
         in_process(args.simulations, args.rounds)
+    if args.mode in ("cpp", "both"):
+        versus_cpp(args.cpp_budgets, args.rounds)
 
 
 if __name__ == "__main__":
