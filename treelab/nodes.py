@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anytree import LightNodeMixin
 
@@ -123,6 +123,19 @@ def proof_word(value: int | None) -> str | None:
     return None if proof is None else proof.word
 
 
+def kids_of(node: TreeNode) -> Sequence[TreeNode]:
+    """The children of ``node`` in order, as the slot holds them (a list or tuple), ``(kid,)`` for one, ``()``.
+
+    Read only: change the children through :func:`link` and :func:`unlink`.
+    """
+    kids = getattr(node, KIDS_SLOT, None)
+    if kids is None:
+        return _NO_KIDS
+    if isinstance(kids, LightNodeMixin):
+        return (kids,)
+    return kids  # type: ignore[no-any-return]
+
+
 class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types: its base is Any
     """One stored position, named by the move that leads to it (``'root'`` for the root)."""
 
@@ -207,10 +220,14 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
         """The exploration term ``c*sqrt(ln N_parent / n)`` of :meth:`ucb1` (+inf if unvisited)."""
         return self.ucb1(c) - self.mean if self.nb_visit else math.inf
 
-    @property
-    def kids(self) -> Sequence[TreeNode]:
-        """The children, without anytree's copy into a new tuple (read only!): :func:`kids_of`."""
-        return kids_of(self)
+    if TYPE_CHECKING:
+
+        @property
+        def kids(self) -> Sequence[TreeNode]:
+            """The children, without anytree's copy into a new tuple (read only!): :func:`kids_of`."""
+
+    else:  # the reader itself as the getter: one call, not two (selection reads it at every step)
+        kids = property(kids_of, doc="The children, without anytree's copy into a new tuple (read only!).")
 
     @property
     def moves(self) -> tuple[str, ...]:
@@ -294,19 +311,6 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
             f"TreeNode({self.sequence!r}, nb_visit={self.nb_visit}, nb_win={self.nb_win}, "
             f"nb_draw={self.nb_draw}{proof})"
         )
-
-
-def kids_of(node: TreeNode) -> Sequence[TreeNode]:
-    """The children of ``node`` in order, as the slot holds them (a list or tuple), ``(kid,)`` for one, ``()``.
-
-    Read only: change the children through :func:`link` and :func:`unlink`.
-    """
-    kids = getattr(node, KIDS_SLOT, None)
-    if kids is None:
-        return _NO_KIDS
-    if isinstance(kids, LightNodeMixin):
-        return (kids,)
-    return kids  # type: ignore[no-any-return]
 
 
 def link(child: TreeNode, parent: TreeNode) -> None:
