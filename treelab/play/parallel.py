@@ -22,13 +22,9 @@ seed: which snapshot a game sees depends on timing.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import multiprocessing
-import multiprocessing.connection as mp_connection
 import os
 import random
-import signal
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -37,12 +33,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import BudgetError, StoreError, WorkerError
+from ..errors import BudgetError, StoreError
 from ..games import Game, find_game
 from ..store.deltas import Delta, DeltaWriter, renumber, start, take
 from ..store.persistence import open_tree
 from ..tree import Tree, TreeNode
-from .training import TrainSummary, _progress_bar, _stop_on_signals, exploration, make_players, play_game
+from .training import TrainSummary, _progress_bar, exploration, make_players, play_game
 
 __all__ = ["REFRESH", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
 
@@ -51,9 +47,6 @@ REFRESH = 25.0
 
 At most about 4% of a worker's time goes to reloads. At 10 (about 9%), reloads took two thirds as much CPU as
 the writer's whole work in a 24-game, 2,000-iteration run with two workers (``benchmarks/parallel.py``)."""
-
-_POLL = 0.2
-"""Seconds the writer waits for results before checking on the workers."""
 
 
 def _now() -> str:
@@ -273,7 +266,9 @@ def train_parallel(
 
             interrupted = run_on_ray(job, writer, ids, workers, rng, logged)  # type: ignore[arg-type]
         else:
-            interrupted = _run_processes(job, writer, ids, workers or 1, rng, logged)  # type: ignore[arg-type]
+            from .processes import run_processes
+
+            interrupted = run_processes(job, writer, ids, workers or 1, rng, logged)  # type: ignore[arg-type]
         nodes, sims, last = writer.stats()
     finally:
         writer.close()
@@ -284,112 +279,3 @@ def train_parallel(
         nodes=nodes, new_nodes=nodes - start_nodes, simulations=sims - start_sims, total_games=last,
         seconds=time.perf_counter() - began, interrupted=interrupted, by_opponent=(), **tally,
     )
-
-
-def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
-    """A worker process: play each game id the writer sends over ``conn`` (None: done), answering with a Result.
-
-    Each worker has a pipe of its own and ``stop`` is a lock-free shared flag:
-    a worker killed in the middle of a send takes no lock with it that the
-    others would wait for.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the writer, which tells us to stop
-    parent = os.getppid()
-    seen = [0, False]  # calls so far; stopped (once true, for good)
-
-    def stopped() -> bool:  # polled every simulation: looks at the flag every 256th call
-        if seen[1]:
-            return True
-        seen[0] += 1
-        if seen[0] & 255:
-            return False
-        seen[1] = bool(stop.value) or os.getppid() != parent  # the writer is gone: nothing to send to
-        return bool(seen[1])
-
-    worker = Worker(job, number, seed)
-    worker.stopped = stopped
-    owed = [False]  # the row ids of the last game's new nodes are still to come
-
-    def settle() -> None:
-        if owed[0]:
-            worker.stored(conn.recv())
-        owed[0] = True
-
-    try:
-        while True:
-            game_id = conn.recv()
-            if game_id is None or os.getppid() != parent:
-                break
-            conn.send(worker.play(game_id, settle))
-    except (EOFError, OSError):  # the writer is gone
-        pass
-    finally:
-        conn.close()
-
-
-def _run_processes(
-    job: Job, writer: Writer, ids: list[int], workers: int, rng: random.Random,
-    logged: Callable[[list[dict[str, Any]]], None],
-) -> bool:
-    """Run ``workers`` processes on the game ``ids``, writing their batches; True if interrupted."""
-    ctx = multiprocessing.get_context("spawn")
-    stop = ctx.RawValue("b", 0)
-    todo = iter(ids)
-    procs, conns = {}, {}
-    for i in range(1, workers + 1):
-        mine, theirs = ctx.Pipe(duplex=True)
-        proc = ctx.Process(target=_work, args=(job, i, rng.getrandbits(64), theirs, stop),
-                           name=f"treelab-worker-{i}", daemon=True)
-        proc.start()
-        theirs.close()
-        procs[i], conns[i] = proc, mine
-        mine.send(next(todo, None))
-    busy = {i for i in conns}  # workers that owe a result
-    dead: list[str] = []
-    with _stop_on_signals() as interrupted:
-        try:
-            while busy:
-                by_conn = {conns[i]: i for i in busy}
-                ready = mp_connection.wait(list(by_conn), timeout=_POLL)  # a dead worker's pipe reads EOF
-                batch: list[Result] = []
-                for item in ready:
-                    i = by_conn[item]  # type: ignore[index]
-                    try:
-                        batch.append(conns[i].recv())
-                        game_id = None if stop.value or interrupted() else next(todo, None)
-                        conns[i].send(game_id)
-                    except (EOFError, OSError):  # it died before its result came (EOF) or right after (EPIPE)
-                        busy.discard(i)
-                        dead.append(f"worker {i}")
-                        stop.value = 1
-                        continue
-                    if game_id is None:
-                        busy.discard(i)
-                if batch:
-                    rows, stored = writer.write(batch)
-                    for result, row_ids in zip(batch, stored, strict=True):
-                        if result.worker in busy:  # it plays on: it waits for its new nodes' ids
-                            with contextlib.suppress(OSError):
-                                conns[result.worker].send(row_ids)
-                    logged(rows)
-                if interrupted():
-                    stop.value = 1
-        finally:
-            stop.value = 1
-            for i, proc in procs.items():
-                proc.join(timeout=5)
-                if proc.is_alive():
-                    proc.kill()
-                conns[i].close()
-        stopped = interrupted()
-    if dead:
-        raise WorkerError(
-            f"{', '.join(dead)} died ({_how(list(procs.values()))}); every game finished before is saved in "
-            f"{job.db!r}: train again to resume"
-        )
-    return stopped
-
-
-def _how(procs: list[Any]) -> str:
-    codes = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
-    return ", ".join(f"signal {-c}" if c < 0 else f"exit code {c}" for c in codes) or "no result"
