@@ -10,10 +10,10 @@ import pytest
 from test_merge import by_path, random_tree, saved
 
 import treelab
-from treelab.errors import ProofConflictError
+from treelab.errors import ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
-from treelab.store.deltas import LOCAL, DeltaWriter, renumber, start, take
+from treelab.store.deltas import LOCAL, DeltaWriter, renumber, share_top, start, take
 from treelab.tree import Tree
 
 
@@ -115,3 +115,24 @@ def test_a_game_logged_before_is_skipped(tmp_path: Path) -> None:
     writer.close()
     assert again == [] and skipped is None and by_path(db)[""][2] == 1
     assert writer.stats() == (4, 1, 1)
+
+
+def test_share_top_gives_a_copy_the_other_workers_counts_without_handing_them_on(tmp_path: Path) -> None:
+    db = saved(random_tree("connect4", 2, 20), tmp_path / "c4.db")
+    writer = DeltaWriter(db, "connect4")
+    mine, theirs = start(treelab.load(db)), start(treelab.load(db))
+    search(theirs, limit=Limit(iterations=400), rng=5)
+    writer.store([("w", None, take(theirs)[0])])
+    writer.close()
+    file_rows = by_path(db)
+    shared = share_top(db, mine, 2)
+    assert shared == sum(1 for n in mine if n.depth <= 2)
+    for node in mine:  # the top has the file's counts (theirs included); deeper, the copy's own
+        path = "/".join(("", *node.moves)) if node.moves else ""
+        if node.depth <= 2:
+            assert (node.nb_visit, node.nb_win) == (file_rows[path][2], file_rows[path][3])
+    assert mine.root.nb_visit == theirs.root.nb_visit
+    assert not mine.baselines and not mine.new_nodes  # nothing to hand on: the file has it already
+    mine.record("4", winner=1)
+    with pytest.raises(StoreError, match="take"):
+        share_top(db, mine, 2)

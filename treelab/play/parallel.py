@@ -11,9 +11,10 @@ new nodes, so the worker keeps its copy from game to game. Additions commute,
 so the order of arrival does not matter, and nothing is lost: after a
 self-play run the root's visits grew by exactly iterations x moves played.
 
-A worker reloads its copy between games once it has played 25 times as
-long as a load takes, so it sees the other workers' games without spending
-its time loading (a lone worker never does: its copy holds everything). A
+Before each game a worker gives the top of its copy (down to :data:`SHARED`)
+the file's counts, so it sees the other workers' games where every game
+passes, for a few thousand rows read (on Ray, where the file may be on another
+machine, it reloads its whole copy now and then instead). A
 ``kill -9`` of a worker or of the writer leaves the file at its last batch;
 the writer reports a dead worker, and workers whose writer died stop on their
 own. Training again resumes. Runs with workers do not replay exactly from a
@@ -35,18 +36,23 @@ from typing import Any
 
 from ..errors import BudgetError, StoreError
 from ..games import Game, find_game
-from ..store.deltas import Delta, DeltaWriter, renumber, start, take
+from ..store.deltas import Delta, DeltaWriter, renumber, share_top, start, take
 from ..store.persistence import open_tree
 from ..tree import Tree, TreeNode
 from .training import TrainSummary, _progress_bar, exploration, make_players, play_game
 
-__all__ = ["REFRESH", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
+__all__ = ["REFRESH", "SHARED", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
 
 REFRESH = 25.0
-"""A worker reloads its copy once it has played this many times as long as the last load took.
+"""On Ray, a worker reloads its copy once it has played this many times as long as the last load took."""
 
-At most about 4% of a worker's time goes to reloads. At 10 (about 9%), reloads took two thirds as much CPU as
-the writer's whole work in a 24-game, 2,000-iteration run with two workers (``benchmarks/parallel.py``)."""
+SHARED = 4
+"""Depth down to which a worker gives its copy the file's counts before each game (Connect Four: at most 2,801 nodes).
+
+There every game passes, so that is where the other workers' games matter; deeper, a worker's copy
+grows by its own games. Reloading whole copies instead (once a worker had played 25 times as long
+as a load took) cost a quarter of the workers' CPU in a 24-game, 2,000-iteration run with two
+workers (``benchmarks/parallel.py``: 10.2 against 8.1 microseconds a simulation)."""
 
 
 def _now() -> str:
@@ -99,6 +105,7 @@ class Worker:
         self.rng = random.Random(seed)
         self.game = find_game(job.game)
         self._snapshot = snapshot or (lambda: open_tree(job.db, self.game, c=self._c()))
+        self._share = snapshot is None and job.workers > 1  # on Ray the file may be on another machine
         self.stopped: Callable[[], bool] = lambda: False
         self.pending: list[TreeNode] | None = []
         self._refresh()
@@ -135,8 +142,11 @@ class Worker:
         ``settle`` is called between the game and the take: it hands the
         previous game's row ids to :meth:`stored` if they are still owed.
         """
-        if self.stale or (self.job.workers > 1 and self.played_seconds > REFRESH * self.load_seconds):
-            self._refresh()
+        due = not self._share and self.job.workers > 1 and self.played_seconds > REFRESH * self.load_seconds
+        if self.stale or due:
+            self._refresh()  # a copy whose ids went astray; on Ray, now and then, the other workers' games
+        elif self._share:
+            share_top(self.job.db, self.tree, SHARED)
         began = time.perf_counter()
         self.tree.current_game = game_id
         self.me.should_stop = self.stopped

@@ -28,21 +28,21 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from itertools import compress
+from itertools import compress, zip_longest
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from ..errors import ProofConflictError, StoreError
-from ..nodes import PARENT_SLOT, proof_word
+from ..nodes import PARENT_SLOT, Proof, proof_word
 from ..tree import Tree, TreeNode
 from .dbfile import KeptConnection, reading, writing
 from .increments import Increment, log_sources, read
 from .schema import DbPath, check_meta, display, migrate
 from .writers import stored_counts
 
-__all__ = ["LOCAL", "Delta", "DeltaWriter", "apply", "depth_counts", "renumber", "start", "take"]
+__all__ = ["LOCAL", "Delta", "DeltaWriter", "apply", "depth_counts", "renumber", "share_top", "start", "take"]
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
@@ -152,13 +152,6 @@ def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
         node.node_id = nid
 
 
-def _contradiction(name: str, where: str, stored: Any, incoming: int) -> None:
-    raise ProofConflictError(
-        f"{name!r} holds proof {proof_word(stored)!r} for {where} but a worker proved {proof_word(incoming)!r}: "
-        "one of them is wrong, so nothing was saved; check both runs' games"
-    )
-
-
 def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, created: bool = True,
           grown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Add ``delta`` to the file in the caller's transaction; return the new nodes' row ids and more (below).
@@ -261,17 +254,15 @@ def _check_proofs(conn: sqlite3.Connection, delta: Delta, ids: np.ndarray, found
         else:
             continue
         if stored is not None and stored != proof:
-            _contradiction(name, where, stored, proof)
+            raise ProofConflictError(
+                f"{name!r} holds proof {proof_word(stored)!r} for {where} but a worker proved {proof_word(proof)!r}: "
+                "one of them is wrong, so nothing was saved; check both runs' games")
 
 
 def depth_counts(counts: list[int], depths: np.ndarray) -> list[int]:
     """``counts`` (nodes per depth) with nodes of ``depths`` added, grown as needed."""
-    if len(depths):
-        more = np.bincount(depths).tolist()
-        counts = counts + [0] * max(0, len(more) - len(counts))
-        for d, c in enumerate(more):
-            counts[d] += c
-    return counts
+    more = np.bincount(depths).tolist() if len(depths) else []
+    return [a + b for a, b in zip_longest(counts, more, fillvalue=0)]
 
 
 class DeltaWriter:
@@ -377,3 +368,32 @@ class DeltaWriter:
     def close(self) -> None:
         """Let go of the database connection kept open between batches."""
         self._kept.close()
+
+
+def share_top(db: DbPath, tree: Tree, depth: int) -> int:
+    """Give ``tree``'s stored nodes down to ``depth`` the file's counts and proofs: what the other workers added there.
+
+    Only for a worker's copy with nothing to hand on (right after :func:`take` or
+    :func:`start`): the counts set here are no change of its own, so no delta carries them.
+
+    Returns:
+        The nodes refreshed.
+    """
+    if tree.baselines or tree.new_nodes:
+        raise StoreError("share_top needs a copy with nothing to hand on: take() first")
+    level, nodes = [tree.root], dict[int, TreeNode]()
+    for _ in range(depth + 1):
+        nodes.update((n.node_id, n) for n in level if n.node_id < LOCAL)
+        level = [kid for n in level for kid in n.kids]
+    with reading(db) as (conn, _):
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.wanted")
+        conn.executemany("INSERT INTO temp.wanted VALUES (?)", ((i,) for i in nodes))
+        rows = conn.execute("SELECT n.id, n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven "
+                            "FROM temp.wanted AS w JOIN main.nodes AS n ON n.id = w.id").fetchall()
+    for nid, visits, wins, draws, selects, proven in rows:
+        node = nodes[nid]
+        node.nb_visit, node.nb_win, node.nb_draw, node.nb_select = visits, wins, draws, selects
+        if proven is not None and node.proven is None:
+            node.proven = Proof.of(proven)
+    return len(rows)
