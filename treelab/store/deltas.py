@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import ProofConflictError, StoreError
 from ..nodes import PARENT_SLOT, Proof, proof_word
 from ..tree import Tree, TreeNode
+from . import bulk
 from .dbfile import KeptConnection, reading, writing
 from .increments import Increment, log_sources, read
 from .schema import DbPath, check_meta, display, migrate
@@ -56,8 +57,6 @@ _PROVEN = attrgetter("proven")
 _MOVER = attrgetter("mover")
 _ADD = ("UPDATE nodes SET nb_visit = nb_visit + ?, nb_win = nb_win + ?, nb_draw = nb_draw + ?, "
         "nb_select = nb_select + ? WHERE id = ?")
-_INSERT = ("INSERT INTO nodes (id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game, nb_select) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _PROVE = "UPDATE nodes SET proven = coalesce(proven, ?) WHERE id = ?"
 _FIND = ("SELECT a.key, n.id, n.proven FROM temp.asked AS a JOIN main.nodes AS n "
          "ON n.parent_id = a.parent_id AND n.move = a.move")
@@ -212,7 +211,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         rows = zip(ids_l, pids.tolist(), moves, delta.depths.tolist(), *delta.counts[:, :3].T.tolist(), proven,
                    delta.created if created else [None] * n, delta.counts[:, 3].tolist(), strict=True)
         keep = fresh.tolist()
-        conn.executemany(_INSERT, compress(rows, keep) if found.any() else rows)  # rows made in C, by zip
+        bulk.insert(conn, compress(rows, keep) if found.any() else rows)  # 50 rows a statement: a third less SQLite
         if delta.movers is not None and any(keep):
             conn.execute("CREATE TABLE IF NOT EXISTS movers (node_id INTEGER PRIMARY KEY REFERENCES nodes(id), "
                          "mover INTEGER NOT NULL)")
