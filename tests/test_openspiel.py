@@ -21,7 +21,11 @@ from cli_helpers import assert_clean_error, run
 pyspiel = pytest.importorskip("pyspiel")  # the dev group installs it: CI always runs these
 
 from treelab import Limit, Tree, load, search  # noqa: E402
-from treelab.errors import UnknownGameError, UnsupportedGameError  # noqa: E402
+from treelab.errors import (  # noqa: E402
+    NotATreelabDatabaseError,
+    UnknownGameError,
+    UnsupportedGameError,
+)
 from treelab.games import find_game, registry  # noqa: E402
 from treelab.games.openspiel import OpenSpielGame  # noqa: E402
 from treelab.mcts.choice import best_child  # noqa: E402
@@ -367,3 +371,23 @@ def test_shape_colours_the_node_after_a_double_move_from_its_real_mover(tmp_path
     c4 = Tree("connect4")
     c4.record("4453", winner=1)
     assert TreeArrays.from_tree(c4).mover is None  # the built-in path stays on the parity
+
+
+def test_partial_loads_read_only_their_own_movers(tmp_path: Path) -> None:
+    """A partial load of more nodes than one statement asks for gets every mover a whole load gives."""
+    tree = Tree(SMALL_DOTS)
+    search(tree, "", limit=Limit(iterations=3000), rng=11)
+    db = tmp_path / "dots.db"
+    tree.save(db)
+    whole = {n.sequence: n.mover for n in load(db)}
+    deep = load(db, path="", depth=50)  # a subtree load (by id) of every node
+    assert len(deep) == len(whole) > 1000  # more than two statements of ids
+    assert {n.sequence: n.mover for n in deep} == whole
+    first = max(deep.root.children, key=lambda n: n.nb_visit)
+    part = load(db, path=first.sequence, depth=2)
+    assert all(n.mover == whole[n.sequence] for n in part)
+    inside = max(part, key=lambda n: n.depth).node_id
+    with sqlite3.connect(db) as conn:  # a mover missing inside the subtree is still a one-line error
+        conn.execute("DELETE FROM movers WHERE node_id = ?", (inside,))
+    with pytest.raises(NotATreelabDatabaseError, match="has no mover"):
+        load(db, path=first.sequence, depth=2)

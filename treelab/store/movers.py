@@ -23,6 +23,9 @@ from ..tree import Tree, TreeNode
 
 __all__ = ["TABLE", "column", "read", "write"]
 
+_CHUNK = 500
+"""Ids a partial load asks for in one statement (SQLite allows 999 parameters in old builds)."""
+
 TABLE = "CREATE TABLE IF NOT EXISTS movers (node_id INTEGER PRIMARY KEY REFERENCES nodes(id), mover INTEGER NOT NULL)"
 """The table's definition (created by the first save of a tree that needs it)."""
 
@@ -52,7 +55,14 @@ def read(conn: sqlite3.Connection, tree: Tree, nodes: Mapping[int, TreeNode] | l
     if tree.game.alternating:
         return
     have = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone()
-    rows = conn.execute("SELECT node_id, mover FROM movers") if have else ()
+    rows: Iterable[tuple[int, int]] = ()
+    if have and isinstance(nodes, dict):  # a partial load: only its own rows, by the primary key
+        ids = list(nodes)
+        rows = [row for at in range(0, len(ids), _CHUNK) for row in conn.execute(
+            f"SELECT node_id, mover FROM movers WHERE node_id IN ({','.join('?' * len(ids[at:at + _CHUNK]))})",
+            ids[at:at + _CHUNK])]
+    elif have:
+        rows = conn.execute("SELECT node_id, mover FROM movers")
     get = nodes.get if isinstance(nodes, dict) else (lambda i: nodes[i] if i < len(nodes) else None)
     for node_id, mover in rows:
         node = get(node_id)

@@ -266,9 +266,10 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
                     "check the moves, or train deeper"
                 )
             chain.append(found[0])
-        count, top = conn.execute("SELECT count(*), max(id) FROM nodes").fetchone()
+        top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0]
         nodes: dict[int, TreeNode] | list[Any]
         if not labels and depth is None:  # a list indexed by id, unless ids are sparse: memory follows rows
+            count = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]  # a scan: whole loads only
             nodes = [None] * (top + 1) if 0 <= top < 2 * count + 1024 else {}
             rows = conn.execute(f"SELECT {_COLUMNS}, 0 FROM nodes AS n ORDER BY n.id")
             bulk.build(tree, rows, nodes, labels=searchable)
