@@ -78,15 +78,13 @@ def reference_insert(rows: list[tuple], path: Path, *, indexed: bool = False) ->
     """Plain sqlite3: default settings, one executemany in one transaction.
 
     ``indexed=False``: a bare table with the same columns; ``indexed=True``: DESIGN.md's
-    schema as plain SQL (unique on (parent_id, move), an index on parent_id).
+    schema as plain SQL (unique on (parent_id, move), which serves lookups by parent_id too).
     """
     conn = sqlite3.connect(path)
     unique = ", UNIQUE (parent_id, move)" if indexed else ""
     conn.execute(f"""CREATE TABLE nodes (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES nodes(id),
         move TEXT NOT NULL, depth INTEGER NOT NULL, nb_visit INTEGER NOT NULL, nb_win INTEGER NOT NULL,
         nb_draw INTEGER NOT NULL, proven INTEGER, created_game INTEGER, nb_select INTEGER NOT NULL{unique})""")
-    if indexed:
-        conn.execute("CREATE INDEX nodes_parent ON nodes (parent_id)")
     conn.commit()
     started = time.perf_counter()
     conn.executemany("INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
