@@ -137,10 +137,13 @@ def test_compact_keeps_the_tree_and_refuses_other_files(tmp_path: Path) -> None:
     before = conn.execute("SELECT * FROM nodes ORDER BY id").fetchall()
     conn.close()
     size = json.loads(run("info", db, "--json").output)["size_bytes"]
+    with sqlite3.connect(db) as conn:  # as files of earlier versions have it
+        conn.execute("CREATE INDEX nodes_parent ON nodes (parent_id)")
     result = run("compact", db)
     assert result.exit_code == 0 and "bytes" in result.output
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT * FROM nodes ORDER BY id").fetchall() == before
+    assert [row[1] for row in conn.execute("PRAGMA index_list(nodes)")] == ["nodes_parent_move"]
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
     facts = json.loads(run("info", db, "--json").output)

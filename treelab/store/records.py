@@ -12,7 +12,7 @@ from ..errors import StoreError
 from ..tree import SQRT2
 from .connect import BUSY_TIMEOUT, connect, uri
 from .dbfile import reading
-from .schema import DbPath, display
+from .schema import REDUNDANT_INDEX, DbPath, display
 
 __all__ = ["compact", "info", "read_games", "read_history"]
 
@@ -57,7 +57,8 @@ def compact(db: DbPath) -> tuple[int, int]:
     its own connection, which would drop the process's locks (SQLite's "How To
     Corrupt An SQLite Database File", 2.2). A process that does (or a network
     file system without working locks) can still be damaged by any concurrent
-    write, ``VACUUM`` or not. Compact waits up to ``BUSY_TIMEOUT`` seconds for a
+    write, ``VACUUM`` or not. Files made by earlier versions lose their
+    redundant index on ``parent_id`` alone (saves get faster). Compact waits up to ``BUSY_TIMEOUT`` seconds for a
     save in progress, then gives up, changing nothing.
 
     Returns:
@@ -76,6 +77,7 @@ def compact(db: DbPath) -> tuple[int, int]:
         raise StoreError(f"cannot compact {name!r} ({exc}): check the permissions") from None
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute(f"DROP INDEX IF EXISTS {REDUNDANT_INDEX}")  # older files' (see treelab.store.schema)
         conn.execute("VACUUM")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except sqlite3.Error as exc:

@@ -30,6 +30,7 @@ from .integrity import check_meta_values, named
 
 __all__ = [
     "MIGRATIONS",
+    "REDUNDANT_INDEX",
     "SCHEMA_VERSION",
     "DbPath",
     "check_file",
@@ -71,6 +72,10 @@ def _tables_v1(db: sqlite_utils.Database) -> None:
          "depth_counts": str, "root_children": str, "saved_at": str},
         pk="game_id",
     )
+
+
+REDUNDANT_INDEX = "nodes_parent"
+"""The index on ``parent_id`` alone that files of earlier versions have (``treelab compact`` drops it)."""
 
 
 def _indexes_v1(db: sqlite_utils.Database) -> None:
