@@ -1,19 +1,22 @@
-"""Worker processes on this machine, each with a pipe to the one writer (this process).
+"""Worker processes on this machine, each adding its own games to the file; this process hands out game ids.
 
-The writer hands each worker game ids and, once a game's batch is stored, the
-row ids of its new nodes; a worker answers each game with a
-:class:`~treelab.play.parallel.Result`. Nobody waits on a busy peer:
+Each worker plays whole games on its own copy of the tree and adds what each
+game added (a :class:`~treelab.store.deltas.Delta`) to the file itself, with the
+game's row, in one ``BEGIN IMMEDIATE`` transaction (the merge rule of
+:class:`~treelab.store.deltas.DeltaWriter`); SQLite takes the workers' writes
+in turn, so the writing is spread over the cores instead of falling to one
+writer process. This process only hands out game ids, shows progress and
+watches for dead workers:
 
 - a worker reads its pipe in a thread of its own and sends in another, so
-  a result of several megabytes leaves it at once, and the writer's messages
-  never fill the pipe while the worker is in the middle of a game;
-- the writer keeps each worker :data:`AHEAD` game ids ahead (one near the end
-  of the run, so no worker is left with two games while another idles), so a
-  worker starts its next game while the writer is still storing the last batch.
+  this process's messages never fill the pipe while the worker is in a game;
+- this process keeps each worker :data:`AHEAD` game ids ahead (one near the end
+  of the run, so no worker is left with two games while another idles).
 
 Each worker has a pipe of its own and ``stop`` is a lock-free shared flag: a
-worker killed in the middle of a send takes no lock with it that the others
-would wait for. A worker whose writer died stops on its own.
+worker killed in the middle of a send or a transaction takes no lock with it
+that the others would wait for (SQLite rolls its transaction back). A worker
+whose parent died stops on its own.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import WorkerError
-from .parallel import Job, Result, Worker, Writer
+from .parallel import Job, Worker, Writer
 from .training import _stop_on_signals
 
 __all__ = ["AHEAD", "run_processes"]
@@ -42,12 +45,12 @@ AHEAD = 2
 _POLL = 0.2
 """Seconds the writer waits for results before checking on the workers."""
 
-_GAME, _IDS = "game", "ids"
-"""The two kinds of message a worker receives: a game id to play (None: stop), or the row ids of a game's new nodes."""
+_GAME = "game"
+"""The message a worker receives: a game id to play (None: stop)."""
 
 
 def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
-    """A worker process: play each game id the writer sends over ``conn`` (None: done), answering with a Result."""
+    """A worker process: play each game id the writer sends over ``conn`` (None: done), answering with its logged rows."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the writer, which tells us to stop
     parent = os.getppid()
     seen = [0, False]  # calls so far; stopped (once true, for good)
@@ -62,7 +65,7 @@ def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
         return bool(seen[1])
 
     inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    outbox: queue.SimpleQueue[Result | None] = queue.SimpleQueue()
+    outbox: queue.SimpleQueue[list[dict[str, Any]] | None] = queue.SimpleQueue()
 
     def read() -> None:
         try:
@@ -81,7 +84,7 @@ def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
     threading.Thread(target=read, name="treelab-reader", daemon=True).start()
     sender = threading.Thread(target=send, name="treelab-sender", daemon=True)
     sender.start()
-    held: dict[str, deque[Any]] = {_GAME: deque(), _IDS: deque()}
+    held: dict[str, deque[Any]] = {_GAME: deque()}
 
     def receive(kind: str) -> Any:
         while not held[kind]:
@@ -93,24 +96,23 @@ def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
 
     worker = Worker(job, number, seed)
     worker.stopped = stopped
-    owed = [False]  # the row ids of the last game's new nodes are still to come
-
-    def settle() -> None:
-        if owed[0]:
-            worker.stored(receive(_IDS))
-        owed[0] = True
+    writer = Writer(job)  # this worker adds its own games to the file: SQLite takes the writes in turn
 
     try:
         while True:
             game_id = receive(_GAME)
             if game_id is None or os.getppid() != parent:
                 break
-            outbox.put(worker.play(game_id, settle))
-    except EOFError:  # the writer is gone
+            result = worker.play(game_id)
+            rows, stored = writer.write([result])  # one transaction: the game's counts, new nodes and row
+            worker.stored(stored[0])
+            outbox.put(rows)
+    except EOFError:  # the parent is gone
         pass
     finally:
         outbox.put(None)
         sender.join()
+        writer.close()
 
 
 def run_processes(
@@ -153,11 +155,11 @@ def run_processes(
             while busy := [i for i, n in owes.items() if n > 0]:
                 by_conn = {conns[i]: i for i in busy}
                 ready = mp_connection.wait(list(by_conn), timeout=_POLL)  # a dead worker's pipe reads EOF
-                batch: list[Result] = []
+                rows: list[dict[str, Any]] = []
                 for item in ready:
                     i = by_conn[item]  # type: ignore[index]
                     try:
-                        batch.append(conns[i].recv())
+                        rows.extend(conns[i].recv())
                         owes[i] -= 1
                         top_up(i, interrupted)
                     except (EOFError, OSError):  # it died before its result came (EOF) or right after (EPIPE)
@@ -165,13 +167,7 @@ def run_processes(
                         closed.add(i)
                         dead.append(f"worker {i}")
                         stop.value = 1
-                if batch:
-                    rows, stored = writer.write(batch)
-                    for result, row_ids in zip(batch, stored, strict=True):
-                        if owes[result.worker] > 0:  # it plays on: it waits for its new nodes' ids
-                            with contextlib.suppress(OSError):
-                                conns[result.worker].send((_IDS, row_ids))
-                    logged(rows)
+                logged(rows)
                 if interrupted():
                     stop.value = 1
         finally:
