@@ -1,4 +1,7 @@
-"""Training on many cores or machines: workers play on their own copies, one writer stores what they learn.
+"""Training on many cores or machines: workers play on their own copies; what they learn is added to the file.
+
+With local processes each worker adds its own games (:mod:`treelab.play.processes`); on Ray one
+writer does, as below.
 
 Each worker holds its own copy of the stored tree (loaded from the file, or
 handed over by the writer on Ray), plays whole games on it with the same
@@ -66,7 +69,7 @@ class Job:
     game: str
     """The game's name."""
     db: str
-    """The database file (workers read snapshots from it; only the writer writes it)."""
+    """The database file (workers read snapshots from it; local workers, or Ray's one writer, write it)."""
     settings: dict[str, Any] = field(default_factory=dict)
     """The keywords of :func:`treelab.play.training.make_players` (iterations, opponent, c, ...)."""
     workers: int = 2

@@ -50,8 +50,8 @@ _GAME = "game"
 
 
 def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
-    """A worker process: play each game id the writer sends over ``conn`` (None: done), answering with its logged rows."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the writer, which tells us to stop
+    """A worker process: play and store each game id sent over ``conn`` (None: done), answering with its rows."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which tells us to stop
     parent = os.getppid()
     seen = [0, False]  # calls so far; stopped (once true, for good)
 
@@ -61,7 +61,7 @@ def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
         seen[0] += 1
         if seen[0] & 255:
             return False
-        seen[1] = bool(stop.value) or os.getppid() != parent  # the writer is gone: nothing to send to
+        seen[1] = bool(stop.value) or os.getppid() != parent  # the parent is gone: nobody to answer
         return bool(seen[1])
 
     inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -72,7 +72,7 @@ def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
             while True:
                 inbox.put(conn.recv())
         except (EOFError, OSError):
-            inbox.put(None)  # the writer is gone
+            inbox.put(None)  # the parent is gone
 
     def send() -> None:
         while (result := outbox.get()) is not None:
