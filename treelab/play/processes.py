@@ -104,6 +104,8 @@ def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
             if game_id is None or os.getppid() != parent:
                 break
             result = worker.play(game_id)
+            if os.getppid() != parent:  # the run was killed: a game cut short by that is not added
+                break
             rows, stored = writer.write([result])  # one transaction: the game's counts, new nodes and row
             worker.stored(stored[0])
             outbox.put(rows)
