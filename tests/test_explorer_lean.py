@@ -74,7 +74,7 @@ def test_the_likely_next_diagrams_are_laid_out_ahead_once(db: Path, monkeypatch:
     for kid in ahead:  # laid out ahead (or being laid out): a request waits for it, never draws it again
         assert cache.svg(source, kid, depth=2, top=3, replay=None) == draw(source, kid, depth=2, top=3, replay=None)[0]
     assert cache.svg(source, "4", depth=2, top=3, replay=None) == first
-    cache._ahead.shutdown(wait=True)
+    assert cache.settled(timeout=60)
     assert sorted(drawn[:1 + len(ahead)]) == sorted(["4", *ahead])  # each once: the request's, then ahead
     assert drawn.count("4") == 1 and all(drawn.count(kid) == 1 for kid in ahead)
 

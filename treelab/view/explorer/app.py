@@ -179,4 +179,6 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         Route("/api/compare", guarded(compared)),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={HTTPException: not_found, 404: not_found})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, 404: not_found})
+    app.state.diagrams = diagrams  # closed by the server as it stops
+    return app

@@ -14,9 +14,12 @@ is never stale.
 from __future__ import annotations
 
 import contextlib
+import functools
+import queue
 import threading
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future
 from html import escape
 
 from ...nodes import unlink, walk
@@ -48,9 +51,13 @@ class DiagramCache:
         self._kept: OrderedDict[tuple[object, ...], tuple[str, list[str]]] = OrderedDict()  # SVG, children
         self._lock = threading.Lock()
         self._running: dict[tuple[object, ...], Future[tuple[str, list[str]]]] = {}
-        self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="treelab-diagram-ahead")
+        # one daemon thread: a server that stops never waits for the layouts asked ahead (an executor's
+        # threads would run every queued one before the process could exit)
+        self._ahead: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+        self._closed = False
+        threading.Thread(target=self._work, name="treelab-diagram-ahead", daemon=True).start()
         # the lean dot's plugin directory, made while the server starts: the first diagram does not wait for it
-        self._ahead.submit(plugin_dir)
+        self._ahead.put(plugin_dir)
 
     def svg(self, source: TreeFile, path: str, *, depth: int, top: int | None, replay: Replay | None) -> str:
         """The SVG of the subtree at ``path`` (``depth`` levels, ``top`` children per node).
@@ -59,8 +66,8 @@ class DiagramCache:
             NotationError, PathNotFoundError, TooLargeError, RenderError: as :func:`treelab.view.dot.render`.
         """
         text, kids = self._get(source, path, depth, top, replay)
-        for kid in kids[:PREFETCH]:
-            self._ahead.submit(self._quietly, source, kid, depth, top, replay)
+        for kid in kids[:PREFETCH] if not self._closed else ():
+            self._ahead.put(functools.partial(self._get, source, kid, depth, top, replay))
         return text
 
     def _get(self, source: TreeFile, path: str, depth: int, top: int | None,
@@ -94,10 +101,27 @@ class DiagramCache:
         running.set_result((text, kids))
         return text, kids
 
-    def _quietly(self, source: TreeFile, path: str, depth: int, top: int | None, replay: Replay | None) -> None:
-        """Lay out a diagram ahead; a failure is left for the request that asks for it to report."""
-        with contextlib.suppress(Exception):
-            self._get(source, path, depth, top, replay)
+    def close(self, timeout: float = 10.0) -> bool:
+        """Stop laying out ahead: drop the layouts not started, wait for the one under way (its reads end,
+        so SQLite removes the ``-wal``/``-shm`` files beside the database as the process exits)."""
+        self._closed = True
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self._ahead.get_nowait()
+        return self.settled(timeout)
+
+    def settled(self, timeout: float | None = None) -> bool:
+        """Wait until the layouts asked ahead so far are done (tests, benchmarks); whether they were in time."""
+        done = threading.Event()
+        self._ahead.put(done.set)
+        return done.wait(timeout)
+
+    def _work(self) -> None:
+        """Run the jobs asked ahead, in turn; a failure is left for the request that asks for it to report."""
+        while True:
+            job = self._ahead.get()
+            with contextlib.suppress(Exception):
+                job()
 
 
 def draw(source: TreeFile, path: str, *, depth: int, top: int | None,

@@ -79,8 +79,13 @@ def serve(app: Any, sock: socket.socket, *, open_browser: bool = True, path: str
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url + (f"?path={path}" if path else ""))).start()
     server = _server(app)
-    with contextlib.suppress(KeyboardInterrupt):
-        server.run(sockets=[sock])
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[sock])
+    finally:
+        diagrams = getattr(getattr(app, "state", None), "diagrams", None)
+        if diagrams is not None:
+            diagrams.close()
 
 
 class Background:
