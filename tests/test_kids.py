@@ -19,6 +19,7 @@ import pytest
 from anytree import LevelOrderIter, Node, PreOrderIter, RenderTree
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from random_games import random_game
 
 import treelab
 from treelab import fastpath
@@ -66,12 +67,7 @@ def recorded(game: str, games: int, seed: int) -> Tree:
     rng = random.Random(seed)
     tree = Tree(game)
     for _ in range(games):
-        state, moves = tree.game.initial(), []
-        while not state.is_terminal:
-            move = rng.choice(state.legal_moves())
-            moves.append(move)
-            state = state.play(move)
-        tree.record(moves, state.winner)
+        tree.record(*random_game(tree.game, rng))
     return tree
 
 

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_games import random_game
 
 import treelab
 from treelab.cli import cli
@@ -50,16 +51,12 @@ def random_tree(game: str, seed: int, games: int, searches: int = 0) -> Tree:
     rng = random.Random(seed)
     tree = Tree(game)
     for _ in range(games):
-        state, moves = tree.game.initial(), []
-        while not state.is_terminal:
-            move = rng.choice(state.legal_moves())
-            moves.append(move)
-            state = state.play(move)
+        moves, winner = random_game(tree.game, rng)
         if rng.random() < 0.3:
             moves = moves[: rng.randrange(len(moves))]
             tree.record(moves, rng.choice([1, 2, None]))
         else:
-            tree.record(moves, state.winner)
+            tree.record(moves, winner)
     for _ in range(searches):
         search(tree, limit=Limit(iterations=rng.randrange(20, 200)), solver=True, rng=rng)
     return tree
