@@ -34,11 +34,12 @@ class Stop(Exception):
 
 
 def trained(
-    db: Path, seed: int, iterations: int, games: int, after: int, until: int | None = None
+    db: Path, seed: int, iterations: int, games: int, after: int, until: int | None = None, warmup: int = 0
 ) -> tuple[float, int]:
     """Train the tree in ``db``; (simulations/s from the first game that ends with >= ``after`` nodes, nodes then).
 
     Plays ``games`` games after that one, or, with ``until``, until the tree holds that many nodes.
+    The window starts after the run's first ``warmup`` games at the earliest.
     """
     trees: list[treelab.Tree] = []
     real_open = persistence.open_tree  # train() imports it when it runs
@@ -50,9 +51,12 @@ def trained(
 
     marks: list[tuple[float, int, int]] = []  # (time, nodes, simulations) after each game from ``after`` nodes
 
+    logged = [0]
+
     def on_game(game_id: int, moves: str, winner: int | None) -> None:
         tree = trees[0]
-        if tree.size >= after:
+        logged[0] += 1
+        if tree.size >= after and logged[0] > warmup:
             marks.append((time.perf_counter(), tree.size, tree.root.nb_visit))
         if (until is not None and tree.size >= until) or (until is None and len(marks) > games):
             raise Stop
@@ -78,6 +82,9 @@ def main() -> None:
     parser.add_argument("--target", type=int, default=1_000_000, help="nodes where the second window starts")
     parser.add_argument("--games", type=int, default=12, help="games per window")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=0,
+                        help="games each run plays before its window may start (its writer process starts up "
+                             "meanwhile: 0 measures what a run shows from its start, 10 its steady state)")
     args = parser.parse_args()
     print(f"treelab {fastpath.describe()}; self-play Connect Four, {args.iterations} simulations a move, "
           f"windows of {args.games} games from {args.small:,} nodes (a fresh tree) and from {args.target:,}")
@@ -86,8 +93,9 @@ def main() -> None:
         big_db = Path(tmp) / "big.db"
         trained(big_db, 0, args.iterations, 0, 0, until=args.target)
         for r in range(args.rounds):
-            small, at_small = trained(Path(tmp) / f"small{r}.db", r + 1, args.iterations, args.games, args.small)
-            big, at_big = trained(big_db, 100 + r, args.iterations, args.games, 0)
+            small, at_small = trained(Path(tmp) / f"small{r}.db", r + 1, args.iterations, args.games, args.small,
+                                      warmup=args.warmup)
+            big, at_big = trained(big_db, 100 + r, args.iterations, args.games, 0, warmup=args.warmup)
             smalls.append(small)
             bigs.append(big)
             slowdowns.append(small / big)

@@ -13,7 +13,8 @@ import treelab
 from treelab.errors import ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
-from treelab.store.deltas import LOCAL, DeltaWriter, renumber, share_top, start, take
+from treelab.store.deltas import LOCAL, renumber, share_top, start, take
+from treelab.store.deltawriter import DeltaWriter
 from treelab.tree import Tree
 
 

@@ -39,7 +39,8 @@ from typing import Any
 
 from ..errors import BudgetError, StoreError
 from ..games import Game, find_game
-from ..store.deltas import Delta, DeltaWriter, renumber, share_top, start, take
+from ..store.deltas import Delta, renumber, share_top, start, take
+from ..store.deltawriter import DeltaWriter
 from ..store.persistence import open_tree
 from ..tree import Tree, TreeNode
 from .training import TrainSummary, _progress_bar, exploration, make_players, play_game
@@ -174,7 +175,7 @@ class Worker:
 class Writer(DeltaWriter):
     """Owns the database: adds the workers' deltas straight to the file, each batch in one transaction.
 
-    A :class:`~treelab.store.deltas.DeltaWriter` taking :class:`Result` s; it holds no tree.
+    A :class:`~treelab.store.deltawriter.DeltaWriter` taking :class:`Result` s; it holds no tree.
     """
 
     def __init__(self, job: Job) -> None:

@@ -3,7 +3,7 @@
 Each worker plays whole games on its own copy of the tree and adds what each
 game added (a :class:`~treelab.store.deltas.Delta`) to the file itself, with the
 game's row, in one ``BEGIN IMMEDIATE`` transaction (the merge rule of
-:class:`~treelab.store.deltas.DeltaWriter`); SQLite takes the workers' writes
+:class:`~treelab.store.deltawriter.DeltaWriter`); SQLite takes the workers' writes
 in turn, so the writing is spread over the cores instead of falling to one
 writer process. This process only hands out game ids, shows progress and
 watches for dead workers:

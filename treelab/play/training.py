@@ -186,7 +186,8 @@ def train(
             learn (:mod:`treelab.play.parallel`); None: this process alone.
         ray: play on Ray instead: True for a local Ray, or a cluster address.
     """
-    from ..store.persistence import kept_open, open_tree, save
+    from ..store.background import BackgroundSaver
+    from ..store.persistence import kept_open, open_tree
 
     the_game = find_game(game)
     if not isinstance(games, int) or games < 0:
@@ -221,17 +222,36 @@ def train(
         return train_parallel(the_game, db, games=games, workers=workers, ray=ray, seed=rng,
                               progress=progress, on_game=on_game, **settings)
     the_pool = None if members is None else open_pool(members, the_game, db, iterations=iterations, rng=rng)
-    tree = open_tree(db, the_game, c=cfg.exploration if cfg.algorithm == "uct" else None)
+    saver = BackgroundSaver(db, the_game.name, background=games > 1)
+    try:  # the writer process starts up while the tree loads
+        tree = open_tree(db, the_game, c=cfg.exploration if cfg.algorithm == "uct" else None)
+    except BaseException:
+        saver.finish()
+        raise
+    saver.track(tree)
     gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me, other = make_players(tree, rng, **settings)
     played, seen = 0, set[str]()
-    logged = exploration(settings if members is None else {**settings, "pool": list(members)})
+    logged_as = exploration(settings if members is None else {**settings, "pool": list(members)})
     tally, scores = {"wins": 0, "draws": 0, "losses": 0}, dict[str, list[int]]()
     started = time.perf_counter()
     bar = _progress_bar(games, progress, the_game.name)
     score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
-    with _stop_on_signals() as stopped, kept_open(tree):
+    def logged(rows: list[dict[str, Any]]) -> None:  # committed games: callback, progress
+        for row in rows:
+            if on_game is not None:
+                on_game(row["id"], row["moves"], row["winner"])
+            if bar is not None:
+                rate = (tree.root.nb_visit - start_sims) / max(time.perf_counter() - started, 1e-9)
+                bar.set_postfix_str(
+                    f"{score_label} {tally['wins']}/{tally['draws']}/{tally['losses']}, {tree.size:,} nodes, "
+                    f"{rate:,.0f} sims/s",
+                    refresh=False,
+                )
+                bar.update(1)
+
+    with _stop_on_signals() as stopped, kept_open(tree), saver:
         me.should_stop = stopped
         for _ in range(games):
             game_id = tree.last_game_id + 1
@@ -246,30 +266,21 @@ def train(
             row: dict[str, Any] = {
                 "id": game_id, "moves": the_game.notation(moves), "winner": winner,
                 "opponent": member, "tree_player": None if member == "self" else tree_player,
-                "iterations": iterations, "started_at": first, "exploration": logged,
+                "iterations": iterations, "started_at": first, "exploration": logged_as,
                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             }
-            save(tree, db, games=[row])
-            gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
             played += 1
             seen.add(row["moves"])
             key = "draws" if winner is None else "wins" if winner == tree_player else "losses"
             tally[key] += 1
             scores.setdefault(member, [0, 0, 0])[("wins", "draws", "losses").index(key)] += 1
-            if on_game is not None:
-                on_game(game_id, row["moves"], winner)
-            if bar is not None:
-                rate = (tree.root.nb_visit - start_sims) / max(time.perf_counter() - started, 1e-9)
-                bar.set_postfix_str(
-                    f"{score_label} {tally['wins']}/{tally['draws']}/{tally['losses']}, {tree.size:,} nodes, "
-                    f"{rate:,.0f} sims/s",
-                    refresh=False,
-                )
-                bar.update(1)
+            logged(saver.save(row))  # the writer process may hold it: it is logged with the next one
+            gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
         tree.current_game = None
         interrupted = stopped()
         if interrupted:
-            save(tree, db)  # what the unfinished game's searches learned
+            logged(saver.save(None))  # what the unfinished game's searches learned
+        logged(saver.finish())
     if bar is not None:
         bar.close()
     return TrainSummary(

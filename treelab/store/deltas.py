@@ -23,12 +23,10 @@ Additions commute, so the order deltas arrive in does not matter.
 from __future__ import annotations
 
 import gc
-import json
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from itertools import compress, zip_longest
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from itertools import chain, compress, zip_longest
 from operator import attrgetter
 from typing import Any
 
@@ -38,17 +36,16 @@ from ..errors import ProofConflictError, StoreError
 from ..nodes import PARENT_SLOT, Proof, proof_word
 from ..tree import Tree, TreeNode
 from . import bulk
-from .dbfile import KeptConnection, reading, writing
-from .increments import Increment, log_sources, read
-from .schema import DbPath, check_meta, display, migrate
-from .writers import stored_counts
+from .dbfile import reading
+from .schema import DbPath
 
-__all__ = ["LOCAL", "Delta", "DeltaWriter", "apply", "depth_counts", "renumber", "share_top", "start", "take"]
+__all__ = ["LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "start", "take"]
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
 
 _COUNTS = attrgetter("nb_visit", "nb_win", "nb_draw", "nb_select")
+_ID = attrgetter("node_id")
 _PARENT_ID = attrgetter(f"{PARENT_SLOT}.node_id")
 _DEPTH = attrgetter("depth")
 _NAME = attrgetter("name")
@@ -93,10 +90,6 @@ class Delta:
         return len(self.known) + len(self.moves)
 
 
-GROWN_LOG = 4_000_000
-"""Row ids a writer remembers as given new children, to look up fewer new nodes (32 MB); older saves: look up all."""
-
-
 def start(tree: Tree) -> Tree:
     """Make a freshly loaded ``tree`` a worker's copy: nothing to hand on yet, new nodes numbered from :data:`LOCAL`."""
     if tree.next_id > LOCAL:
@@ -110,27 +103,32 @@ def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
 
     ``seen``: the file's save count when the tree was loaded (-1: unknown).
 
-    The tree then counts as handed on: its change tracking starts again empty.
+    Nodes of an earlier take whose row ids are not known yet (:func:`renumber`
+    has not run) are named by their local ids: the writer maps them with the
+    :class:`Earlier` of that take. The tree then counts as handed on: its change
+    tracking starts again empty.
     """
     collecting = gc.isenabled()
     gc.disable()  # the arrays' many small objects would start collections that walk the new nodes again
     try:
         new = list(tree.new_nodes)
         base = tree.baselines
-        known = [node for node in base if node.node_id < LOCAL]
-        empty = np.zeros((0, 4), dtype=np.int64)
-        known_counts = (np.array([_COUNTS(n) for n in known], dtype=np.int64).reshape(-1, 4)
-                        - np.array([base[n] for n in known], dtype=np.int64).reshape(-1, 4)) if known else empty
+        ids = _int64(map(_ID, base), len(base))
+        mask = ids < (new[0].node_id if new else tree.next_id)  # the changed nodes made before (the rest are new)
+        known = list(compress(base, mask.tolist()))
+        k, n = len(known), len(new)
+        known_counts = (_int64(chain.from_iterable(map(_COUNTS, known)), 4 * k)
+                        - _int64(chain.from_iterable(map(base.__getitem__, known)), 4 * k)).reshape(k, 4)
         proofs = [(i, int(p)) for i, p in enumerate(map(_PROVEN, known)) if p is not None]
-        proofs += [(len(known) + i, int(p)) for i, p in enumerate(map(_PROVEN, new)) if p is not None]
+        proofs += [(k + i, int(p)) for i, p in enumerate(map(_PROVEN, new)) if p is not None]
         delta = Delta(
-            known=np.fromiter((n.node_id for n in known), dtype=np.int64, count=len(known)),
+            known=ids[mask],
             known_counts=known_counts,
-            parents=np.fromiter(map(_PARENT_ID, new), dtype=np.int64, count=len(new)),
+            parents=_int64(map(_PARENT_ID, new), n),
             first=new[0].node_id if new else LOCAL,
             moves=list(map(_NAME, new)),
-            depths=np.fromiter(map(_DEPTH, new), dtype=np.int64, count=len(new)),
-            counts=np.array(list(map(_COUNTS, new)), dtype=np.int64).reshape(-1, 4) if new else empty,
+            depths=_int64(map(_DEPTH, new), n),
+            counts=_int64(chain.from_iterable(map(_COUNTS, new)), 4 * n).reshape(n, 4),
             created=list(map(_CREATED, new)),
             proofs=proofs,
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
@@ -145,6 +143,29 @@ def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
     return delta, new
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """A stored delta's local ids and the row ids they got: a later delta of the same tree may name those nodes."""
+
+    first: int
+    """The local id of the delta's new node 0."""
+    ids: np.ndarray
+    """The row id of each of its new nodes (int64)."""
+
+    def rows(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (node ids) with this delta's local ids replaced by their row ids."""
+        hit = (values >= self.first) & (values < self.first + len(self.ids))
+        if not hit.any():
+            return values
+        out = values.copy()
+        out[hit] = self.ids[values[hit] - self.first]
+        return out
+
+
+def _int64(values: Iterable[int], count: int) -> np.ndarray:
+    return np.fromiter(values, dtype=np.int64, count=count)
+
+
 def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
     """Give the nodes a :func:`take` returned the row ids :func:`apply` stored them under."""
     for node, nid in zip(nodes, ids, strict=True):
@@ -152,7 +173,7 @@ def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
 
 
 def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, created: bool = True,
-          grown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          grown: np.ndarray | None = None, earlier: Earlier | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Add ``delta`` to the file in the caller's transaction; return the new nodes' row ids and more (below).
 
     Args:
@@ -163,6 +184,9 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         created: keep the new nodes' ``created_game`` (False: NULL, a game that was not logged).
         grown: the stored rows that may have gained children since the worker's copy was loaded
             (ids; None: any may). A new node under another stored row is surely new.
+        earlier: the same tree's previous delta, stored already: its ``first`` local id and its
+            nodes' row ids. ``delta`` may name those nodes by local id (its tree took it before
+            it had the row ids); every other node it names must be stored.
 
     Returns:
         The row id of every new node of ``delta`` (in order), a mask of those inserted
@@ -173,12 +197,15 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         ProofConflictError: a proof contradicts the file's (the caller rolls back).
         StoreError: a stored node of ``delta`` is not in the file.
     """
+    if earlier is not None:
+        delta = replace(delta, known=earlier.rows(delta.known), parents=earlier.rows(delta.parents))
     n = len(delta.moves)
     parents, first = delta.parents, delta.first
     local = parents >= LOCAL
     ppos = np.where(local, parents - first, -1)
-    if n and (ppos[local] >= np.arange(n)[local]).any():
-        raise StoreError("a worker's new node comes before its parent: the delta is damaged")
+    if (delta.known >= LOCAL).any() or (n and ((ppos[local] >= np.arange(n)[local]) | (ppos[local] < 0)).any()):
+        raise StoreError("a delta names nodes of a game that is not stored, or a node before its parent: "
+                         "the delta is damaged, or came out of order")
     ids = np.zeros(n, dtype=np.int64)
     found = np.zeros(n, dtype=bool)
     stored_proof: dict[int, Any] = {}
@@ -262,111 +289,6 @@ def depth_counts(counts: list[int], depths: np.ndarray) -> list[int]:
     """``counts`` (nodes per depth) with nodes of ``depths`` added, grown as needed."""
     more = np.bincount(depths).tolist() if len(depths) else []
     return [a + b for a, b in zip_longest(counts, more, fillvalue=0)]
-
-
-class DeltaWriter:
-    """Owns a database file: adds deltas straight to it, each batch in one transaction with its games.
-
-    It holds no tree. Saving is idempotent per game: a delta whose game is
-    already logged is skipped (a batch retried after the writer restarted is
-    not added twice).
-
-    Args:
-        db: the database file (created, holding only a root, if missing).
-        game: the game its tree is of.
-        c: the exploration constant a new file records (None: sqrt(2)).
-    """
-
-    def __init__(self, db: DbPath, game: str, *, c: float | None = None) -> None:
-        from .persistence import open_tree, save
-
-        self.db = db
-        self.game = game
-        tree = open_tree(db, game, c=c)
-        if tree.binding is None or tree.binding.tree_id is None:
-            save(tree, db)  # a new file: workers load their snapshots from it
-        with reading(db) as (conn, meta):
-            self.logged = {gid for (gid,) in conn.execute("SELECT id FROM games")}
-            self._generation = int(meta.get("generation", 0))
-        self._kept = KeptConnection()
-        self._grown: list[tuple[int, np.ndarray]] = []  # (save count, stored rows given new children then)
-        self._grown_since = self._generation  # the log above is complete for the saves after this one
-
-    def _grown_after(self, seen: int, now: list[np.ndarray]) -> np.ndarray | None:
-        """The stored rows given new children after save ``seen`` (None: not known that far back)."""
-        if seen < self._grown_since:
-            return None
-        parts = [ids for gen, ids in self._grown if gen > seen] + now
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-    def _log_grown(self, generation: int, now: list[np.ndarray]) -> None:
-        self._grown.append((generation, np.unique(np.concatenate(now)) if now else np.zeros(0, dtype=np.int64)))
-        while sum(len(ids) for _, ids in self._grown) > GROWN_LOG and len(self._grown) > 1:
-            self._grown_since = self._grown.pop(0)[0]
-
-    def stats(self) -> tuple[int, int, int]:
-        """The tree's nodes, its root's visits, and the id of the last game logged."""
-        with reading(self.db) as (conn, meta):
-            nodes = sum(stored_counts(conn, meta))
-            visits = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()[0]
-            last = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
-        return nodes, visits, max(last, max(self.logged, default=0))
-
-    def snapshot(self) -> tuple[list[int], Increment]:
-        """The whole stored tree as an increment, with its rows' ids (what a worker on another machine starts from)."""
-        with reading(self.db) as (conn, _):
-            return [nid for (nid,) in conn.execute("SELECT id FROM nodes ORDER BY id")], read(conn)
-
-    def store(self, batch: Sequence[tuple[str, dict[str, Any] | None, Delta]]) -> tuple[
-            list[dict[str, Any]], list[list[int] | None]]:
-        """Add a batch of ``(source, game row or None, delta)`` to the file in one transaction.
-
-        Returns:
-            The game rows logged (deltas of games logged before are skipped), and
-            for each delta its new nodes' row ids (None for one skipped).
-        """
-        from .persistence import log_games
-
-        rows, sources, stored = [], [], list[list[int] | None]()
-        name = display(self.db)
-        with writing(self.db, self._kept) as (conn, meta):
-            if meta is None:
-                raise StoreError(f"{name!r} was emptied or replaced mid-run: train again into it to resume")
-            migrate(conn, check_meta(meta, name, self.game))
-            generation = int(meta.get("generation", 0))
-            if generation != self._generation:  # someone else saved: rows this writer never saw
-                self._grown, self._grown_since = [], generation
-            top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
-            counts = stored_counts(conn, meta)
-            now: list[np.ndarray] = []
-            for source, row, delta in batch:
-                if row is not None and row["id"] in self.logged:
-                    stored.append(None)
-                    continue
-                ids, fresh, grew = apply(conn, delta, top=top, name=name, created=row is not None,
-                                         grown=self._grown_after(delta.seen, now))
-                stored.append(ids.tolist())
-                now.append(grew)
-                top = max(top, int(ids.max(initial=0)))
-                counts = depth_counts(counts, delta.depths[fresh])
-                if row is not None:
-                    rows.append(row)
-                    sources.append((row["id"], source))
-            root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
-            log_games(conn, root, rows, counts)
-            if sources:
-                log_sources(conn, sources)
-            info = {"generation": str(generation + 1), "depth_counts": json.dumps(counts),
-                    "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-            conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
-        self.logged.update(row["id"] for row in rows)
-        self._generation = generation + 1
-        self._log_grown(self._generation, now)
-        return rows, stored
-
-    def close(self) -> None:
-        """Let go of the database connection kept open between batches."""
-        self._kept.close()
 
 
 def share_top(db: DbPath, tree: Tree, depth: int) -> int:

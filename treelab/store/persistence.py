@@ -35,7 +35,7 @@ from .dbfile import KeptConnection, is_empty, reading, writing
 from .schema import DbPath, create, display
 from .writers import Binding, check_proofs, check_update, increments, merge_new, stored_counts
 
-__all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "log_games", "open_tree", "save"]
+__all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "log_games", "open_tree", "run_meta", "save"]
 
 GAME_FIELDS = (
     "id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at", "exploration",
@@ -130,6 +130,11 @@ def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], 
     return max(int(row["id"]) for row in games)
 
 
+def run_meta(tree: Tree) -> dict[str, str]:
+    """The ``meta`` rows every save of ``tree`` writes about how it grows: its ``c`` and treelab's version."""
+    return {"c": repr(float(tree.c)), "treelab_version": _version()}
+
+
 def save(
     tree: Tree,
     db: DbPath,
@@ -200,9 +205,8 @@ def save(
         last_game = _log_games(conn, tree, rows, counts)
         if extra is not None:
             extra(conn)
-        info = {"tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,
-                "c": repr(float(tree.c)), "treelab_version": _version(), "depth_counts": json.dumps(counts),
-                "saved_at": _now()}
+        info = {**run_meta(tree), "tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,
+                "depth_counts": json.dumps(counts), "saved_at": _now()}
         if meta is None:
             info["created_at"] = info["saved_at"]
         conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())

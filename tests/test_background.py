@@ -1,0 +1,193 @@
+"""Training saves from a writer process: the same file as saving in-process, nothing lost, errors raised here."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_training import tree_invariants_hold
+
+import treelab
+from treelab import train
+from treelab.errors import NotATreelabDatabaseError, WorkerError
+from treelab.mcts import uct
+from treelab.store import background
+from treelab.store.background import BackgroundSaver
+
+SAVERS: list[BackgroundSaver] = []
+
+
+def _saver(monkeypatch: pytest.MonkeyPatch, *, use_writer: bool) -> None:
+    """Make train() save in-process, or from a writer process made ready before the first game."""
+
+    class Saver(BackgroundSaver):
+        def __init__(self, db: Any, game: str, *, background: bool = True) -> None:
+            super().__init__(db, game, background=use_writer)
+            SAVERS.append(self)
+
+        def track(self, tree: treelab.Tree) -> None:
+            super().track(tree)
+            if use_writer:
+                self.wait()
+
+    SAVERS.clear()
+    monkeypatch.setattr(background, "BackgroundSaver", Saver)  # train() imports it when it runs
+
+
+def _dump(db: Path) -> tuple[list[Any], list[Any], int]:
+    conn = sqlite3.connect(db)
+    try:
+        return (conn.execute("SELECT * FROM nodes ORDER BY id").fetchall(),
+                conn.execute("SELECT id, moves, winner, opponent, tree_player, iterations FROM games "
+                             "ORDER BY id").fetchall(),
+                conn.execute("SELECT count(*) FROM history").fetchone()[0])
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("game,opponent", [("connect4", "self"), ("tictactoe", "random")])
+def test_the_writer_process_writes_the_same_file_as_saving_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, game: str, opponent: str
+) -> None:
+    dumps = []
+    for use_writer in (False, True):
+        db = tmp_path / f"{use_writer}.db"
+        _saver(monkeypatch, use_writer=use_writer)
+        train(game, db, games=2, iterations=150, opponent=opponent, seed=4, progress=False)  # a new file
+        first = SAVERS[0].handed
+        summary = train(game, db, games=6, iterations=150, opponent=opponent, seed=5, progress=False)
+        assert (first, SAVERS[1].handed) == ((1, 6) if use_writer else (0, 0))  # a new file's first game: here
+        assert summary.total_games == 8 and summary.games == 6
+        assert len(treelab.load(db)) == summary.nodes
+        tree_invariants_hold(db)
+        dumps.append(_dump(db))
+    assert dumps[0] == dumps[1]  # same ids, counts, proofs, created games; same games and history
+
+
+def test_games_are_logged_once_committed_and_the_summary_counts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "c4.db"
+    train("connect4", db, games=1, iterations=50, seed=1, progress=False)
+    _saver(monkeypatch, use_writer=True)
+    committed: list[int] = []
+
+    def on_game(game_id: int, moves: str, winner: int | None) -> None:
+        conn = sqlite3.connect(db)
+        try:
+            committed.append(conn.execute("SELECT count(*) FROM games WHERE id = ?", (game_id,)).fetchone()[0])
+        finally:
+            conn.close()
+
+    summary = train("connect4", db, games=5, iterations=100, seed=2, progress=False, on_game=on_game)
+    assert SAVERS[0].handed == 5
+    assert committed == [1] * 5  # each game was in the file when the callback saw it
+    tree = treelab.load(db)
+    assert summary.total_games == tree.last_game_id == 6 and len(tree) == summary.nodes
+    conn = sqlite3.connect(db)
+    try:  # self-play: the tree searched every move of every game, and nothing else
+        searched = conn.execute("SELECT sum(length(moves) * iterations) FROM games").fetchone()[0]
+    finally:
+        conn.close()
+    assert tree.root.nb_visit == searched
+    tree_invariants_hold(db)
+
+
+def test_someone_else_saving_between_games_is_merged(tmp_path: Path) -> None:
+    """A foreign save (``treelab analyse --db``) lands between the writer's games: every count is the exact sum."""
+    db = tmp_path / "c4.db"
+    train("connect4", db, games=2, iterations=200, seed=1, progress=False)
+    tree = treelab.load(db)
+    start_visits = tree.root.nb_visit
+    rng = random.Random(3)
+    foreign = 0
+    with BackgroundSaver(db, "connect4") as saver:
+        saver.track(tree)
+        assert saver.wait()
+        for _ in range(6):
+            uct.search(tree, limit=uct.Limit(iterations=400), rng=rng)
+            saver.save(None)  # searches without a game to log
+            other = treelab.load(db)  # someone else: its new nodes collide with the tree's under the same parents
+            uct.search(other, limit=uct.Limit(iterations=300), rng=rng)
+            treelab.save(other, db)
+            foreign += 300
+        saver.finish()
+        assert saver.handed == 6
+    stored = treelab.load(db)
+    assert stored.root.nb_visit == start_visits + 6 * 400 + foreign
+    tree_invariants_hold(db)
+
+
+def test_an_error_of_the_writer_is_raised_here_and_stops_it(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    train("connect4", db, games=1, iterations=50, seed=1, progress=False)
+    tree = treelab.load(db)
+    with BackgroundSaver(db, "connect4") as saver:
+        saver.track(tree)
+        assert saver.wait()
+        uct.search(tree, limit=uct.Limit(iterations=100), rng=1)
+        for name in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            name.unlink(missing_ok=True)
+        db.write_bytes(b"not a database, just bytes" * 100)
+        saver.save(None)  # handed over: the writer opens the file and fails
+        with pytest.raises(NotATreelabDatabaseError, match=r"c4\.db"):
+            saver.finish()
+        assert saver._proc is None  # stopped
+
+
+def test_a_killed_writer_is_one_clear_error_and_the_file_resumes(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    train("connect4", db, games=1, iterations=50, seed=1, progress=False)
+    tree = treelab.load(db)
+    with BackgroundSaver(db, "connect4") as saver:
+        saver.track(tree)
+        assert saver.wait()
+        os.kill(saver._proc.pid, signal.SIGKILL)
+        saver._proc.join(timeout=10)
+        uct.search(tree, limit=uct.Limit(iterations=100), rng=1)
+        with pytest.raises(WorkerError, match=r"the writer process died \(signal 9\).*train again to resume"):
+            saver.save({"id": 2, "moves": "4", "winner": None})
+            saver.finish()
+    tree_invariants_hold(db)
+    assert train("connect4", db, games=2, iterations=50, seed=2, progress=False).total_games == 3
+
+
+SCRIPT = """
+import sys, treelab
+with open(sys.argv[2], "a") as marks:
+    marks.write("ran\\n")
+treelab.train("tictactoe", sys.argv[1], games=40, iterations=40, seed=1, progress=False)
+"""
+
+
+def test_the_writer_never_runs_the_callers_script_again(tmp_path: Path) -> None:
+    """A script without an ``if __name__ == "__main__":`` guard trains once, not once more in its writer."""
+    script, marks = tmp_path / "train_me.py", tmp_path / "marks.txt"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "t.db"), str(marks)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert marks.read_text() == "ran\n"
+    assert treelab.load(tmp_path / "t.db").last_game_id == 40
+
+
+@pytest.mark.parametrize("after", [0.5, 1.5])
+def test_ctrl_c_of_the_whole_process_group_saves_and_exits_cleanly(tmp_path: Path, after: float) -> None:
+    db = tmp_path / "c4.db"
+    proc = subprocess.Popen([sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", "500",
+                             "--iterations", "100", "--seed", "1", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(after)  # the writer is starting up, or saving
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    tree_invariants_hold(db)

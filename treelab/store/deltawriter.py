@@ -1,0 +1,153 @@
+"""The one writer of parallel training and of a training run's writer process: deltas straight into the file.
+
+A :class:`DeltaWriter` holds no tree. It adds each batch of
+:class:`~treelab.store.deltas.Delta` s (what workers' trees gained) to the file
+in one transaction with the batch's games (the merge rule of
+:func:`~treelab.store.deltas.apply`), and says which row ids the new nodes got.
+It remembers which stored rows its batches gave children, so a new node under
+any other stored row needs no lookup: only a node another writer may have
+stored since the worker's copy was loaded is looked up by ``(parent, move)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import StoreError
+from ..games import find_game
+from .dbfile import KeptConnection, is_empty, reading, writing
+from .deltas import Delta, Earlier, apply, depth_counts
+from .increments import Increment, log_sources, read
+from .schema import DbPath, check_meta, display, migrate
+from .writers import stored_counts
+
+__all__ = ["GROWN_LOG", "DeltaWriter"]
+
+GROWN_LOG = 4_000_000
+"""Row ids a writer remembers as given new children, to look up fewer new nodes (32 MB); older saves: look up all."""
+
+
+
+class DeltaWriter:
+    """Owns a database file: adds deltas straight to it, each batch in one transaction with its games.
+
+    It holds no tree. Saving is idempotent per game: a delta whose game is
+    already logged is skipped (a batch retried after the writer restarted is
+    not added twice).
+
+    Args:
+        db: the database file (created, holding only a root, if missing).
+        game: the game its tree is of.
+        c: the exploration constant a new file records (None: sqrt(2)).
+        meta: ``meta`` rows to write with every batch (the run's ``c``, treelab's version).
+    """
+
+    def __init__(self, db: DbPath, game: str, *, c: float | None = None, meta: dict[str, str] | None = None) -> None:
+        from .persistence import open_tree, save
+
+        self.db = db
+        self.game = game
+        self.meta = dict(meta or {})
+        if not Path(db).exists() or is_empty(db):
+            save(open_tree(db, game, c=c), db)  # a new file: workers load their snapshots from it
+        with reading(db, find_game(game).name) as (conn, meta):
+            self.logged = {gid for (gid,) in conn.execute("SELECT id FROM games")}
+            self._generation = self.found = int(meta.get("generation", 0))
+        self._kept = KeptConnection()
+        self._grown: list[tuple[int, np.ndarray]] = []  # (save count, stored rows given new children then)
+        self._grown_since = self._generation  # the log above is complete for the saves after this one
+
+    def _grown_after(self, seen: int, now: list[np.ndarray]) -> np.ndarray | None:
+        """The stored rows given new children after save ``seen`` (None: not known that far back)."""
+        if seen < self._grown_since:
+            return None
+        parts = [ids for gen, ids in self._grown if gen > seen] + now
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def _log_grown(self, generation: int, now: list[np.ndarray]) -> None:
+        self._grown.append((generation, np.unique(np.concatenate(now)) if now else np.zeros(0, dtype=np.int64)))
+        while sum(len(ids) for _, ids in self._grown) > GROWN_LOG and len(self._grown) > 1:
+            self._grown_since = self._grown.pop(0)[0]
+
+    def stats(self) -> tuple[int, int, int]:
+        """The tree's nodes, its root's visits, and the id of the last game logged."""
+        with reading(self.db) as (conn, meta):
+            nodes = sum(stored_counts(conn, meta))
+            visits = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()[0]
+            last = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
+        return nodes, visits, max(last, max(self.logged, default=0))
+
+    def snapshot(self) -> tuple[list[int], Increment]:
+        """The whole stored tree as an increment, with its rows' ids (what a worker on another machine starts from)."""
+        with reading(self.db) as (conn, _):
+            return [nid for (nid,) in conn.execute("SELECT id FROM nodes ORDER BY id")], read(conn)
+
+    found: int
+    """The file's save count when the last batch began (above :attr:`generation` before it: someone else saved)."""
+
+    @property
+    def generation(self) -> int:
+        """The file's save count after this writer's last batch (what a tree that knows every batch has seen)."""
+        return self._generation
+
+    def store(self, batch: Sequence[tuple[str | None, dict[str, Any] | None, Delta]], *,
+              earlier: Earlier | None = None) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+        """Add a batch of ``(source, game row or None, delta)`` to the file in one transaction.
+
+        A game's source (its worker, its machine) is logged in :data:`~treelab.store.increments.SOURCES`;
+        None logs none (a game of this process's own run). ``earlier``: the previous delta of the
+        tree the batch's deltas come from, as :func:`~treelab.store.deltas.apply` takes it.
+
+        Returns:
+            The game rows logged (deltas of games logged before are skipped), and
+            for each delta its new nodes' row ids (None for one skipped).
+        """
+        from .persistence import log_games
+
+        rows, sources, stored = [], [], list[list[int] | None]()
+        name = display(self.db)
+        with writing(self.db, self._kept) as (conn, meta):
+            if meta is None:
+                raise StoreError(f"{name!r} was emptied or replaced mid-run: train again into it to resume")
+            migrate(conn, check_meta(meta, name, self.game))
+            generation = self.found = int(meta.get("generation", 0))
+            if generation != self._generation:  # someone else saved: rows this writer never saw
+                self._grown, self._grown_since = [], generation
+            top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+            counts = stored_counts(conn, meta)
+            now: list[np.ndarray] = []
+            for source, row, delta in batch:
+                if row is not None and row["id"] in self.logged:
+                    stored.append(None)
+                    continue
+                ids, fresh, grew = apply(conn, delta, top=top, name=name, created=row is not None,
+                                         grown=self._grown_after(delta.seen, now), earlier=earlier)
+                stored.append(ids.tolist())
+                now.append(grew)
+                top = max(top, int(ids.max(initial=0)))
+                counts = depth_counts(counts, delta.depths[fresh])
+                if row is not None:
+                    rows.append(row)
+                    if source is not None:
+                        sources.append((row["id"], source))
+            root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
+            log_games(conn, root, rows, counts)
+            if sources:
+                log_sources(conn, sources)
+            info = {**self.meta, "generation": str(generation + 1), "depth_counts": json.dumps(counts),
+                    "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
+        self.logged.update(row["id"] for row in rows)
+        self._generation = generation + 1
+        self._log_grown(self._generation, now)
+        return rows, stored
+
+    def close(self) -> None:
+        """Let go of the database connection kept open between batches."""
+        self._kept.close()
