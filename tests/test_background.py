@@ -164,14 +164,15 @@ SCRIPT = """
 import sys, treelab
 with open(sys.argv[2], "a") as marks:
     marks.write("ran\\n")
-treelab.train("tictactoe", sys.argv[1], games=40, iterations=40, seed=1, progress=False)
+treelab.train("tictactoe", sys.argv[1], games=40, iterations=40, seed=1, progress=False, workers=WORKERS)
 """
 
 
-def test_the_writer_never_runs_the_callers_script_again(tmp_path: Path) -> None:
-    """A script without an ``if __name__ == "__main__":`` guard trains once, not once more in its writer."""
+@pytest.mark.parametrize("workers", [None, 2])
+def test_the_writer_and_workers_never_run_the_callers_script_again(tmp_path: Path, workers: int | None) -> None:
+    """A script without an ``if __name__ == "__main__":`` guard trains once, not once more in each child."""
     script, marks = tmp_path / "train_me.py", tmp_path / "marks.txt"
-    script.write_text(SCRIPT)
+    script.write_text(SCRIPT.replace("WORKERS", repr(workers)))
     done = subprocess.run([sys.executable, str(script), str(tmp_path / "t.db"), str(marks)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

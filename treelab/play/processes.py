@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import WorkerError
+from ..store.background import spawn
 from .parallel import Job, Worker, Writer
 from .training import _stop_on_signals
 
@@ -49,7 +50,7 @@ _GAME = "game"
 """The message a worker receives: a game id to play (None: stop)."""
 
 
-def _work(job: Job, number: int, seed: int, conn: Any, stop: Any) -> None:
+def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
     """A worker process: play and store each game id sent over ``conn`` (None: done), answering with its rows."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which tells us to stop
     parent = os.getppid()
@@ -143,13 +144,8 @@ def run_processes(
                 owes[i] += 1
                 left[0] -= 1
 
-    for i in owes:
-        mine, theirs = ctx.Pipe(duplex=True)
-        proc = ctx.Process(target=_work, args=(job, i, rng.getrandbits(64), theirs, stop),
-                           name=f"treelab-worker-{i}", daemon=True)
-        proc.start()
-        theirs.close()
-        procs[i], conns[i] = proc, mine
+    for i in owes:  # fresh interpreters that never run the caller's script again
+        procs[i], conns[i] = spawn(_work, (job, i, rng.getrandbits(64), stop), f"treelab-worker-{i}")
     with _stop_on_signals() as interrupted:
         try:
             for i in owes:
