@@ -12,7 +12,8 @@ setup(
     ext_modules=[
         Extension(
             "treelab._speedups",
-            sources=["treelab/_speedups.c", "treelab/_nodes.c", "treelab/_rows.c", "treelab/_loop.c"],
+            sources=["treelab/_speedups.c", "treelab/_nodes.c", "treelab/_rows.c", "treelab/_loop.c",
+                     "treelab/_columns.c"],
             depends=["treelab/_speedups.h"],
             optional=True,
         )

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from test_merge import by_path, random_tree, saved
 
 import treelab
+from treelab import fastpath
 from treelab.errors import ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
-from treelab.store.deltas import LOCAL, renumber, share_top, start, take
+from treelab.store import deltas
+from treelab.store.deltas import LOCAL, Earlier, renumber, share_top, start, take
 from treelab.store.deltawriter import DeltaWriter
 from treelab.tree import Tree
 
@@ -137,3 +141,58 @@ def test_share_top_gives_a_copy_the_other_workers_counts_without_handing_them_on
     mine.record("4", winner=1)
     with pytest.raises(StoreError, match="take"):
         share_top(db, mine, 2)
+
+
+def test_a_delta_taken_before_the_last_was_stored_names_its_nodes_by_local_id(tmp_path: Path) -> None:
+    """The pipeline of a training run's writer: take game N+1's delta, then store game N's; every sum is exact."""
+    db = saved(random_tree("connect4", 5, 20), tmp_path / "c4.db")
+    writer = DeltaWriter(db, "connect4")
+    tree = start(treelab.load(db))
+    expected = by_path(db)
+    rng = random.Random(8)
+    earlier, held = None, None  # the stored delta's Earlier; the delta and nodes awaiting their ids
+    for _ in range(5):
+        before = counts_by_path(tree)
+        search(tree, limit=Limit(iterations=250), rng=rng.randrange(1 << 30))  # reaches the last game's nodes
+        plus(expected, before, tree)
+        delta, new = take(tree, seen=-1)
+        if held is not None:
+            assert (delta.known >= LOCAL).any()  # nodes of the game not stored yet, changed again
+            (old_delta, old_new) = held
+            _, [ids] = writer.store([(None, None, old_delta)], earlier=earlier)
+            earlier = Earlier(old_delta.first, np.array(ids, dtype=np.int64))
+            renumber(old_new, ids)
+        held = (delta, new)
+    _, [ids] = writer.store([(None, None, held[0])], earlier=earlier)
+    renumber(held[1], ids)
+    assert by_path(db) == expected
+    assert counts_by_path(treelab.load(db)) == counts_by_path(tree)
+    with pytest.raises(StoreError, match="not stored"):  # without the mapping, the local ids name nothing
+        delta, _ = take(tree)
+        search(tree, limit=Limit(iterations=50), rng=1)
+        bad, _ = take(tree)
+        writer.store([(None, None, replace(bad, known=np.array([LOCAL + 10**6], dtype=np.int64),
+                                           known_counts=np.ones((1, 4), dtype=np.int64)))])
+    writer.close()
+
+
+@pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
+def test_compiled_columns_match_the_python_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = start(Tree("connect4"))
+    search(tree, limit=Limit(iterations=400), solver=True, rng=2)
+    new = list(tree.new_nodes)
+    new[3].proven = Proof.WIN
+    fields = ("parent.node_id", "depth", "nb_visit", "nb_win", "nb_draw", "nb_select", "node_id")
+    nodes = [tree.root, *new]  # the root has no parent: -1
+    compiled = [deltas._column(nodes, fields), deltas._column(nodes, ("proven",), none=-9),
+                deltas._baselines(tree.baselines, nodes)]
+    delta, _ = take(tree)
+    monkeypatch.setattr(deltas, "compiled", None)
+    python = [deltas._column(nodes, fields), deltas._column(nodes, ("proven",), none=-9),
+              deltas._baselines({n: b for n, b in zip(nodes, compiled[2].tolist(), strict=True)}, nodes)]
+    for a, b in zip(compiled, python, strict=True):
+        assert a.dtype == b.dtype == np.int64 and a.tolist() == b.tolist()
+    assert compiled[0][0, 0] == -1 and compiled[1][4, 0] == int(Proof.WIN)  # the root; new[3]
+    assert (len(delta.known) + 3, int(Proof.WIN)) in delta.proofs
+    with pytest.raises(TypeError, match="None"):  # a None without a stand-in is an error, never a number
+        fastpath.compiled.columns([tree.root], ("created_game",))  # type: ignore[union-attr]

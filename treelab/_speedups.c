@@ -403,6 +403,11 @@ static PyMethodDef methods[] = {
      "the solver must prove: up to n whole UCT simulations of treelab.mcts.uct.search's default options (see _loop.c)."},
     {"renumber", (PyCFunction)(void (*)(void))renumber, METH_FASTCALL,
      "renumber(nodes, first_id) -> None: node_id = first_id + position."},
+    {"columns", (PyCFunction)(void (*)(void))int_columns, METH_FASTCALL,
+     "columns(nodes, fields[, none]) -> bytes: each node's int fields (slot names, or 'parent.node_id') as native "
+     "int64 (None as none, when given)."},
+    {"baselines", (PyCFunction)(void (*)(void))baseline_columns, METH_FASTCALL,
+     "baselines(base, nodes) -> bytes: the int tuple base[node] of each node as native int64."},
     {NULL, NULL, 0, NULL},
 };
 

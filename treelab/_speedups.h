@@ -3,7 +3,8 @@
  *   _speedups.c  the module, and the uniformly random playouts of Connect Four and tic-tac-toe;
  *   _nodes.c     reading and writing TreeNode slots, and the UCT tree walk (select, descend, backup);
  *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows; nodes from rows (loads);
- *   _loop.c      whole batches of default UCT simulations (walk, expand, playout, backup) on the bitboards.
+ *   _loop.c      whole batches of default UCT simulations (walk, expand, playout, backup) on the bitboards;
+ *   _columns.c   whole-number slots of many nodes as int64 columns (the arrays of a worker's delta).
  */
 #ifndef TREELAB_SPEEDUPS_H
 #define TREELAB_SPEEDUPS_H
@@ -83,5 +84,7 @@ PyObject *renumber(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *new_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *int_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *baseline_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -128,7 +128,8 @@ def insert(conn: sqlite3.Connection, node_rows: Iterable[tuple[Any, ...]]) -> No
     flat = list(chain.from_iterable(node_rows))
     step = ROW * WIDTH
     whole = len(flat) - len(flat) % step
-    conn.executemany(_insert(WIDTH), [tuple(flat[i:i + step]) for i in range(0, whole, step)])
+    groups = zip(*[iter(flat[:whole])] * step, strict=True)  # tuples of ``step`` values, made in C
+    conn.executemany(_insert(WIDTH), groups)
     if whole < len(flat):
         conn.execute(_insert((len(flat) - whole) // ROW), flat[whole:])
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain, compress, zip_longest
 from operator import attrgetter
@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ProofConflictError, StoreError
-from ..nodes import PARENT_SLOT, Proof, proof_word
+from ..fastpath import compiled
+from ..nodes import Proof, proof_word
 from ..tree import Tree, TreeNode
 from . import bulk
 from .dbfile import reading
@@ -44,10 +45,10 @@ __all__ = ["LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "sh
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
 
-_COUNTS = attrgetter("nb_visit", "nb_win", "nb_draw", "nb_select")
-_ID = attrgetter("node_id")
-_PARENT_ID = attrgetter(f"{PARENT_SLOT}.node_id")
-_DEPTH = attrgetter("depth")
+_UNPROVEN = -9
+"""The ``proven`` column's value for a node without a proof (proofs are 1, 0, -1)."""
+_COUNT_NAMES = ("nb_visit", "nb_win", "nb_draw", "nb_select")
+"""A node's counts as :attr:`Delta.known_counts` lists them (and :attr:`treelab.tree.Tree.baselines` holds them)."""
 _NAME = attrgetter("name")
 _CREATED = attrgetter("created_game")
 _PROVEN = attrgetter("proven")
@@ -113,22 +114,22 @@ def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
     try:
         new = list(tree.new_nodes)
         base = tree.baselines
-        ids = _int64(map(_ID, base), len(base))
+        keys = list(base)
+        ids = _column(keys, ("node_id",))[:, 0]
         mask = ids < (new[0].node_id if new else tree.next_id)  # the changed nodes made before (the rest are new)
-        known = list(compress(base, mask.tolist()))
-        k, n = len(known), len(new)
-        known_counts = (_int64(chain.from_iterable(map(_COUNTS, known)), 4 * k)
-                        - _int64(chain.from_iterable(map(base.__getitem__, known)), 4 * k)).reshape(k, 4)
-        proofs = [(i, int(p)) for i, p in enumerate(map(_PROVEN, known)) if p is not None]
-        proofs += [(k + i, int(p)) for i, p in enumerate(map(_PROVEN, new)) if p is not None]
+        known = list(compress(keys, mask.tolist()))
+        known_counts = _column(known, _COUNT_NAMES) - _baselines(base, known)
+        columns = _column(new, ("parent.node_id", "depth", *_COUNT_NAMES))
+        proven = _column(known + new, ("proven",), none=_UNPROVEN)[:, 0]  # position len(known) + i: new node i
+        proofs = [(int(i), int(proven[i])) for i in np.flatnonzero(proven != _UNPROVEN)]
         delta = Delta(
             known=ids[mask],
             known_counts=known_counts,
-            parents=_int64(map(_PARENT_ID, new), n),
+            parents=columns[:, 0].copy(),
             first=new[0].node_id if new else LOCAL,
             moves=list(map(_NAME, new)),
-            depths=_int64(map(_DEPTH, new), n),
-            counts=_int64(chain.from_iterable(map(_COUNTS, new)), 4 * n).reshape(n, 4),
+            depths=columns[:, 1].copy(),
+            counts=columns[:, 2:].copy(),
             created=list(map(_CREATED, new)),
             proofs=proofs,
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
@@ -162,8 +163,41 @@ class Earlier:
         return out
 
 
-def _int64(values: Iterable[int], count: int) -> np.ndarray:
-    return np.fromiter(values, dtype=np.int64, count=count)
+def _column(nodes: list[TreeNode], fields: tuple[str, ...], *, none: int | None = None) -> np.ndarray:
+    """The int slots ``fields`` of ``nodes`` (``"parent.node_id"``: the parent's id) as an int64 array, a row each.
+
+    ``none``: what a None value becomes (without it, None is a ``TypeError``).
+    """
+    if compiled is not None:
+        raw = compiled.columns(nodes, fields) if none is None else compiled.columns(nodes, fields, none)
+        flat = np.frombuffer(raw, dtype=np.int64)
+    else:
+        values: Iterable[Any]
+        if "parent.node_id" in fields:
+            gets = [_parent_id if name == "parent.node_id" else attrgetter(name) for name in fields]
+            values = (get(node) for node in nodes for get in gets)
+        else:
+            get = attrgetter(*fields)
+            values = chain.from_iterable(map(get, nodes)) if len(fields) > 1 else map(get, nodes)
+        if none is not None:
+            values = (none if v is None else v for v in values)
+        flat = np.fromiter(values, dtype=np.int64, count=len(nodes) * len(fields))
+    return flat.reshape(len(nodes), len(fields))
+
+
+def _parent_id(node: TreeNode) -> int:
+    parent = node.parent
+    return -1 if parent is None else int(parent.node_id)
+
+
+def _baselines(base: Mapping[TreeNode, tuple[int, ...]], nodes: list[TreeNode]) -> np.ndarray:
+    """The baseline counts of ``nodes`` as an int64 array, a row each (as :data:`_COUNT_NAMES`)."""
+    if compiled is not None:
+        flat = np.frombuffer(compiled.baselines(base, nodes), dtype=np.int64)
+    else:
+        flat = np.fromiter(chain.from_iterable(map(base.__getitem__, nodes)), dtype=np.int64,
+                           count=len(nodes) * len(_COUNT_NAMES))
+    return flat.reshape(len(nodes), len(_COUNT_NAMES))
 
 
 def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
