@@ -42,34 +42,45 @@ def _saver(monkeypatch: pytest.MonkeyPatch, *, use_writer: bool) -> None:
     monkeypatch.setattr(background, "BackgroundSaver", Saver)  # train() imports it when it runs
 
 
-def _dump(db: Path) -> tuple[list[Any], list[Any], int]:
+def _dump(db: Path) -> tuple[list[Any], ...]:
     conn = sqlite3.connect(db)
     try:
+        movers = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'movers'").fetchone()[0]
         return (conn.execute("SELECT * FROM nodes ORDER BY id").fetchall(),
                 conn.execute("SELECT id, moves, winner, opponent, tree_player, iterations FROM games "
                              "ORDER BY id").fetchall(),
-                conn.execute("SELECT count(*) FROM history").fetchone()[0])
+                conn.execute("SELECT game_id, nodes, root_visits, depth_counts FROM history "
+                             "ORDER BY game_id").fetchall(),
+                conn.execute("SELECT * FROM movers ORDER BY node_id").fetchall() if movers else [],
+                conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('tree_id', 'saved_at', 'created_at') "
+                             "ORDER BY key").fetchall())
     finally:
         conn.close()
 
 
-@pytest.mark.parametrize("game,opponent", [("connect4", "self"), ("tictactoe", "random")])
+@pytest.mark.parametrize("game,options", [
+    ("connect4", {}),
+    ("tictactoe", {"opponent": "random", "solver": True}),  # proofs
+    ("openspiel:dots_and_boxes", {"iterations": 40}),  # movers stored: a player may move twice in a row
+])
 def test_the_writer_process_writes_the_same_file_as_saving_in_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, game: str, opponent: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, game: str, options: dict[str, Any]
 ) -> None:
     dumps = []
+    settings = {"iterations": 150, **options}
     for use_writer in (False, True):
         db = tmp_path / f"{use_writer}.db"
         _saver(monkeypatch, use_writer=use_writer)
-        train(game, db, games=2, iterations=150, opponent=opponent, seed=4, progress=False)  # a new file
+        train(game, db, games=2, seed=4, progress=False, **settings)  # a new file
         first = SAVERS[0].handed
-        summary = train(game, db, games=6, iterations=150, opponent=opponent, seed=5, progress=False)
+        summary = train(game, db, games=6, seed=5, progress=False, **settings)
         assert (first, SAVERS[1].handed) == ((1, 6) if use_writer else (0, 0))  # a new file's first game: here
         assert summary.total_games == 8 and summary.games == 6
         assert len(treelab.load(db)) == summary.nodes
         tree_invariants_hold(db)
         dumps.append(_dump(db))
-    assert dumps[0] == dumps[1]  # same ids, counts, proofs, created games; same games and history
+    assert dumps[0] == dumps[1]  # same ids, counts, proofs, created games, movers; same games, history, meta
+    assert game != "openspiel:dots_and_boxes" or dumps[0][3]  # the movers table was compared
 
 
 def test_games_are_logged_once_committed_and_the_summary_counts_them(
