@@ -203,3 +203,16 @@ def test_ctrl_c_of_the_whole_process_group_saves_and_exits_cleanly(tmp_path: Pat
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     tree_invariants_hold(db)
+
+
+def _train_in_a_pool_worker(db: str) -> int:
+    return train("tictactoe", db, games=30, iterations=30, seed=1, progress=False).total_games
+
+
+def test_a_process_that_may_not_start_children_saves_every_game_itself(tmp_path: Path) -> None:
+    """multiprocessing.Pool workers are daemonic and may not start the writer: train saves in-process."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.apply(_train_in_a_pool_worker, (str(tmp_path / "t.db"),)) == 30
+    tree_invariants_hold(tmp_path / "t.db")

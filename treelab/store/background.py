@@ -117,8 +117,9 @@ class BackgroundSaver:
         self.tree: Tree | None = None
         self._proc: Any = None
         self._conn: Any = None
-        if background:
-            self._proc, self._conn = spawn(_write, (os.fspath(db), game), "treelab-writer")
+        if background:  # a daemonic Pool worker may start no children, a full machine no process: then every
+            with suppress(AssertionError, OSError, RuntimeError, ValueError):  # game is saved here, as before
+                self._proc, self._conn = spawn(_write, (os.fspath(db), game), "treelab-writer")
         self._ready = False
         self._handing = False  # games go to the writer
         self.handed = 0
