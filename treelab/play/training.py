@@ -4,9 +4,10 @@ The tree plays itself (``opponent="self"``), a ``random`` / ``heuristic``
 opponent, or one drawn for each game from a ``pool`` (:mod:`treelab.play.pool`,
 earlier trees too), changing colours every game. Each game is logged in the database's
 ``games`` table and the tree is saved incrementally, in one transaction, after
-every game. Ctrl-C (SIGINT) or SIGTERM ends the current search at once; the
-unfinished game is dropped, the tree saved, and training returns normally.
-Running it again resumes from the saved tree.
+every game: from a writer process while the next game is played, once it has
+started (:mod:`treelab.store.background`; the file is the same). Ctrl-C (SIGINT)
+or SIGTERM ends the current search at once; the unfinished game is dropped, the
+tree saved, and training returns normally. Running it again resumes from the saved tree.
 
 Self-play explores by default, as AlphaZero's does (Silver et al. 2017): the
 tree's first ``temperature_moves`` moves of every game are sampled from the
@@ -181,7 +182,8 @@ def train(
         how: the UCT tree's move choice: ``"visits"`` (most selected) or ``"ucb1"`` (the
             original persistent-tree rule: the best UCB1 score).
         progress: show a progress bar (games, win/draw/loss, nodes, rate).
-        on_game: called after every logged game with (game id, moves, winner).
+        on_game: called with (game id, moves, winner) once each game is committed to ``db``
+            (with the writer process, while the next game is played).
         workers: play in this many processes at once, one writer merging what they
             learn (:mod:`treelab.play.parallel`); None: this process alone.
         ray: play on Ray instead: True for a local Ray, or a cluster address.
