@@ -216,3 +216,48 @@ def test_a_process_that_may_not_start_children_saves_every_game_itself(tmp_path:
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         assert pool.apply(_train_in_a_pool_worker, (str(tmp_path / "t.db"),)) == 30
     tree_invariants_hold(tmp_path / "t.db")
+
+
+KILLED_TRAINER = """
+import sys, treelab
+from treelab.store import background
+savers = []
+
+class Saver(background.BackgroundSaver):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        savers.append(self)
+
+background.BackgroundSaver = Saver
+treelab.train("connect4", sys.argv[1], games=10_000, iterations=100, seed=int(sys.argv[2]), progress=False,
+              on_game=lambda i, m, w: print(i, savers[0].handed, flush=True))
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kill_9_while_the_writer_saves_leaves_a_database_that_resumes(tmp_path: Path, seed: int) -> None:
+    db = tmp_path / "c4.db"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_TRAINER, str(db), str(seed)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    handed = 0
+    while handed < 3 + seed:  # the writer holds games by now
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else "trainer died"
+        handed = int(line.split()[1])
+    time.sleep(0.007 * seed)  # a different moment each time: mid-search, mid-hand-over, mid-commit
+    os.kill(proc.pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=30)  # returns once the writer, which shares stderr, has stopped too
+    assert "Traceback" not in err
+    tree_invariants_hold(db)
+    conn = sqlite3.connect(db)
+    try:
+        games, history = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("games", "history"))
+        searched = conn.execute("SELECT sum(length(moves) * iterations) FROM games").fetchone()[0]
+    finally:
+        conn.close()
+    tree = treelab.load(db)
+    assert games == history == tree.last_game_id and tree.root.nb_visit == searched  # whole games, nothing else
+    summary = train("connect4", db, games=2, iterations=50, seed=seed, progress=False)
+    assert summary.total_games == games + 2
+    tree_invariants_hold(db)

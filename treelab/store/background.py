@@ -55,8 +55,12 @@ _FAILED = "failed"
 
 
 def _write(db: str, game: str, conn: Any) -> None:
-    """The writer process: store each ``(row, delta)`` received, answering with the rows and the new ids."""
-    conn.send((_READY,))  # imported: the file is opened at the first game (this process may create it first)
+    """The writer process: store each ``(row, delta)`` received, answering with the rows and the new ids.
+
+    Once its parent is gone (a ``kill -9``), it stores what it holds and stops without a word.
+    """
+    if not _answer(conn, (_READY,)):  # imported: the file is opened at the first game (the parent may create it)
+        return
     writer: DeltaWriter | None = None
     earlier: Earlier | None = None  # the last game's new nodes: the next delta may name them by local id
     known = -1  # the file's save count the tree knows everything up to (its own games, not others' saves)
@@ -77,14 +81,24 @@ def _write(db: str, game: str, conn: Any) -> None:
                 if writer.found == known:  # no one else saved: the tree knows this save too
                     known = writer.generation
             except Exception as exc:  # every failure goes back to the parent, which raises it
-                conn.send((_FAILED, _portable(exc)))
+                _answer(conn, (_FAILED, _portable(exc)))
                 return
             ids = stored[0] or []
             earlier = Earlier(delta.first, np.array(ids, dtype=np.int64))
-            conn.send((_STORED, rows, ids))
+            if not _answer(conn, (_STORED, rows, ids)):
+                return
     finally:
         if writer is not None:
             writer.close()
+
+
+def _answer(conn: Any, message: tuple[Any, ...]) -> bool:
+    """Send ``message`` to the parent; False if it is gone."""
+    try:
+        conn.send(message)
+    except OSError:
+        return False
+    return True
 
 
 def _portable(exc: Exception) -> Exception:
