@@ -196,3 +196,39 @@ def test_compiled_columns_match_the_python_reference(monkeypatch: pytest.MonkeyP
     assert (len(delta.known) + 3, int(Proof.WIN)) in delta.proofs
     with pytest.raises(TypeError, match="None"):  # a None without a stand-in is an error, never a number
         fastpath.compiled.columns([tree.root], ("created_game",))  # type: ignore[union-attr]
+
+
+def _race(db: str, seed: int) -> tuple[dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]:
+    """A worker process: grow a copy of the file's tree and write every few searches, as fast as it can."""
+    tree = start(treelab.load(db))
+    base = counts_by_path(tree)
+    writer = DeltaWriter(db, "connect4")
+    rng = random.Random(seed)
+    for _ in range(12):
+        search(tree, "4", limit=Limit(iterations=150), rng=rng.randrange(1 << 30))
+        delta, new = take(tree, seen=-1)  # -1: it knows nothing of the other's saves
+        _, [ids] = writer.store([(f"worker {seed}", None, delta)])
+        renumber(new, ids)
+    writer.close()
+    return base, counts_by_path(tree)
+
+
+def test_two_worker_processes_writing_the_same_new_nodes_at_once_add_up_exactly(tmp_path: Path) -> None:
+    """Two processes, each with its own writer, race to store the same new (parent, move) rows: one row each, summed."""
+    import multiprocessing
+
+    db = saved(random_tree("connect4", 2, 10), tmp_path / "c4.db")
+    expected = by_path(db)
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        results = pool.starmap(_race, [(str(db), 1), (str(db), 2)])
+    for base, grown in results:
+        for path, (*counts, proven) in grown.items():
+            old = base.get(path, (0, 0, 0, 0, None))
+            row = list(expected.get(path, (0, 0, 0, 0, None)))
+            for i, n in enumerate(counts):
+                row[i] += n - old[i]
+            row[-1] = proven if proven is not None else row[-1]
+            expected[path] = tuple(row)
+    assert by_path(db) == expected  # no path twice (the unique index would refuse it), every count the sum
+    shared = set(results[0][1]) & set(results[1][1]) - set(results[0][0])
+    assert len(shared) > 50  # both grew many of the same new nodes: the race was real
