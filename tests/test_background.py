@@ -9,6 +9,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -137,13 +139,20 @@ def test_someone_else_saving_between_games_is_merged(tmp_path: Path) -> None:
     tree_invariants_hold(db)
 
 
-def test_an_error_of_the_writer_is_raised_here_and_stops_it(tmp_path: Path) -> None:
-    db = tmp_path / "c4.db"
+@contextmanager
+def _writer_ready(db: Path) -> Iterator[tuple[BackgroundSaver, treelab.Tree]]:
+    """A one-game tree in ``db``, loaded, and a saver whose writer takes its games."""
     train("connect4", db, games=1, iterations=50, seed=1, progress=False)
     tree = treelab.load(db)
     with BackgroundSaver(db, "connect4") as saver:
         saver.track(tree)
         assert saver.wait()
+        yield saver, tree
+
+
+def test_an_error_of_the_writer_is_raised_here_and_stops_it(tmp_path: Path) -> None:
+    db = tmp_path / "c4.db"
+    with _writer_ready(db) as (saver, tree):
         uct.search(tree, limit=uct.Limit(iterations=100), rng=1)
         for name in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
             name.unlink(missing_ok=True)
@@ -156,11 +165,7 @@ def test_an_error_of_the_writer_is_raised_here_and_stops_it(tmp_path: Path) -> N
 
 def test_a_killed_writer_is_one_clear_error_and_the_file_resumes(tmp_path: Path) -> None:
     db = tmp_path / "c4.db"
-    train("connect4", db, games=1, iterations=50, seed=1, progress=False)
-    tree = treelab.load(db)
-    with BackgroundSaver(db, "connect4") as saver:
-        saver.track(tree)
-        assert saver.wait()
+    with _writer_ready(db) as (saver, tree):
         os.kill(saver._proc.pid, signal.SIGKILL)
         saver._proc.join(timeout=10)
         uct.search(tree, limit=uct.Limit(iterations=100), rng=1)

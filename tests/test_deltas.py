@@ -29,9 +29,10 @@ def counts_by_path(tree: Tree) -> dict[str, tuple[Any, ...]]:
             for n in tree}
 
 
-def plus(total: dict[str, tuple[Any, ...]], base: dict[str, tuple[Any, ...]], grown: Tree) -> None:
-    """Add what ``grown`` gained over ``base`` (its snapshot) to ``total``: the serial replay's sums."""
-    for path, (*counts, proven) in counts_by_path(grown).items():
+def plus(total: dict[str, tuple[Any, ...]], base: dict[str, tuple[Any, ...]],
+         grown: Tree | dict[str, tuple[Any, ...]]) -> None:
+    """Add what ``grown`` (a tree, or its :func:`counts_by_path`) gained over ``base`` (its snapshot) to ``total``."""
+    for path, (*counts, proven) in (counts_by_path(grown) if isinstance(grown, Tree) else grown).items():
         old = base.get(path, (0, 0, 0, 0, None))
         row = list(total.get(path, (0, 0, 0, 0, None)))
         for i, n in enumerate(counts):
@@ -222,13 +223,7 @@ def test_two_worker_processes_writing_the_same_new_nodes_at_once_add_up_exactly(
     with multiprocessing.get_context("spawn").Pool(2) as pool:
         results = pool.starmap(_race, [(str(db), 1), (str(db), 2)])
     for base, grown in results:
-        for path, (*counts, proven) in grown.items():
-            old = base.get(path, (0, 0, 0, 0, None))
-            row = list(expected.get(path, (0, 0, 0, 0, None)))
-            for i, n in enumerate(counts):
-                row[i] += n - old[i]
-            row[-1] = proven if proven is not None else row[-1]
-            expected[path] = tuple(row)
+        plus(expected, base, grown)
     assert by_path(db) == expected  # no path twice (the unique index would refuse it), every count the sum
     shared = set(results[0][1]) & set(results[1][1]) - set(results[0][0])
     assert len(shared) > 50  # both grew many of the same new nodes: the race was real
