@@ -266,3 +266,23 @@ def test_kill_9_while_the_writer_saves_leaves_a_database_that_resumes(tmp_path: 
     summary = train("connect4", db, games=2, iterations=50, seed=seed, progress=False)
     assert summary.total_games == games + 2
     tree_invariants_hold(db)
+
+
+def test_on_one_core_every_game_is_saved_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer process could only take turns with the searches on a lone core: none is started."""
+    from treelab.play import training
+
+    started: list[bool] = []
+    real = background.BackgroundSaver
+
+    class Saver(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self._proc is not None)
+
+    monkeypatch.setattr(background, "BackgroundSaver", Saver)
+    monkeypatch.setattr(training, "_cores", lambda: 1)
+    assert train("tictactoe", tmp_path / "t.db", games=5, iterations=30, seed=1, progress=False).total_games == 5
+    monkeypatch.setattr(training, "_cores", lambda: 2)
+    train("tictactoe", tmp_path / "t.db", games=5, iterations=30, seed=1, progress=False)
+    assert started == [False, True]

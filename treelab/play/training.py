@@ -224,7 +224,7 @@ def train(
         return train_parallel(the_game, db, games=games, workers=workers, ray=ray, seed=rng,
                               progress=progress, on_game=on_game, **settings)
     the_pool = None if members is None else open_pool(members, the_game, db, iterations=iterations, rng=rng)
-    saver = BackgroundSaver(db, the_game.name, background=games > 1)
+    saver = BackgroundSaver(db, the_game.name, background=games > 1 and _cores() > 1)  # a lone core: saves here
     try:  # the writer process starts up while the tree loads
         tree = open_tree(db, the_game, c=cfg.exploration if cfg.algorithm == "uct" else None)
     except BaseException:
@@ -292,6 +292,12 @@ def train(
         interrupted=interrupted, distinct=len(seen), **tally,
         by_opponent=tuple(OpponentScore(m, sum(v), *v) for m, v in scores.items()) if members else (),
     )
+
+
+def _cores() -> int:
+    """The CPUs this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def exploration(settings: dict[str, Any]) -> str:
