@@ -227,3 +227,34 @@ def test_two_worker_processes_writing_the_same_new_nodes_at_once_add_up_exactly(
     assert by_path(db) == expected  # no path twice (the unique index would refuse it), every count the sum
     shared = set(results[0][1]) & set(results[1][1]) - set(results[0][0])
     assert len(shared) > 50  # both grew many of the same new nodes: the race was real
+
+
+@pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
+def test_compiled_delta_rows_match_the_python_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = start(Tree("tictactoe"))
+    tree.current_game = 7
+    search(tree, limit=Limit(iterations=300), rng=4)
+    for node, proof in zip(tree.new_nodes[5:40:9], (Proof.WIN, Proof.LOSS, Proof.DRAW, Proof.WIN), strict=True):
+        node.proven = proof
+    delta, _ = take(tree)
+    n = len(delta.moves)
+    ids = np.arange(100, 100 + n, dtype=np.int64)
+    pids = np.where(delta.parents >= LOCAL, ids[np.maximum(delta.parents - delta.first, 0)], delta.parents)
+    proven = [None] * n
+    for pos, proof in delta.proofs:
+        if pos >= len(delta.known):
+            proven[pos - len(delta.known)] = proof
+    assert any(p is not None for p in proven) and n > 120  # proofs, and more than two statements' worth
+    keep = np.ones(n, dtype=bool)
+    keep[::7] = False
+    cases = [(proven, True, None), (None, False, keep), (proven, True, keep)]
+    compiled = [deltas._new_rows(ids, pids, delta, *case) for case in cases]
+    monkeypatch.setattr(deltas, "compiled", None)
+    python = [deltas._new_rows(ids, pids, delta, *case) for case in cases]
+    assert compiled == python
+    assert compiled[0][0][:10] == (100, int(pids[0]), delta.moves[0], int(delta.depths[0]),
+                                   *map(int, delta.counts[0, :3]), proven[0], 7, int(delta.counts[0, 3]))
+    assert sum(len(group) for group in compiled[1]) == 10 * int(keep.sum())
+    with pytest.raises(ValueError, match="different lengths"):
+        fastpath.compiled.delta_rows(ids[:-1], pids, delta.depths, delta.counts, list(delta.moves),  # type: ignore[union-attr]
+                                     None, None, None, 50)

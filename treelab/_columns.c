@@ -11,6 +11,11 @@
  *                                  ``fields`` (a tuple of TreeNode slot names, or "parent.node_id"); a
  *                                  None value is ``none`` when given
  *   baselines(base, nodes)      -> bytes: for each node, the ints of the tuple base[node], as int64
+ *   delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width)
+ *                               -> [(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game,
+ *                                    nb_select, id, ...), ...]: the rows of the new nodes kept (``keep``: a bool
+ *                                  array, None for all), ``width`` per flat tuple for one multi-row INSERT
+ *                                  (the writer's, ~0.5 microseconds a row less than zipping the columns in Python)
  *
  * A value that is not an int (None, a float) is a TypeError naming the field.
  */
@@ -146,4 +151,82 @@ PyObject *baseline_columns(PyObject *self, PyObject *const *args, Py_ssize_t nar
 fail:
     Py_XDECREF(out);
     return NULL;
+}
+
+/* -- the other way: a delta's arrays as nodes rows (the writer's inserts) ------------------------------------ */
+
+#define ROW_VALUES 10 /* id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game, nb_select */
+
+/* A new reference to items[i] of a list, or None when the list is None. */
+static PyObject *item_or_none(PyObject *items, Py_ssize_t i) {
+    PyObject *value = items == Py_None ? Py_None : PyList_GET_ITEM(items, i);
+    Py_INCREF(value);
+    return value;
+}
+
+PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9 || !PyList_Check(args[4]) || !(args[5] == Py_None || PyList_Check(args[5])) ||
+        !(args[6] == Py_None || PyList_Check(args[6]))) {
+        PyErr_SetString(PyExc_TypeError, "delta_rows(ids, parent_ids, depths, counts, moves: list, proven: list | None, "
+                                         "created: list | None, keep | None, width)");
+        return NULL;
+    }
+    PyObject *moves = args[4], *proven = args[5], *created = args[6];
+    Py_ssize_t n = PyList_GET_SIZE(moves), width = PyLong_AsSsize_t(args[8]);
+    if (width == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer view[5] = {{0}};
+    int held = 0;
+    PyObject *out = NULL;
+    for (; held < 4; held++) /* ids, parent ids, depths, counts */
+        if (PyObject_GetBuffer(args[held], &view[held], PyBUF_C_CONTIGUOUS) < 0) goto done;
+    if (args[7] != Py_None) {
+        if (PyObject_GetBuffer(args[7], &view[4], PyBUF_C_CONTIGUOUS) < 0) goto done;
+        held++;
+    }
+    Py_ssize_t sized = (Py_ssize_t)sizeof(int64_t) * n;
+    if (width < 1 || view[0].len != sized || view[1].len != sized || view[2].len != sized || view[3].len != 4 * sized ||
+        (held == 5 && view[4].len != n) || (proven != Py_None && PyList_GET_SIZE(proven) != n) ||
+        (created != Py_None && PyList_GET_SIZE(created) != n)) {
+        PyErr_SetString(PyExc_ValueError, "delta_rows: columns of different lengths (int64 arrays, keep bool), or width < 1");
+        goto done;
+    }
+    const int64_t *ids = view[0].buf, *pids = view[1].buf, *depths = view[2].buf, *counts = view[3].buf;
+    const char *keep = held == 5 ? view[4].buf : NULL;
+    Py_ssize_t rows = 0;
+    for (Py_ssize_t i = 0; i < n; i++) rows += keep == NULL || keep[i];
+    if ((out = PyList_New((rows + width - 1) / width)) == NULL) goto done;
+    Py_ssize_t g = 0, at = 0;
+    PyObject *flat = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (keep != NULL && !keep[i]) continue;
+        if (flat == NULL) {
+            Py_ssize_t left = rows - g * width;
+            if ((flat = PyTuple_New(ROW_VALUES * (left < width ? left : width))) == NULL) goto fail;
+            PyList_SET_ITEM(out, g, flat);
+            at = 0;
+        }
+        const int64_t *c = counts + 4 * i;
+        PyObject *values[ROW_VALUES] = {
+            PyLong_FromLongLong(ids[i]), PyLong_FromLongLong(pids[i]), item_or_none(moves, i),
+            PyLong_FromLongLong(depths[i]), PyLong_FromLongLong(c[0]), PyLong_FromLongLong(c[1]),
+            PyLong_FromLongLong(c[2]), item_or_none(proven, i), item_or_none(created, i), PyLong_FromLongLong(c[3]),
+        };
+        for (int v = 0; v < ROW_VALUES; v++) {
+            if (values[v] == NULL) {
+                for (int w = 0; w < ROW_VALUES; w++) Py_XDECREF(values[w]);
+                goto fail;
+            }
+        }
+        for (int v = 0; v < ROW_VALUES; v++) PyTuple_SET_ITEM(flat, at++, values[v]);
+        if (at == PyTuple_GET_SIZE(flat)) {
+            flat = NULL;
+            g++;
+        }
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    for (int h = 0; h < held; h++) PyBuffer_Release(&view[h]);
+    return out;
 }

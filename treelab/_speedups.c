@@ -408,6 +408,9 @@ static PyMethodDef methods[] = {
      "int64 (None as none, when given)."},
     {"baselines", (PyCFunction)(void (*)(void))baseline_columns, METH_FASTCALL,
      "baselines(base, nodes) -> bytes: the int tuple base[node] of each node as native int64."},
+    {"delta_rows", (PyCFunction)(void (*)(void))delta_rows, METH_FASTCALL,
+     "delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width) -> the nodes rows of a "
+     "delta's kept new nodes, width rows per flat tuple (the last maybe fewer)."},
     {NULL, NULL, 0, NULL},
 };
 

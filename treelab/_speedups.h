@@ -4,7 +4,8 @@
  *   _nodes.c     reading and writing TreeNode slots, and the UCT tree walk (select, descend, backup);
  *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows; nodes from rows (loads);
  *   _loop.c      whole batches of default UCT simulations (walk, expand, playout, backup) on the bitboards;
- *   _columns.c   whole-number slots of many nodes as int64 columns (the arrays of a worker's delta).
+ *   _columns.c   whole-number slots of many nodes as int64 columns (the arrays of a worker's delta), and
+ *                a delta's arrays as the rows of the writer's inserts.
  */
 #ifndef TREELAB_SPEEDUPS_H
 #define TREELAB_SPEEDUPS_H
@@ -86,5 +87,6 @@ PyObject *new_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *int_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *baseline_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

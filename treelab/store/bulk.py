@@ -30,7 +30,7 @@ from ..nodes import kids_of, seal
 from ..tree import Tree, TreeNode
 from .integrity import check_row, damaged, label_check
 
-__all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "renumber", "rows", "write"]
+__all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "insert_grouped", "renumber", "rows", "write"]
 
 WIDTH = 50
 """Rows per ``INSERT ... VALUES (...), (...)`` statement (450 parameters, under every SQLite's limit)."""
@@ -108,16 +108,11 @@ def write(conn: sqlite3.Connection, nodes: list[TreeNode], parents: bytes, first
     One multi-row ``INSERT`` per :data:`WIDTH` rows runs about twice as fast as
     ``executemany`` with one row per statement (``benchmarks/scale.py``).
     """
-    many = _insert(WIDTH)
     collecting = gc.isenabled()
     gc.disable()  # the row tuples would set off collections that walk the whole tree: slower by half
     try:
         for start in range(0, len(nodes), CHUNK):
-            chunk = rows(nodes, parents, start, start + CHUNK, first_id, WIDTH)
-            tail = chunk.pop() if len(chunk[-1]) != ROW * WIDTH else None
-            conn.executemany(many, chunk)
-            if tail is not None:
-                conn.execute(_insert(len(tail) // ROW), tail)
+            insert_grouped(conn, rows(nodes, parents, start, start + CHUNK, first_id, WIDTH))
     finally:
         if collecting:
             gc.enable()
@@ -132,6 +127,14 @@ def insert(conn: sqlite3.Connection, node_rows: Iterable[tuple[Any, ...]]) -> No
     conn.executemany(_insert(WIDTH), groups)
     if whole < len(flat):
         conn.execute(_insert((len(flat) - whole) // ROW), flat[whole:])
+
+
+def insert_grouped(conn: sqlite3.Connection, groups: list[tuple[Any, ...]]) -> None:
+    """Insert ``nodes`` rows as flat tuples of :data:`WIDTH` rows (the last maybe fewer), as :func:`rows` gives them."""
+    tail = groups.pop() if groups and len(groups[-1]) != ROW * WIDTH else None
+    conn.executemany(_insert(WIDTH), groups)
+    if tail:
+        conn.execute(_insert(len(tail) // ROW), tail)
 
 
 def renumber(nodes: list[TreeNode], first_id: int) -> None:
