@@ -286,3 +286,27 @@ def test_on_one_core_every_game_is_saved_in_process(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(training, "_cores", lambda: 2)
     train("tictactoe", tmp_path / "t.db", games=5, iterations=30, seed=1, progress=False)
     assert started == [False, True]
+
+
+def test_searches_of_a_game_cut_short_are_saved_alike_with_no_game(tmp_path: Path) -> None:
+    """Ctrl-C mid-game: what the searches learned is saved, the same either way, its nodes naming no game."""
+    dumps = []
+    for use_writer in (False, True):
+        db = tmp_path / f"{use_writer}.db"
+        train("connect4", db, games=1, iterations=50, seed=1, progress=False)
+        tree = treelab.load(db)
+        with BackgroundSaver(db, "connect4", background=use_writer) as saver:
+            saver.track(tree)
+            assert saver.wait() == use_writer
+            tree.current_game = 2  # the game being played when it was cut short
+            uct.search(tree, "4", limit=uct.Limit(iterations=300), rng=3)
+            assert saver.save(None) == []
+            assert saver.finish() == []
+        dumps.append(_dump(db))
+        conn = sqlite3.connect(db)
+        try:
+            assert conn.execute("SELECT count(*) FROM nodes WHERE created_game = 2").fetchone()[0] == 0
+            assert conn.execute("SELECT count(*) FROM nodes WHERE created_game IS NULL").fetchone()[0] > 100
+        finally:
+            conn.close()
+    assert dumps[0] == dumps[1]

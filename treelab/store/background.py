@@ -202,7 +202,8 @@ class BackgroundSaver:
 
     # -- saving ------------------------------------------------------------
     def save(self, row: dict[str, Any] | None) -> list[dict[str, Any]]:
-        """Save the last game (``row``; None: only what searches of a game cut short learned).
+        """Save the last game (``row``; None: only what searches of a game cut short learned, their new
+        nodes with no ``created_game``, as the writer stores them too).
 
         Returns:
             The game rows committed since the last call (this one's, if it was saved
@@ -211,6 +212,9 @@ class BackgroundSaver:
         tree = self.tree
         if tree is None:
             raise StoreError("no tree to save: track() it first")
+        if row is None:  # the game is not logged (its id goes to the next one): its nodes name no game
+            for node in tree.new_nodes:
+                node.created_game = None
         if not self._handing:
             save(tree, self.db, games=[] if row is None else [row])
             self._hand_over()  # nothing is unsaved now
