@@ -240,6 +240,7 @@ def train(
     started = time.perf_counter()
     bar = _progress_bar(games, progress, the_game.name)
     score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
+
     def logged(rows: list[dict[str, Any]]) -> None:  # committed games: callback, progress
         for row in rows:
             if on_game is not None:
