@@ -128,7 +128,8 @@ def test_analyse_three_times_during_train_real_processes(tmp_path: Path) -> None
                             "--seed", "1", "-q"), check=True, env=env, capture_output=True)
     start_visits = load(db).root.nb_visit
     iterations = 300
-    train = subprocess.Popen(_treelab("train", "connect4", "--db", str(db), "--games", "30", "--iterations",
+    games = 150  # a few seconds: training saves from a writer process now, and 30 games ended before analyse began
+    train = subprocess.Popen(_treelab("train", "connect4", "--db", str(db), "--games", str(games), "--iterations",
                                       str(iterations), "--seed", "2", "-q"),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     analysed, overlapped = 0, 0
@@ -157,7 +158,7 @@ def test_analyse_three_times_during_train_real_processes(tmp_path: Path) -> None
         moves = [m for (m,) in conn.execute("SELECT moves FROM games WHERE id > 2")]
     finally:
         conn.close()
-    assert len(moves) == 30
+    assert len(moves) == games
     trained = sum(len(m) for m in moves) * iterations  # self-play: the tree searches every move
     assert load(db).root.nb_visit == start_visits + trained + analysed
     check(db)
