@@ -281,7 +281,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     amounts = np.concatenate([delta.known_counts, delta.counts[found]]) if n else delta.known_counts
     if len(targets):
         before = conn.total_changes
-        conn.executemany(_ADD, [(*c, i) for c, i in zip(amounts.tolist(), targets.tolist(), strict=True)])
+        conn.executemany(_ADD, np.column_stack((amounts, targets)).tolist())  # (visit, win, draw, select, id) rows
         if conn.total_changes - before != len(targets):
             raise StoreError(f"{name!r} lacks nodes a worker had loaded from it: was the file replaced mid-run?")
     if delta.proofs:

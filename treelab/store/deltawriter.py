@@ -71,7 +71,8 @@ class DeltaWriter:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def _log_grown(self, generation: int, now: list[np.ndarray]) -> None:
-        self._grown.append((generation, np.unique(np.concatenate(now)) if now else np.zeros(0, dtype=np.int64)))
+        grew = np.concatenate(now) if now else np.zeros(0, dtype=np.int64)  # repeats and all: np.isin copes
+        self._grown.append((generation, grew))
         while sum(len(ids) for _, ids in self._grown) > GROWN_LOG and len(self._grown) > 1:
             self._grown_since = self._grown.pop(0)[0]
 
