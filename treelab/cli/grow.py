@@ -94,8 +94,9 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, pool:
           quiet: bool, workers: int | None, ray: str | None) -> None:
     """Grow the tree in DB by playing whole games; re-running resumes.
 
-    The tree is saved after every game in one transaction; Ctrl-C saves and
-    stops cleanly. With --workers N (or --ray) games are played in parallel on
+    The tree is saved after every game in one transaction (by a writer process
+    while the next game is played); Ctrl-C saves and stops cleanly. With
+    --workers N (or --ray) games are played in parallel on
     snapshots of the tree and one writer adds what each game learned. Self-play
     explores by default: the first moves of every game are sampled from the
     simulations that selected them (temperature 1), so games differ; the
