@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -199,9 +200,9 @@ def test_compiled_columns_match_the_python_reference(monkeypatch: pytest.MonkeyP
         fastpath.compiled.columns([tree.root], ("created_game",))  # type: ignore[union-attr]
 
 
-def _race(db: str, seed: int) -> tuple[dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]:
-    """A worker process: grow a copy of the file's tree and write every few searches, as fast as it can."""
-    tree = start(treelab.load(db))
+def _race(db: str, snapshot: str, seed: int) -> tuple[dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]:
+    """A worker process: grow a copy of the file's tree as it was (``snapshot``) and write every few searches."""
+    tree = start(treelab.load(snapshot))  # the same copy for both workers, whoever starts writing first
     base = counts_by_path(tree)
     writer = DeltaWriter(db, "connect4")
     rng = random.Random(seed)
@@ -219,14 +220,17 @@ def test_two_worker_processes_writing_the_same_new_nodes_at_once_add_up_exactly(
     import multiprocessing
 
     db = saved(random_tree("connect4", 2, 10), tmp_path / "c4.db")
+    snapshot = tmp_path / "snapshot.db"
+    shutil.copyfile(db, snapshot)
     expected = by_path(db)
     with multiprocessing.get_context("spawn").Pool(2) as pool:
-        results = pool.starmap(_race, [(str(db), 1), (str(db), 2)])
+        results = pool.starmap(_race, [(str(db), str(snapshot), 1), (str(db), str(snapshot), 2)])
     for base, grown in results:
         plus(expected, base, grown)
     assert by_path(db) == expected  # no path twice (the unique index would refuse it), every count the sum
-    shared = set(results[0][1]) & set(results[1][1]) - set(results[0][0])
-    assert len(shared) > 50  # both grew many of the same new nodes: the race was real
+    assert results[0][0] == results[1][0]  # one snapshot
+    shared = (set(results[0][1]) & set(results[1][1])) - set(results[0][0])
+    assert len(shared) > 50  # both grew many of the same new nodes: the second to write merged them
 
 
 @pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
