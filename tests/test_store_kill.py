@@ -20,22 +20,19 @@ from treelab.store.records import read_games, read_history
 # Every committed state therefore has root nb_visit == number of games rows.
 WRITER = """
 import random, sys
+sys.path.insert(0, sys.argv[3])
+from random_games import random_game
 from treelab.store.persistence import open_tree, save
 db, seed = sys.argv[1], int(sys.argv[2])
 rng = random.Random(seed)
 tree = open_tree(db, "connect4")
-game = tree.game
 print("ready", flush=True)
 while True:
     rows = []
     for _ in range(rng.randrange(1, 40)):
-        state, moves = game.initial(), []
-        while not state.is_terminal:
-            move = rng.choice(state.legal_moves())
-            moves.append(move)
-            state = state.play(move)
-        tree.record(moves, state.winner)
-        rows.append({"moves": moves, "winner": state.winner})
+        moves, winner = random_game(tree.game, rng)
+        tree.record(moves, winner)
+        rows.append({"moves": moves, "winner": winner})
     save(tree, db, games=rows)
 """
 
@@ -74,7 +71,7 @@ def test_kill_9_leaves_the_last_committed_state(tmp_path: Path) -> None:
     played = 0
     for round_ in range(5):
         child = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(db), str(seed + round_)],
+            [sys.executable, "-c", WRITER, str(db), str(seed + round_), str(Path(__file__).parent)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         assert child.stdout is not None
