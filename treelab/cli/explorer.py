@@ -20,10 +20,14 @@ __all__ = ["COMMANDS", "describe_diff", "diff", "serve"]
               help="Address to listen on (only this machine can connect to 127.0.0.1).")
 @option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
+@option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+        help="Also answer requests addressed to NAME (a DNS name other machines use to reach this one; "
+             "'*' turns the Host check off). Repeatable.")
 @option("--no-browser", is_flag=True, help="Do not open the page in a web browser.")
 @path_option
 @library_errors
-def serve(db: str, compare: str | None, host: str, port: int, no_browser: bool, path: str) -> None:
+def serve(db: str, compare: str | None, host: str, port: int, allow_hosts: tuple[str, ...], no_browser: bool,
+          path: str) -> None:
     """Explore the tree in DB in the browser (read-only), live while training writes it.
 
     The page shows a position's board with each move's visit share and mean
@@ -33,20 +37,36 @@ def serve(db: str, compare: str | None, host: str, port: int, no_browser: bool, 
     games and, with --compare, a second tree aligned by move path. The URL is
     the state: /?path=SEQ. JSON API: /api/node?path=SEQ, /api/subtree.svg.
 
+    It listens on 127.0.0.1 (this machine only) unless --host says otherwise,
+    and answers only requests addressed to a name it was bound to (a guard
+    against DNS rebinding); --host 0.0.0.0 serves every machine that can reach
+    this one, with no password, and says so.
+
     \b
     Example:
       treelab serve data/connect4.db --compare c4-other.db --port 8765
     """
     from ..play.explorer import explorer_app
-    from ..view.explorer.server import bind
+    from ..view.explorer.server import allowed_hosts, bind, is_loopback, machine_addresses
     from ..view.explorer.server import serve as run
 
-    app = explorer_app(db, compare)
+    hosts = allowed_hosts(host, allow_hosts)
+    app = explorer_app(db, compare, hosts=hosts)
     sock = bind(host, port)
+    bound = sock.getsockname()[1]
+    wildcard = host in ("0.0.0.0", "::", "")
+    if not is_loopback(host):
+        where = "every machine that can reach this one" if wildcard else f"machines that can reach {host}"
+        click.echo(f"warning: --host {host} serves {db} to {where}, read-only and with no password; "
+                   "use --host 127.0.0.1 to keep it on this machine", err=True)
 
     def announce(url: str) -> None:
         extra = f" compared with {compare}" if compare else ""
         click.echo(f"serving {db}{extra} read-only at {url} (Ctrl-C stops)", err=False)
+        if wildcard:
+            others = [a for a in machine_addresses() if not is_loopback(a)]
+            links = ", ".join(f"http://{f'[{a}]' if ':' in a else a}:{bound}/" for a in others)
+            click.echo(f"  from other machines: {links or 'this machine has no other address'}")
 
     run(app, sock, open_browser=not no_browser, path=path, announce=announce)
 

@@ -191,6 +191,8 @@ class Game(ABC):
     """Registry name (``"connect4"``)."""
     num_moves: int = 0
     """Move labels are ``1``..``num_moves``."""
+    max_length: int | None = None
+    """The most moves one game can last (Connect Four 42), bounding the paths a tree can hold; None: unknown."""
     move_word: str = "move"
     """What a move is called in messages (``"column"``, ``"cell"``)."""
 

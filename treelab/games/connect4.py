@@ -229,6 +229,7 @@ class ConnectFour(Game):
 
     name = "connect4"
     num_moves = WIDTH
+    max_length = WIDTH * HEIGHT
     move_word = "column"
     full_word = "full"
     example = "4453"

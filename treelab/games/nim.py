@@ -100,6 +100,7 @@ class Nim(Game):
 
     name = "nim"
     num_moves = len(PILES) * _MOST
+    max_length = sum(PILES)  # every move takes at least one object
     move_word = "move"
     full_word = "more than the pile holds"
     example = "d7,c5"

@@ -134,7 +134,8 @@ class OpenSpielGame(Game):
     def __init__(self, name: str, spiel_game: Any) -> None:
         self.name = name
         self.spiel_game = spiel_game
-        self.alternating = strictly_alternating(spiel_game)
+        self.max_length = int(spiel_game.max_game_length())
+        self.alternating = strictly_alternating(spiel_game, name=name)
         self.num_moves = int(spiel_game.num_distinct_actions())
         first = spiel_game.new_initial_state()
         line = []
@@ -201,7 +202,15 @@ class OpenSpielGame(Game):
         return f"OpenSpielGame({self.name!r})"
 
 
-def strictly_alternating(spiel_game: Any, *, games: int = 64, moves: int = 20_000, seed: int = 0) -> bool:
+MAX_ACTIONS = 100_000
+"""The most distinct actions an OpenSpiel game may have (chess has 4,674, go 19x19 362): beyond it, a
+search's children and its priors would not fit, and OpenSpiel allocates boards of that size."""
+MAX_GAME_LENGTH = 100_000
+"""The longest game an OpenSpiel game may declare (chess: 17,695 moves)."""
+
+
+def strictly_alternating(spiel_game: Any, *, games: int = 64, moves: int = 20_000, seed: int = 0,
+                         name: str = "the openspiel game") -> bool:
     """Whether OpenSpiel's player 0 moves first and the players alternate in seeded random games.
 
     Plays up to ``games`` uniformly random games (at most ``moves`` moves in all;
@@ -209,6 +218,10 @@ def strictly_alternating(spiel_game: Any, *, games: int = 64, moves: int = 20_00
     player moves twice in a row (dots and boxes closes a box within a few random
     moves, checkers' multiple jumps and amazons' three-part turns at once). A
     game that passes still has every move checked in :meth:`OpenSpielState.play`.
+
+    Raises:
+        UnsupportedGameError: a random game reached a position that is not over and has no
+            legal action (``hex(board_size=1)``), which no search can play.
     """
     rng = random.Random(seed)
     played = 0
@@ -222,6 +235,11 @@ def strictly_alternating(spiel_game: Any, *, games: int = 64, moves: int = 20_00
             if player == last:
                 return False
             legal = spiel.legal_actions()
+            if not legal:
+                raise UnsupportedGameError(
+                    f"{name!r} reached a position that is not over but has no legal action "
+                    f"(after {spiel.history()!r}): check the game's parameters"
+                )
             spiel.apply_action(legal[int(rng.random() * len(legal))])
             last, played = player, played + 1
     return True
@@ -307,6 +325,12 @@ def load_openspiel(name: str) -> OpenSpielGame:
     ):
         why = (f"returns scores in [{spiel_game.min_utility():g}, {spiel_game.max_utility():g}]; "
                "treelab plays win/draw/loss games (returns in [-1, 1])")
+    elif not (0 < spiel_game.num_distinct_actions() <= MAX_ACTIONS
+              and 0 < spiel_game.max_game_length() <= MAX_GAME_LENGTH):
+        # OpenSpiel computes the sizes in 32-bit ints: a huge board can wrap to 0 or below
+        why = (f"is too large or malformed: it declares {spiel_game.num_distinct_actions():,} actions and games "
+               f"of up to {spiel_game.max_game_length():,} moves, where treelab holds 1-{MAX_ACTIONS:,} actions "
+               f"and 1-{MAX_GAME_LENGTH:,} moves: choose smaller parameters")
     if why:
         raise UnsupportedGameError(f"openspiel game {name!r} {why}")
     return OpenSpielGame(canonical, spiel_game)

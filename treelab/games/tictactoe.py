@@ -119,6 +119,7 @@ class TicTacToe(Game):
 
     name = "tictactoe"
     num_moves = 9
+    max_length = 9
     move_word = "cell"
     full_word = "taken"
     example = "519"

@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from ..analysis.compare import diff
 from ..errors import GameMismatchError
 from ..tree import Tree, TreeNode
-from ..view.explorer.app import create_app
+from ..view.explorer.app import LOOPBACK_NAMES, create_app
 from ..view.explorer.data import TreeFile
 from ..view.explorer.server import Background
 
@@ -42,8 +43,12 @@ def _compare(a: Path, b: Path, path: str) -> dict[str, Any]:
     return diff(a, b, path, count_nodes=False).to_dict()
 
 
-def explorer_app(db: str | os.PathLike[str], compare: str | os.PathLike[str] | None = None) -> Any:
+def explorer_app(db: str | os.PathLike[str], compare: str | os.PathLike[str] | None = None, *,
+                 hosts: Sequence[str] = LOOPBACK_NAMES) -> Any:
     """The explorer's ASGI app over ``db`` (and ``compare``, a tree of the same game), both checked now.
+
+    ``hosts`` are the names requests may give in their ``Host`` header (loopback names by default;
+    :func:`treelab.view.explorer.server.allowed_hosts` for a server bound elsewhere).
 
     Raises:
         StoreError, NotATreelabDatabaseError: a file that is missing or not a treelab database.
@@ -51,14 +56,14 @@ def explorer_app(db: str | os.PathLike[str], compare: str | os.PathLike[str] | N
     """
     main = TreeFile.open(db)
     if compare is None:
-        return create_app(main)
+        return create_app(main, hosts=hosts)
     other = TreeFile.open(compare)
     if other.game.name != main.game.name:
         raise GameMismatchError(
             f"{main.name!r} holds a {main.game.name!r} tree and {other.name!r} a {other.game.name!r} tree: "
             "compare two trees of one game"
         )
-    return create_app(main, other=other, compare=functools.partial(_compare, main.path, other.path))
+    return create_app(main, other=other, compare=functools.partial(_compare, main.path, other.path), hosts=hosts)
 
 
 def _snapshot(tree: Tree) -> Path:

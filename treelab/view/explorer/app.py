@@ -22,7 +22,7 @@ nothing a client sends makes a 500.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,11 @@ from ...errors import (
     TooLargeError,
     TreelabError,
 )
+from ...games import Game
 from .data import Replay, TreeFile
 from .diagram import DiagramCache
 
-__all__ = ["STATIC", "Compare", "create_app"]
+__all__ = ["LOOPBACK_NAMES", "STATIC", "Compare", "HostCheck", "create_app", "host_of"]
 
 STATIC = Path(__file__).with_name("static")
 """The page's own files: the only files the server reads besides the databases."""
@@ -53,8 +54,8 @@ STATIC = Path(__file__).with_name("static")
 Compare = Callable[[str], Mapping[str, Any]]
 """The compare view's answer for a position: the ``treelab diff --json`` object (wired in by the caller)."""
 
-MAX_PATH = 400
-"""The longest ``path`` accepted (characters): longer than any game here."""
+LONGEST_UNKNOWN = 100_000
+"""The most moves accepted in a ``path`` of a game that does not declare its longest game."""
 MAX_DEPTH = 6
 """The deepest diagram the page may ask for (levels below the node)."""
 MAX_TOP = 20
@@ -86,12 +87,19 @@ def _int(request: Request, key: str, default: int | None, low: int, high: int) -
     return int(raw)
 
 
-def _path(request: Request) -> str:
+def _path(request: Request, game: Game) -> str:
+    """The query's ``path``, at most as many moves as the game's longest game (``Game.max_length``)."""
     raw = request.query_params.get("path", "")
-    if len(raw) > MAX_PATH:
-        raise QueryError(f"path of {len(raw)} characters is too long: use at most {MAX_PATH}")
+    longest = game.max_length or LONGEST_UNKNOWN
+    # a move takes at most its label's digits and a separator: cheap to refuse before parsing
+    if len(raw) > longest * (len(str(game.num_moves)) + 2) + 16:
+        raise QueryError(f"path of {len(raw):,} characters is longer than any {game.name} game: "
+                         f"use at most {longest:,} moves")
     if any(ord(ch) < 32 for ch in raw):
         raise QueryError(f"path {raw[:40]!r} holds control characters: write moves like 4453 or 4,4,5,3")
+    moves = len(game.parse(raw))
+    if moves > longest:
+        raise QueryError(f"path of {moves:,} moves is longer than any {game.name} game: use at most {longest:,}")
     return raw
 
 
@@ -105,7 +113,46 @@ def _replay(request: Request) -> Replay | None:
     return Replay(game, since)
 
 
-def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compare | None = None) -> Starlette:
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+"""The names a request may give in its ``Host`` header when nothing else is allowed."""
+
+
+def host_of(header: str) -> str:
+    """The name in a ``Host`` header without its port: ``"[::1]:8765"`` -> ``"::1"``, ``"a.b:80"`` -> ``"a.b"``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class HostCheck:
+    """ASGI middleware answering 400 to a request whose ``Host`` is not one of ``hosts`` (``"*"``: any).
+
+    A page on another site can make a browser send requests here through a DNS name that resolves to
+    this machine (DNS rebinding); such requests carry that name, not one this server was bound to, so
+    they are refused before they reach the app. (Starlette's ``TrustedHostMiddleware`` cuts IPv6 hosts
+    at their first ``:``.)
+    """
+
+    def __init__(self, app: Any, hosts: Sequence[str]) -> None:
+        self.app = app
+        self.hosts = frozenset(h.lower().strip("[]") for h in hosts)
+        self.state = getattr(app, "state", None)
+        """The app's state (the server closes its diagram cache through it)."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket") and "*" not in self.hosts:
+            header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            if host_of(header) not in self.hosts:
+                answer = _error(400, f"host {header[:80]!r} is not served here: open the address that "
+                                     "treelab serve printed, or allow the name with --allow-host")
+                await answer(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compare | None = None,
+               hosts: Sequence[str] = LOOPBACK_NAMES) -> Any:
     """The explorer's ASGI app over ``main`` (and ``other``, the compared tree, with its ``compare`` answer).
 
     Args:
@@ -113,6 +160,7 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         other: a second database of the same game (``db=b`` in the API, and the compare view).
         compare: the compare view's answer for a position (``treelab.analysis.compare`` wired in
             by the caller: the view layer does not import the analysis layer).
+        hosts: the names requests may give in their ``Host`` header (:class:`HostCheck`; ``"*"``: any).
     """
     files = {"a": main, **({"b": other} if other is not None else {})}
     diagrams = DiagramCache()
@@ -141,7 +189,8 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         return FileResponse(STATIC / "index.html", headers=_HEADERS)
 
     def node(request: Request) -> Response:
-        return JSONResponse(tree_file(request).node(_path(request), _replay(request)), headers=_HEADERS)
+        source = tree_file(request)
+        return JSONResponse(source.node(_path(request, source.game), _replay(request)), headers=_HEADERS)
 
     def info(request: Request) -> Response:
         data = tree_file(request).info()
@@ -151,7 +200,7 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
     def subtree(request: Request) -> Response:
         source = tree_file(request)
         svg = diagrams.svg(
-            source, _path(request), depth=_int(request, "depth", 2, 0, MAX_DEPTH) or 0,
+            source, _path(request, source.game), depth=_int(request, "depth", 2, 0, MAX_DEPTH) or 0,
             top=_int(request, "top", None, 1, MAX_TOP), replay=_replay(request),
         )
         return Response(svg, media_type="image/svg+xml", headers=_HEADERS)
@@ -159,7 +208,7 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
     def compared(request: Request) -> Response:
         if compare is None:
             return _error(404, "no second tree is served: start the explorer with --compare DB2")
-        path = _path(request)
+        path = _path(request, main.game)
         data = dict(compare(path))
         for row in data.get("children", []):
             row["path"] = main.child_path(path, row["move"])
@@ -181,4 +230,4 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, 404: not_found})
     app.state.diagrams = diagrams  # closed by the server as it stops
-    return app
+    return HostCheck(app, hosts)

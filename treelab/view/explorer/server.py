@@ -10,18 +10,23 @@ otherwise, and serves only the app given to it.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import socket
 import threading
 import time
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import uvicorn
 
 from ...errors import ServeError
+from .app import LOOPBACK_NAMES
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "Background", "bind", "serve", "url_of"]
+__all__ = [
+    "DEFAULT_HOST", "DEFAULT_PORT", "Background", "allowed_hosts", "bind", "is_loopback", "machine_addresses", "serve",
+    "url_of",
+]
 
 DEFAULT_HOST = "127.0.0.1"
 """Only this machine can connect unless ``--host`` says otherwise."""
@@ -56,6 +61,32 @@ def bind(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
         raise ServeError(f"port {port!r} on {host!r} {reason}: pick another with --port (0 for any free one)") from None
     sock.set_inheritable(True)
     return sock
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (``127.0.0.1``, ``localhost``, ``::1``)."""
+    try:
+        return all(ipaddress.ip_address(info[4][0]).is_loopback for info in socket.getaddrinfo(host, None))
+    except (socket.gaierror, UnicodeError, ValueError):
+        return False
+
+
+def machine_addresses() -> list[str]:
+    """This machine's name and the addresses it resolves to (what other machines may type to reach it)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    for name in list(names):
+        with contextlib.suppress(OSError, UnicodeError):
+            names.update(str(info[4][0]) for info in socket.getaddrinfo(name, None))
+    return sorted(n for n in names if n)
+
+
+def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:
+    """The ``Host`` names the explorer answers when bound to ``host``: loopback names, ``host`` itself,
+    and for a wildcard bind (``0.0.0.0``, ``::``) this machine's names and addresses; plus ``extra``."""
+    names = [*LOOPBACK_NAMES, host, *extra]
+    if host in ("0.0.0.0", "::", ""):
+        names += machine_addresses()
+    return sorted(set(names))
 
 
 def url_of(sock: socket.socket) -> str:

@@ -1,0 +1,130 @@
+"""Reliability round three (issue 21): hostile OpenSpiel parameters, deep OpenSpiel paths in the
+explorer, and the explorer's Host check and exposure warning."""
+
+from __future__ import annotations
+
+import http.client
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_helpers import assert_clean_error, run
+from explorer_helpers import SAMPLE_C4, Server, copy_db, serving
+
+import treelab
+from treelab.view.explorer.app import host_of
+
+pytest.importorskip("pyspiel")
+
+
+@pytest.mark.parametrize(("size", "why"), [(1, "no legal action"), (-1, "no legal action"), (0, "malformed")])
+def test_openspiel_game_with_a_bad_board_is_refused_in_one_line(tmp_path: Path, size: int, why: str) -> None:
+    """hex(board_size=1) reaches a position that is not over with no legal action (an IndexError once)."""
+    db = tmp_path / "hex.db"
+    result = run("train", f"openspiel:hex(board_size={size})", "--db", str(db), "--games", "1")
+    assert_clean_error(result, f"board_size={size}", why)
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("size", [100000, 65536, 50000])
+def test_openspiel_game_too_large_is_refused_before_it_allocates(tmp_path: Path, size: int) -> None:
+    """hex(board_size=100000) once took 22 GB in 60 s; OpenSpiel's sizes wrap around for such boards."""
+    db = tmp_path / "hex.db"
+    result = run("train", f"openspiel:hex(board_size={size})", "--db", str(db), "--games", "1")
+    assert_clean_error(result, f"board_size={size}", "too large", "100,000")
+    assert not db.exists()
+
+
+def test_games_declare_their_longest_game() -> None:
+    assert treelab.find_game("connect4").max_length == 42
+    assert treelab.find_game("tictactoe").max_length == 9
+    assert treelab.find_game("openspiel:hex(board_size=5)").max_length == 25
+
+
+def _deep_hex_tree(db: Path, moves: int) -> str:
+    """A stored hex(19) tree holding one random line of ``moves`` actions; its position (comma-separated)."""
+    game = treelab.find_game("openspiel:hex(board_size=19)")
+    rng = random.Random(7)
+    state, line = game.initial(), []
+    while len(line) < moves and not state.is_terminal:
+        move = rng.choice(state.legal_moves())
+        line.append(move)
+        state = state.play(move)
+    assert len(line) == moves, "the random hex game ended early: pick another seed"
+    tree = treelab.Tree(game)
+    position = game.notation(line)
+    tree.record(position, winner=1)
+    tree.save(db)
+    return position
+
+
+def test_explorer_opens_a_deep_openspiel_position(tmp_path: Path) -> None:
+    """A hex(19) position of 150 moves is far longer than 400 characters (the old limit)."""
+    db = tmp_path / "hex.db"
+    position = _deep_hex_tree(db, 150)
+    assert len(position) > 400
+    with serving(str(db)) as server:
+        status, body = server.json(f"/api/node?path={position}")
+        assert status == 200, body
+        assert body["nb_visit"] == 1
+        assert len(body["path"].split(",")) == 150
+        too_long = ",".join(["0"] * 362)  # more moves than hex(19) (361 cells) can have
+        status, body = server.json(f"/api/node?path={too_long}")
+        assert status == 400 and "longer than any" in body["error"], body
+
+
+def _get_with_host(server: Server, host: str, target: str = "/api/info") -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    try:
+        conn.putrequest("GET", target, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host)
+        conn.endheaders()
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def test_explorer_refuses_requests_addressed_to_another_host(tmp_path: Path) -> None:
+    """A DNS-rebinding page reaches 127.0.0.1 under its own name: that Host is refused."""
+    db = copy_db(SAMPLE_C4, tmp_path / "c4.db")
+    with serving(str(db)) as server:
+        status, body = _get_with_host(server, "attacker.example:80")
+        assert status == 400 and b"attacker.example" in body
+        for good in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "localhost"):
+            status, body = _get_with_host(server, good)
+            assert status == 200, (good, body)
+
+
+def test_explorer_allow_host_adds_a_name(tmp_path: Path) -> None:
+    db = copy_db(SAMPLE_C4, tmp_path / "c4.db")
+    with serving(str(db), "--allow-host", "treelab.lan") as server:
+        assert _get_with_host(server, "treelab.lan:8765")[0] == 200
+        assert _get_with_host(server, "other.lan")[0] == 400
+
+
+def test_serve_on_all_interfaces_warns_and_prints_reachable_addresses(tmp_path: Path) -> None:
+    db = copy_db(SAMPLE_C4, tmp_path / "c4.db")
+    cmd = [sys.executable, "-m", "treelab", "serve", str(db), "--host", "0.0.0.0", "--port", "0", "--no-browser"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        second = proc.stdout.readline()
+        warning = proc.stderr.readline()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "read-only at http://" in first
+    assert "from other machines:" in second
+    assert warning.startswith("warning: --host 0.0.0.0 serves") and "no password" in warning
+
+
+@pytest.mark.parametrize(("header", "name"), [
+    ("127.0.0.1:8765", "127.0.0.1"), ("[::1]:8765", "::1"), ("LocalHost", "localhost"), ("::1", "::1"),
+    ("a.example:80", "a.example"),
+])
+def test_host_of_strips_the_port_and_ipv6_brackets(header: str, name: str) -> None:
+    assert host_of(header) == name
