@@ -128,3 +128,24 @@ def test_serve_on_all_interfaces_warns_and_prints_reachable_addresses(tmp_path: 
 ])
 def test_host_of_strips_the_port_and_ipv6_brackets(header: str, name: str) -> None:
     assert host_of(header) == name
+
+
+def test_stats_and_render_show_openspiel_paths_that_read_back(tmp_path: Path) -> None:
+    """``stats --path 14,17`` once showed ``"1417"``, which reads back as other moves."""
+    import json
+
+    game = treelab.find_game("openspiel:hex(board_size=5)")
+    tree = treelab.Tree(game)
+    tree.record("14,17,3", winner=1)
+    tree.record("14,17,22", winner=2)
+    db = tmp_path / "hex.db"
+    tree.save(db)
+    result = run("stats", str(db), "--path", "14,17", "--json")
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)["path"]
+    assert shown == "14,17"
+    again = run("stats", str(db), "--path", shown, "--json")
+    assert json.loads(again.output)["simulations"] == 2
+    out = tmp_path / "sub.dot"
+    assert run("render", str(db), "--path", shown, "--depth", "1", "-o", str(out)).exit_code == 0
+    assert "subtree at 14,17" in out.read_text()

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games import Game, State, find_game
+from ..games import Game, State, find_game, written
 from ..mcts.choice import best_index
 from ..movernode import MoverNode
 from ..nodes import PARENT_SLOT, proof_word, ucb1_score
@@ -363,13 +363,12 @@ def assemble(
     kid_total = sum(child_visits)
     reward = sum(k[2] + 0.5 * k[3] for k in kids)
     rules = find_game(game) if game is not None else None
-    to_move, path = 1 if len(moves) % 2 == 0 else 2, "".join(moves)
+    to_move, path = 1 if len(moves) % 2 == 0 else 2, written(moves, rules)
     action = None
     if rules is not None and rules.shows_actions:  # OpenSpiel's action strings beside the ids
         action = partial(_action_text, rules, rules.replay(list(moves)))
     if rules is not None and not rules.alternating:  # the movers come from the game (treelab.movernode)
         mover, to_move = rules.turn(moves)
-        path = rules.notation(rules.parse(list(moves)))
         proven = proven if mover != to_move or proven is None else -proven  # a double move into this node
     return {
         "game": game,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import BoardLook, Game, Grid, State, mover_at_depth, other_player
+from .base import BoardLook, Game, Grid, State, mover_at_depth, other_player, written
 from .connect4 import ConnectFour, ConnectFourState
 from .nim import Nim, NimState
 from .registry import ENTRY_POINT_GROUP, GAMES, find_game, register_game
@@ -25,6 +25,7 @@ __all__ = [
     "mover_at_depth",
     "other_player",
     "register_game",
+    "written",
 ]
 
 for _game in (ConnectFourState.game, TicTacToeState.game, NimState.game):

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from ..errors import GameOverError, IllegalMoveError, NotationError
 
-__all__ = ["BoardLook", "Game", "Grid", "State", "mover_at_depth", "other_player"]
+__all__ = ["BoardLook", "Game", "Grid", "State", "mover_at_depth", "other_player", "written"]
 
 _SEPARATOR = re.compile(r"[,/\s]+")
 """What separates the moves of a written sequence: commas, slashes, white space."""
@@ -349,3 +349,12 @@ class Game(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def written(labels: Sequence[str], game: Game | None = None) -> str:
+    """A position written from its node labels so that it reads back: the game's notation
+    (``"4453"``; OpenSpiel's ``"146,598"``), or without the game, commas wherever a label is longer
+    than one character (never ``"146598"``, which would read as other moves)."""
+    if game is not None:
+        return game.notation(game.parse(list(labels)))
+    return "".join(labels) if all(len(label) == 1 for label in labels) else ",".join(labels)

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import PathNotFoundError
-from ..games import Game, find_game
+from ..games import Game, find_game, written
 from ..tree import Moves, Tree, TreeNode
 from .style import (
     FONT,
@@ -181,7 +181,7 @@ class _Writer:
 
     def text(self) -> str:
         sel, top = self.sel, self.sel.top
-        where = "".join(top.moves) or "the start"
+        where = written(top.moves, self.game) or "the start"
         game = f"{self.game.name} · " if self.game else ""
         title = f"{game}subtree at {where} · {top.nb_visit:,} visits · c = {self.c:.3g}"
         graph: dict[str, Any] = {
@@ -233,7 +233,7 @@ class _Writer:
         if cut is not None:
             rows.append(f'<FONT POINT-SIZE="8" COLOR="#555555">{_cut_text(cut, below=True)}</FONT>')
         if node is self.sel.top:
-            head = (self.game.notation(self.game.parse(node.moves)) if self.game else "".join(node.moves)) or "root"
+            head = written(node.moves, self.game) or "root"
             if self.board and self.game is not None:
                 board = board_label(self.game, self.game.replay(node.moves), head)
                 label = Html(_table([board, *rows]))
