@@ -149,3 +149,57 @@ def test_stats_and_render_show_openspiel_paths_that_read_back(tmp_path: Path) ->
     out = tmp_path / "sub.dot"
     assert run("render", str(db), "--path", shown, "--depth", "1", "-o", str(out)).exit_code == 0
     assert "subtree at 14,17" in out.read_text()
+
+
+def test_explorer_notices_a_served_file_replaced_by_another_game(tmp_path: Path) -> None:
+    """``serve s.db``, then a tic-tac-toe tree copied or moved over it: 409 and a clear message, never
+    tic-tac-toe counts under the connect4 name; a connect4 tree moved over it is served from then on."""
+    import os
+    import shutil
+
+    from explorer_helpers import SAMPLE_TTT
+
+    db = copy_db(SAMPLE_C4, tmp_path / "s.db")
+    with serving(str(db)) as server:
+        status, info = server.json("/api/info")
+        assert status == 200 and info["game"] == "connect4"
+        shutil.copyfile(SAMPLE_TTT, db)  # same inode, other content
+        for target in ("/api/info", "/api/node?path=4"):
+            status, body = server.json(target)
+            assert status == 409 and "tictactoe" in body["error"], (target, body)
+        other = copy_db(SAMPLE_TTT, tmp_path / "ttt.db")
+        os.replace(other, db)  # another inode
+        status, body = server.json("/api/info")
+        assert status == 409 and "start treelab serve again" in body["error"]
+        fresh = tmp_path / "c4b.db"
+        tree = treelab.Tree("connect4")
+        tree.record("44", winner=1)
+        tree.save(fresh)
+        os.replace(fresh, db)
+        status, info = server.json("/api/info")
+        assert status == 200 and info["game"] == "connect4" and info["root_visits"] == 1
+
+
+def test_explore_reuses_one_server_per_database_and_stops_it_when_dropped() -> None:
+    import gc
+    import urllib.error
+    import urllib.request
+
+    from explorer_helpers import SAMPLE_TTT
+
+    first = treelab.explore(SAMPLE_C4, path="4")
+    again = treelab.explore(SAMPLE_C4, path="44")
+    assert again is first and again.path == "44"
+    other = treelab.explore(SAMPLE_TTT)
+    assert other.url != first.url
+    url = first.url
+    del first, again
+    gc.collect()
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(url + "api/info", timeout=5)
+    assert other.running
+    other.stop()
+    assert not other.running
+    fresh = treelab.explore(SAMPLE_TTT)
+    assert fresh.running and fresh.api("info")["game"] == "tictactoe"
+    fresh.stop()

@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import urllib.parse
 import urllib.request
+import weakref
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -96,6 +97,7 @@ class Explorer:
                  compare: str | os.PathLike[str] | None = None, height: int = 760) -> None:
         self.db = _snapshot(source) if isinstance(source, Tree) else Path(source)
         self.server = Background(explorer_app(self.db, compare))
+        self._stop = weakref.finalize(self, self.server.stop)  # when dropped, and at the kernel's exit
         self.url = self.server.url
         self.path = path
         self.height = height
@@ -113,8 +115,13 @@ class Explorer:
             return json.load(r)
 
     def stop(self) -> None:
-        """Stop the server."""
-        self.server.stop()
+        """Stop the server (also done when the object is dropped, and when the kernel exits)."""
+        self._stop()
+
+    @property
+    def running(self) -> bool:
+        """Whether the server still serves (:meth:`stop` not called, the object not dropped)."""
+        return self._stop.alive
 
     def _repr_html_(self) -> str:
         src = escape(self.page(), quote=True)
@@ -134,6 +141,9 @@ def explore(source: Tree | str | os.PathLike[str], *, path: str = "",
 
     Starts the explorer's server on a background thread (127.0.0.1, a free port)
     and returns an :class:`Explorer`, which a notebook cell shows as the page in a frame.
+    Running the cell again reuses the server of the same database (and ``compare``) while
+    it runs; a server stops when its :class:`Explorer` is dropped or stopped, and when the
+    kernel exits. A :class:`Tree` is served from a snapshot taken now, so each call starts one.
 
     Example:
         >>> import treelab
@@ -144,4 +154,16 @@ def explore(source: Tree | str | os.PathLike[str], *, path: str = "",
         '44'
         >>> view.stop()
     """
-    return Explorer(source, path=path, compare=compare, height=height)
+    if isinstance(source, Tree):
+        return Explorer(source, path=path, compare=compare, height=height)
+    key = (os.path.realpath(source), None if compare is None else os.path.realpath(compare))
+    running = _RUNNING.get(key)
+    if running is not None and running.running:
+        running.path, running.height = path, height
+        return running
+    view = _RUNNING[key] = Explorer(source, path=path, compare=compare, height=height)
+    return view
+
+
+_RUNNING: weakref.WeakValueDictionary[tuple[str, str | None], Explorer] = weakref.WeakValueDictionary()
+"""The explorers :func:`explore` started for database files, by their files: one server each, reused."""

@@ -35,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from ...errors import (
     ExecutableNotFoundError,
+    GameMismatchError,
     PathNotFoundError,
     QueryError,
     RenderError,
@@ -169,6 +170,7 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         key = request.query_params.get("db", "a")
         if key not in files:
             raise QueryError(f"db {key[:40]!r} is not served: use 'a'" + (" or 'b'" if other else ""))
+        files[key] = files[key].current()  # a file moved over the path is read from then on
         return files[key]
 
     def guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
@@ -179,6 +181,8 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
                 return _error(404, str(exc))
             except TooLargeError as exc:
                 return _error(400, str(exc))
+            except GameMismatchError as exc:  # the served file was replaced by another game's tree
+                return _error(409, str(exc))
             except (ExecutableNotFoundError, RenderError, StoreError) as exc:  # the machine, not the query
                 return _error(503, str(exc))
             except (TreelabError, ValueError, KeyError) as exc:

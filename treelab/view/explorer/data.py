@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import NotationError, PathNotFoundError
+from ...errors import GameMismatchError, NotationError, PathNotFoundError
 from ...games import Game, State, find_game
 from ...nodes import Proof, proof_word
 from ...store.dbfile import reading
@@ -73,6 +73,8 @@ class TreeFile:
     """The game of its tree."""
     c: float
     """Its stored exploration constant: UCB1 in the children table uses it."""
+    identity: tuple[int, int] = (0, 0)
+    """The file's ``(device, inode)`` when it was opened: another file moved over the path differs."""
 
     @classmethod
     def open(cls, db: str | os.PathLike[str]) -> TreeFile:
@@ -82,7 +84,30 @@ class TreeFile:
             StoreError, NotATreelabDatabaseError, SchemaVersionError: see :func:`treelab.store.dbfile.reading`.
         """
         with reading(db) as (_, meta):
-            return cls(Path(db), display(db), find_game(meta["game"]), float(meta.get("c", SQRT2)))
+            st = os.stat(db)
+            return cls(Path(db), display(db), find_game(meta["game"]), float(meta.get("c", SQRT2)),
+                       (st.st_dev, st.st_ino))
+
+    def current(self) -> TreeFile:
+        """This file as it is now: itself while the path holds the file opened, else the path opened again
+        (a tree of the same game moved over it is served from then on).
+
+        Raises:
+            GameMismatchError: the path now holds a tree of another game (restart the explorer for it).
+        """
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return self  # the read itself says what is wrong
+        if (st.st_dev, st.st_ino) == self.identity:
+            return self
+        again = TreeFile.open(self.path)
+        if again.game.name != self.game.name:
+            raise GameMismatchError(
+                f"{self.name!r} was replaced by a {again.game.name!r} tree while served as {self.game.name!r}: "
+                "start treelab serve again to explore it"
+            )
+        return again
 
     def child_path(self, path: str, label: str) -> str | None:
         """The page address (path) of the move ``label`` played at ``path`` (None: not a move of the game)."""
@@ -94,7 +119,7 @@ class TreeFile:
     # -- answers --------------------------------------------------------------
     def info(self) -> dict[str, Any]:
         """The tree's size and last training game; ``version`` changes whenever a save commits."""
-        with reading(self.path) as (conn, meta):
+        with reading(self.path, self.game.name) as (conn, meta):
             root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
             games, last_game = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM games").fetchone()
             try:  # the store keeps the nodes per depth in meta, written by every save
@@ -118,7 +143,7 @@ class TreeFile:
         game = self.game
         moves = game.parse(path)
         state = game.replay(moves)
-        with reading(self.path) as (conn, _):
+        with reading(self.path, self.game.name) as (conn, _):
             rows = path_rows(conn, game, moves, self.name)
             if replay is not None:
                 _check_existed(rows, replay, game, moves, self.name)
