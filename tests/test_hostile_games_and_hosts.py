@@ -203,3 +203,45 @@ def test_explore_reuses_one_server_per_database_and_stops_it_when_dropped() -> N
     fresh = treelab.explore(SAMPLE_TTT)
     assert fresh.running and fresh.api("info")["game"] == "tictactoe"
     fresh.stop()
+
+
+def _special_files(tmp_path: Path) -> list[tuple[str, Path]]:
+    import os
+
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    made = [("named pipe", fifo)]
+    if os.geteuid() == 0:  # mknod of a character device needs root (CI runs as root)
+        null = tmp_path / "mynull"
+        os.mknod(null, 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))
+        made.append(("character device", null))
+    return made
+
+
+@pytest.mark.parametrize("command", ["train", "analyse", "merge"])
+def test_a_special_file_is_refused_in_one_line_and_never_replaced(tmp_path: Path, command: str) -> None:
+    """``--db mynull`` (a character device) once left a 40 KB SQLite file where the device was."""
+    import stat
+
+    for kind, special in _special_files(tmp_path):
+        before = special.lstat()
+        if command == "train":
+            result = run("train", "tictactoe", "--db", str(special), "--games", "1", "--iterations", "10")
+        elif command == "analyse":
+            result = run("analyse", "tictactoe", "--db", str(special), "--iterations", "10")
+        else:
+            result = run("merge", str(special), str(SAMPLE_C4))
+        assert_clean_error(result, special.name, kind)
+        after = special.lstat()
+        assert stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and after.st_ino == before.st_ino
+
+
+def test_a_link_to_an_empty_file_is_written_through_not_replaced(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    link = tmp_path / "link.db"
+    link.symlink_to(empty)
+    result = run("train", "tictactoe", "--db", str(link), "--games", "1", "--iterations", "10")
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and empty.stat().st_size > 0
+    assert treelab.info(link)["games"] == 1

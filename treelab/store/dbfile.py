@@ -340,6 +340,8 @@ def writing(
     that still use the log, a moment at most).
     """
     path, name = Path(db), display(db)
+    if path.is_symlink() and path.exists():  # write the file it points to, never replace the link itself
+        path = Path(os.path.realpath(path))
     if not path.exists() and not path.parent.is_dir():
         raise StoreError(f"cannot create {name!r}: no such directory {str(path.parent)!r}")
     if kept is not None:

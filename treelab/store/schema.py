@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -160,7 +161,8 @@ def display(db: DbPath) -> str:
 
 
 def check_file(path: Path, name: str) -> int:
-    """Refuse directories; return the file size (0 allowed). Never opens the file.
+    """Refuse directories and special files (devices, FIFOs, sockets); return the file size (0 allowed).
+    Never opens the file (a FIFO would block).
 
     Opening and closing a file descriptor of a database drops every POSIX lock
     this process holds on it (SQLite's "How To Corrupt An SQLite Database File",
@@ -170,7 +172,13 @@ def check_file(path: Path, name: str) -> int:
     """
     if path.is_dir():
         raise StoreError(f"{name!r} is a directory, not a database file: give the path of a .db file")
-    return path.stat().st_size
+    st = path.stat()  # through symbolic links: a link to a database file is that file
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode)
+                else "a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file")
+        raise StoreError(f"{name!r} is {kind}, not a database file: give the path of a .db file")
+    return st.st_size
 
 
 def check_objects(conn: sqlite3.Connection, name: str) -> None:
