@@ -245,3 +245,20 @@ def test_a_link_to_an_empty_file_is_written_through_not_replaced(tmp_path: Path)
     assert result.exit_code == 0, result.output
     assert link.is_symlink() and empty.stat().st_size > 0
     assert treelab.info(link)["games"] == 1
+
+
+def test_merging_a_file_into_itself_through_a_hard_link_is_refused(tmp_path: Path) -> None:
+    """``ln a.db a_link.db; treelab merge a_link.db a.db`` once doubled every count."""
+    import os
+
+    from explorer_helpers import digest
+
+    a = copy_db(SAMPLE_C4, tmp_path / "a.db")
+    link = tmp_path / "a_link.db"
+    os.link(a, link)
+    before = digest(a)
+    for args in ((str(link), str(a)), (str(tmp_path / "new.db"), str(a), str(link))):
+        result = run("merge", *args)
+        assert_clean_error(result, "named twice", "a link or another spelling")
+        assert digest(a) == before
+    assert not (tmp_path / "new.db").exists()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from ..errors import GameMismatchError, ProofConflictError, StoreError
 from ..nodes import Proof, TreeNode
 from ..tree import Tree
 from .dbfile import is_empty, reading
-from .schema import DbPath, display
+from .schema import DbPath, display, file_key
 
 __all__ = ["COUNTS", "SOURCES", "Increment", "MergeSummary", "add", "log_sources", "merge", "read"]
 
@@ -197,12 +197,13 @@ def merge(out: DbPath, *inputs: DbPath) -> MergeSummary:
 
     if not inputs:
         raise StoreError("nothing to merge: give at least one input database")
-    seen: dict[Path, str] = {}
+    seen: dict[Hashable, str] = {}
     for db in (out, *inputs):
-        key = Path(db).resolve()
+        key = file_key(db)
         if key in seen:
+            also = "" if display(db) == seen[key] else f" (as {seen[key]!r}: a link or another spelling)"
             raise StoreError(
-                f"{display(db)!r} is named twice: name each file once (an existing OUT is already a summand)"
+                f"{display(db)!r} is named twice{also}: name each file once (an existing OUT is already a summand)"
             )
         seen[key] = display(db)
     game = _game_of(inputs[0])

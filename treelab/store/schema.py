@@ -39,6 +39,7 @@ __all__ = [
     "check_objects",
     "create",
     "display",
+    "file_key",
     "hint",
     "migrate",
     "read_compat",
@@ -158,6 +159,16 @@ def read_compat(conn: sqlite3.Connection, version: int) -> None:
 def display(db: DbPath) -> str:
     """The database name as the user wrote it, for messages."""
     return os.fspath(db)
+
+
+def file_key(db: DbPath) -> tuple[int, int] | Path:
+    """What identifies the file ``db`` names: its ``(device, inode)`` when it exists (a hard link, a
+    symbolic link and another spelling of the path give the same key), else its resolved path."""
+    try:
+        st = os.stat(db)
+    except OSError:
+        return Path(db).resolve()
+    return (st.st_dev, st.st_ino)
 
 
 def check_file(path: Path, name: str) -> int:
