@@ -2,8 +2,7 @@
 
 - ``docs/cli.md``: the marker ``<!-- cli-reference -->`` becomes ``treelab --help`` and every
   command's ``--help``, exactly as the installed ``treelab`` prints them in an 80-column terminal
-  (click's own formatter, run through click's test runner; ``tests/test_docs_site.py`` checks the
-  built page against the real command).
+  (``tests/test_docs_site.py`` checks the built page against the real command).
 - ``docs/api.md``: the marker ``<!-- api-reference -->`` becomes one mkdocstrings block per module
   of the front door's export table (``treelab._EXPORTS``), listing the names ``import treelab``
   offers, so the page follows the code when a name is added or a module renamed.
@@ -20,17 +19,23 @@ COLUMNS = 80
 
 
 def command_help(words: list[str]) -> str:
-    """What ``treelab WORDS... --help`` prints, in a terminal of :data:`COLUMNS` columns."""
-    from click.testing import CliRunner
+    """What ``treelab WORDS... --help`` prints, in a terminal of :data:`COLUMNS` columns.
 
-    from treelab.cli import cli
+    It runs the installed ``treelab`` command (the one beside this Python) rather than click's
+    test runner: a fresh process lists the commands as a user sees them (the group loads each
+    command lazily, and a command already imported can shorten its help differently).
+    """
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
 
-    runner = CliRunner()
-    result = runner.invoke(cli, [*words, "--help"], prog_name="treelab", env={"COLUMNS": str(COLUMNS)},
-                           color=False)
-    if result.exit_code != 0:
-        raise RuntimeError(f"treelab {' '.join(words)} --help failed: {result.output}")
-    return result.output
+    command = Path(sys.executable).with_name("treelab")
+    env = {**os.environ, "COLUMNS": str(COLUMNS)}
+    done = subprocess.run([str(command), *words, "--help"], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"treelab {' '.join(words)} --help failed: {done.stderr.strip()}")
+    return done.stdout
 
 
 def commands() -> list[str]:
