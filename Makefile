@@ -59,7 +59,7 @@ test-fast: setup
 	$(BIN)/python -m pytest -n 2 -q -m "not slow"
 
 lint: setup
-	$(BIN)/ruff check treelab tests benchmarks setup.py
+	$(BIN)/ruff check treelab tests benchmarks docs setup.py
 	$(BIN)/mypy treelab
 
 # The documentation site (MkDocs + Material, mkdocs.yml) into site/, warnings as errors; the CLI and
