@@ -51,8 +51,16 @@ def mentions() -> dict[str, dict[str, bool]]:
 
 
 def resolve(name: str) -> object:
-    """The module or object a dotted name names; ``LookupError`` when nothing does."""
+    """The module or object a dotted name names; ``LookupError`` when nothing does.
+
+    The compiled extension (``treelab._speedups``) is optional: where it was not built, its name and
+    the names in it count as existing when its C source is there (``tests/test_fastpath.py`` checks
+    its members where it is built).
+    """
     parts = name.split(".")
+    if len(parts) >= 2 and (ROOT / "treelab" / f"{parts[1]}.c").is_file() and importlib.util.find_spec(
+            ".".join(parts[:2])) is None:
+        return types.ModuleType(name)
     for length in range(len(parts), 0, -1):
         module = ".".join(parts[:length])
         try:
