@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench clean dot bytecode notebooks chromium
+.PHONY: setup demo test test-fast lint docs bench clean dot bytecode notebooks chromium
 
 setup: $(STAMP) bytecode dot chromium
 
@@ -50,7 +50,8 @@ demo: setup
 	@echo "drew the top of the tree (UCB1 on every edge) into data/demo.svg"
 
 # The suite collects tests/ and, with --doctest-modules, every docstring example in treelab/
-# (pyproject.toml's pytest settings). CI's .ci/run is `make test`, so it lints too.
+# (pyproject.toml's pytest settings); tests/test_docs_site.py builds the documentation site with
+# warnings as errors. CI's .ci/run is `make test`, so it lints too.
 test: setup lint
 	$(BIN)/python -m pytest -n 2 -q
 
@@ -58,8 +59,13 @@ test-fast: setup
 	$(BIN)/python -m pytest -n 2 -q -m "not slow"
 
 lint: setup
-	$(BIN)/ruff check treelab tests benchmarks setup.py
+	$(BIN)/ruff check treelab tests benchmarks docs setup.py
 	$(BIN)/mypy treelab
+
+# The documentation site (MkDocs + Material, mkdocs.yml) into site/, warnings as errors; the CLI and
+# API reference pages are generated from the code (docs/reference_hooks.py). `.venv/bin/mkdocs serve` previews it.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # JupyterLab (the `notebooks` extra) in the venv, then the notebooks in it; Ctrl-C stops the server.
 # (Jupyter refuses to run as root unless told: containers often are root.)
@@ -77,4 +83,4 @@ bench: setup
 	$(BIN)/python benchmarks/scale.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

@@ -4,7 +4,7 @@ Builds (once, then reuses) a Connect Four tree of at least a million nodes from
 seeded random games, saves it with ``treelab.store``, then times side by side
 in the same run:
 
-- **view**: ``treelab.render.render(db, ...)``: reads only the drawn nodes and
+- **view**: ``treelab.view.dot.render(db, ...)``: reads only the drawn nodes and
   their siblings (one indexed query per level), then writes the DOT text;
 - **subtree load**: ``treelab.load(db, path, depth)`` (a recursive query) + ``to_dot``;
 - **full load**: ``treelab.load(db)`` (every node) + ``to_dot`` of the same subtree;

@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4" / "Test_L3_R1"
+DATA = Path(__file__).resolve().parents[1] / "data" / "connect4" / "Test_L3_R1"
 
 SOLVERS = {
     "uct": "UCT + MCTS-Solver, random playouts, c=sqrt(2)",

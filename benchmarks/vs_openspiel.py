@@ -8,7 +8,7 @@ and its default ``solve=True`` (``--solve 0``: its plain UCT, to compare with
 treelab's plain UCT). Colours alternate; each match is split into chunks of
 games played in parallel worker processes, every chunk with its own seed
 derived from ``--seed``, so the whole table replays exactly. ``puct`` variants
-use treelab's default ``c_puct`` (1.25, :data:`treelab.puct.C_PUCT`).
+use treelab's default ``c_puct`` (1.25, :data:`treelab.mcts.puct.C_PUCT`).
 
     .venv/bin/python benchmarks/vs_openspiel.py --games 64 --budgets 250 1000 --workers 2
     .venv/bin/python benchmarks/vs_openspiel.py --variants uct solver+decisive --budgets 1000

@@ -15,8 +15,9 @@ settings.register_profile("ci", derandomize=True, deadline=None, suppress_health
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-C4_POSITIONS = SHARED / "data" / "connect4" / "Test_L3_R1"
+ROOT = Path(__file__).resolve().parents[1]
+C4_POSITIONS = ROOT / "data" / "connect4" / "Test_L3_R1"
+"""The gamesolver.org reference positions, kept in the repository (source and licence: data/connect4/README.md)."""
 
 
 @pytest.fixture

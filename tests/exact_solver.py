@@ -98,7 +98,7 @@ def solve(state: Any) -> int:
 
 
 class PerfectPlayer:
-    """A perfect player (a :class:`treelab.agents.Player`): a random move among those that keep the value.
+    """A perfect player (a :class:`treelab.play.players.Player`): a random move among those that keep the value.
 
     Args:
         rng: picks among equally good moves, so a match sees many perfect lines.

@@ -1,4 +1,4 @@
-"""The first save's breadth-first numbering (treelab.bulk), compiled and in Python.
+"""The first save's breadth-first numbering (treelab.store.bulk), compiled and in Python.
 
 A first save numbers the nodes breadth-first, children in their list order,
 so the file's ``id`` order is also its ``parent_id`` order. The compiled

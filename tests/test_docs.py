@@ -1,5 +1,6 @@
-"""The project's documentation and packaging say what is true: the README's layout table is the tree of
-files and DESIGN.md's parts, its examples leave no untracked files, the type hints and the extension ship."""
+"""The project's documentation and packaging say what is true: the design page's layout table is the tree
+of files in the order of the layers, the README's and the manual's examples run and leave no untracked
+files, the type hints and the extension ship."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import SHARED
+from test_layers import LAYERS
 
+import treelab
 from treelab.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,8 +39,14 @@ def names(cell: str) -> list[str]:
     return re.findall(r"`([^`]+)`", cell)
 
 
+def manual_pages() -> list[Path]:
+    """The README and every page of the manual (docs/, the helpers' notes included)."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
 def readme_layout() -> list[list[str]]:
-    return table_rows((ROOT / "README.md").read_text(), "## Layout")
+    """The layout table of the design page."""
+    return table_rows((ROOT / "docs" / "design.md").read_text(), "## Layout")
 
 
 def test_the_layout_table_names_every_part_and_module() -> None:
@@ -49,7 +57,7 @@ def test_the_layout_table_names_every_part_and_module() -> None:
         + [f"treelab/{p.name}" for p in PACKAGE.glob("*.py") if p.name != "__main__.py"]
     )
     listed = {n if n.startswith("treelab/") else f"treelab/{n}" for n in first}
-    assert [t for t in tops if t not in listed] == [], "add these to the README's layout table"
+    assert [t for t in tops if t not in listed] == [], "add these to the layout table of docs/design.md"
     for compiled in PACKAGE.glob("*.c"):
         assert compiled.name in first, compiled.name
     for row in rows:
@@ -68,18 +76,20 @@ def test_the_layout_table_names_every_part_and_module() -> None:
         assert sorted(shown - modules) == [], f"the README's layout row of {part} names modules that do not exist"
 
 
-def test_the_layout_table_has_design_md_parts_in_order() -> None:
-    design = (SHARED / "DESIGN.md").read_text()
-    parts = [names(row[0])[0] for row in table_rows(design, "## Architecture")]
-    ours = [names(row[0])[0] for row in readme_layout()]
-    assert [p for p in ours if p in parts] == parts
+def test_the_layout_table_reads_bottom_up_by_layer() -> None:
+    """The rows go up the layers of tests/test_layers.py (core, then mcts/store, ... cli), the front door last."""
+    parts = [names(row[0])[0] for row in readme_layout()]
+    assert parts[-1] == "treelab/__init__.py"
+    layers = [LAYERS[part.removeprefix("treelab/").split("/")[0].removesuffix(".py")] for part in parts[:-1]]
+    assert layers == sorted(layers), list(zip(parts, layers, strict=False))
+    assert set(layers) == {0, 1, 2, 3, 4}
 
 
 def test_readme_examples_leave_no_untracked_files() -> None:
-    """Every file the README's examples write (`c4.db`, `subtree.png`...) is tracked or ignored by git."""
+    """Every file the examples of the README and the manual write (`c4.db`, `subtree.png`...) is tracked or ignored."""
     if subprocess.run(["git", "rev-parse"], cwd=ROOT, capture_output=True).returncode != 0:
         pytest.skip("not a git checkout: nothing can be left untracked")
-    text = (ROOT / "README.md").read_text()
+    text = "\n".join(page.read_text() for page in manual_pages())
     written = set(re.findall(r"(?:--db|-o)\s+([\w./-]+\.\w+)", text))
     written |= set(re.findall(r"""(?:save|load|train)\((?:"\w+",\s*)?"([\w./-]+\.db)\"""", text))
     assert {"c4.db", "mine.db", "subtree.png"} <= written  # the reader finds the README's examples
@@ -143,21 +153,23 @@ def test_make_test_runs_the_linters_and_the_doctests() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
 
-def readme_command_lines() -> list[list[str]]:
-    """Every ``.venv/bin/treelab ...`` command line of the README, as arguments (comments dropped)."""
-    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+def command_lines(page: Path) -> list[list[str]]:
+    """Every ``.venv/bin/treelab ...`` command line of a page, as arguments (comments dropped)."""
+    text = page.read_text().replace("\\\n", " ")
     found = []
     for line in text.splitlines():
         if ".venv/bin/treelab " in line:
-            words = shlex.split(line.split(".venv/bin/treelab ", 1)[1], comments=True)
+            words = shlex.split(line.split(".venv/bin/treelab ", 1)[1].split("`", 1)[0], comments=True)
             found.append(words)
     return found
 
 
-def test_every_readme_command_line_parses() -> None:
-    """The README's command lines are accepted by the real commands (parsed and checked, not run)."""
-    lines = readme_command_lines()
-    assert len(lines) >= 15 and ["info", "c4.db"] in lines
+def test_every_command_line_of_the_readme_and_the_manual_parses() -> None:
+    """The command lines of the README and the docs pages are accepted by the real commands (parsed, not run)."""
+    readme = command_lines(ROOT / "README.md")
+    assert len(readme) >= 10 and ["info", "c4.db"] in readme
+    lines = [words for page in manual_pages() for words in command_lines(page)]
+    assert len(lines) >= 30
     for words in lines:
         with cli.make_context("treelab", list(words), resilient_parsing=False) as group:
             name, command, rest = cli.resolve_command(group, list(words))
@@ -165,18 +177,39 @@ def test_every_readme_command_line_parses() -> None:
             try:
                 command.make_context(name or "", rest, parent=group)
             except click.UsageError as exc:
-                pytest.fail(f"README: treelab {shlex.join(words)}: {exc.format_message()}")
+                pytest.fail(f"treelab {shlex.join(words)}: {exc.format_message()}")
 
 
-def test_the_readme_python_session_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's Python API block runs as written (in an empty folder, where it writes its files)."""
-    section = (ROOT / "README.md").read_text().split("## Python API", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+def python_block(page: Path, heading: str | None = None) -> str:
+    """The first ```python block of a page (after ``heading`` when given)."""
+    text = page.read_text()
+    if heading:
+        text = text.split(heading, 1)[1]
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_python_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Python API tour's block runs as written (in an empty folder, where it writes its files)."""
+    code = python_block(ROOT / "docs" / "guide" / "python.md")
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
-    exec(compile(code, "README.md (Python API)", "exec"), namespace)
+    exec(compile(code, "docs/guide/python.md", "exec"), namespace)
     tree, part, summary = namespace["tree"], namespace["part"], namespace["summary"]
     assert tree.root.nb_visit == 5001  # type: ignore[attr-defined]  # one record and 5,000 simulations
     assert part.find("44").nb_visit == tree.find("44").nb_visit  # type: ignore[attr-defined]
     assert summary.games == 20  # type: ignore[attr-defined]
     assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == ["c4.db", "mine.db"]
+
+
+def test_the_readme_notebook_session_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README tour's Python block runs as written: it trains, loads a subtree, draws it and analyses."""
+    code = python_block(ROOT / "README.md", "## A five-minute tour")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md (five-minute tour)", "exec"), namespace)
+    summary, part, result = namespace["summary"], namespace["part"], namespace["result"]
+    assert summary.games == 20  # type: ignore[attr-defined]
+    assert part.find("4").nb_visit > 0  # type: ignore[attr-defined]
+    assert result.to_dict()["moves"] == "4453"  # type: ignore[attr-defined]
+    diagram = treelab.draw(part, path="4", depth=2, top=3)
+    assert "<svg" in diagram._repr_svg_()  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""The compiled random playouts (treelab._playout) against the pure-Python rules.
+"""The compiled random playouts (treelab._speedups) against the pure-Python rules.
 
 Every compiled game is replayed move by move with the Python rules (each move
 legal, the game ends exactly where the C code says, with the winner it says);

@@ -1,4 +1,4 @@
-/* treelab._speedups, part 2: TreeNode slots and the UCT tree walk of treelab.search.
+/* treelab._speedups, part 2: TreeNode slots and the UCT tree walk of treelab.mcts.uct.search.
  *
  * ``descend``, ``select`` and ``backup`` do exactly what the Python loop of
  * treelab/mcts/uct.py does with the nodes' ``nb_visit``/``nb_win``/``nb_draw``/``nb_select``/``proven`` slots.

@@ -354,7 +354,7 @@ static int add_counts(PyObject *counts, const Py_ssize_t *per_depth, Py_ssize_t 
     return 0;
 }
 
-/* build(cls, rows, nodes, counts, shared, cut[, check]) -> None: what treelab.bulk.build does in Python.
+/* build(cls, rows, nodes, counts, shared, cut[, check]) -> None: what treelab.store.bulk.build does in Python.
  * With check, every row's values are checked first and a second root (a row without parent after the
  * first) is refused; check is a callable that raises ValueError for a move label that is not one, or
  * None to leave the labels unchecked. */

@@ -393,7 +393,7 @@ static PyMethodDef methods[] = {
      "position i numbered first_id + i), width rows per flat tuple."},
     {"build", (PyCFunction)(void (*)(void))build_nodes, METH_FASTCALL,
      "build(cls, rows, nodes, counts, shared, cut[, check]) -> None: a checked TreeNode per row (id, parent_id, move, "
-     "nb_visit, nb_win, nb_draw, proven, created_game, nb_select, cut), linked under nodes[parent_id], as treelab.bulk.build."},
+     "nb_visit, nb_win, nb_draw, proven, created_game, nb_select, cut), linked under nodes[parent_id], as treelab.store.bulk.build."},
     {"child", (PyCFunction)(void (*)(void))new_child, METH_FASTCALL,
      "child(cls, parent, name, node_id, created_game) -> a new unvisited node of cls linked as parent's last "
      "child, as TreeNode(name, parent, node_id=..., created_game=...)."},

@@ -1,15 +1,15 @@
 """Which hot paths run: the compiled ones (``treelab._speedups``) or pure Python.
 
 The C extension is built at install time when a compiler is present
-(``[[tool.setuptools.ext-modules]]`` in ``pyproject.toml``, ``optional``). It
+(declared in ``setup.py``, ``optional=True``). It
 holds the uniformly random playouts and the move replays (``State.play_all``)
 of Connect Four and tic-tac-toe, the UCT tree walk (``descend``, ``select``,
-``backup``) of :func:`treelab.search` and its whole simulations in batches
+``backup``) of :func:`treelab.mcts.uct.search` and its whole simulations in batches
 (``batch``), and the rows of a first save
-(:mod:`treelab.bulk`). Without it, or with the environment variable
+(:mod:`treelab.store.bulk`). Without it, or with the environment variable
 ``TREELAB_PURE_PYTHON=1``, the pure-Python code runs instead: the rules of
 :mod:`treelab.games`, which stay the reference, the walk of
-:mod:`treelab.search` and the rows of :mod:`treelab.bulk`.
+:mod:`treelab.mcts.uct` and the rows of :mod:`treelab.store.bulk`.
 
 The compiled walk picks exactly the children the Python one picks. The
 compiled playouts play the same uniformly random games but draw their

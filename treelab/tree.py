@@ -284,7 +284,7 @@ class Tree:
 
         The first save writes every node; later saves to the same file write
         only new and changed nodes. ``games`` are logged in the same transaction
-        (see :func:`treelab.store.save`).
+        (see :func:`treelab.store.persistence.save`).
         """
         from .store.persistence import save
 

@@ -319,7 +319,7 @@ def _round(x: float | None, digits: int = 6) -> float | None:
 def stats(source: Tree | TreeNode, path: Moves = None, *, c: float | None = None) -> dict[str, Any]:
     """The ``stats --json`` object of the subtree at ``path`` of an in-memory tree.
 
-    For a database use :func:`treelab.dbstats.db_stats` (same keys, computed
+    For a database use :func:`treelab.analysis.sqlstats.db_stats` (same keys, computed
     with SQL aggregates).
     """
     start = source.find(path) if isinstance(source, Tree) else source

@@ -5,7 +5,7 @@ building the tree in memory: node, leaf and depth counts come from one
 ``GROUP BY depth`` query (a subtree is gathered with a recursive query on
 ``parent_id``), the principal variation from one indexed lookup per level, the
 asymmetry index from one scan summed with numpy, and the children table from one query.
-It returns the same object as :func:`treelab.analysis.stats` on the loaded
+It returns the same object as :func:`treelab.analysis.arrays.stats` on the loaded
 tree (the tests check that).
 """
 

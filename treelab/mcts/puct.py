@@ -11,7 +11,7 @@ where ``Q`` is the child's mean reward for its mover (in [0, 1]), ``P`` its
 prior (kept in ``tree.priors``, by node) and ``n`` its visits. An unvisited child's
 ``Q`` is its parent's value for the same player ("first-play urgency" from the
 parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
-:data:`~treelab.evaluators.Evaluator`, and all its legal moves are then added
+:data:`~treelab.mcts.evaluators.Evaluator`, and all its legal moves are then added
 as children (with zero visits) carrying their priors, as in AlphaZero; so
 PUCT adds up to one node per legal move per simulation, where UCT adds one.
 
@@ -119,7 +119,7 @@ def puct_search(
         moves: the position to search, as moves from the start.
         limit: the budget (iterations and/or seconds).
         c_puct: exploration constant for values in [0, 1] (default :data:`C_PUCT`).
-        evaluator: ``"rollout"``, ``"heuristic"`` or an :data:`~treelab.evaluators.Evaluator`.
+        evaluator: ``"rollout"``, ``"heuristic"`` or an :data:`~treelab.mcts.evaluators.Evaluator`.
         solver: prove wins, losses and draws and stop once the position is proven.
         dirichlet_alpha: root noise ``Dir(alpha)`` mixed into the start position's
             priors for this search only (None: no noise; see :func:`dirichlet_alpha_for`).
@@ -305,13 +305,13 @@ def choose_puct_move(
     proportion to ``visits ** (1 / temperature)`` (Silver et al. 2017).
     Proven losses are avoided while other moves remain. PUCT proves a winning
     child the moment it is created, before any visit: the proven win is looked
-    for among all children (as :func:`treelab.search.choose_move` does).
+    for among all children (as :func:`treelab.mcts.summary.choose_move` does).
     """
     return choose_move(node, temperature=temperature, rng=rng)
 
 
 class PUCTPlayer:
-    """A player that searches with :func:`puct_search` (see :class:`treelab.agents.Player`).
+    """A player that searches with :func:`puct_search` (see :class:`treelab.play.players.Player`).
 
     Args:
         tree: the tree to search in and grow; None starts a fresh tree every game.

@@ -339,7 +339,8 @@ def play_match(
 
     Args:
         game: the game (name or :class:`Game`).
-        a, b: player specs (``"uct:iterations=200"``) or :class:`Player` objects.
+        a: the first player: a spec (``"uct:iterations=200"``) or a :class:`Player` object.
+        b: the second player, the same way.
         games: how many games.
         seed: replays the match exactly; None draws one (reported in the result).
         progress: show a progress bar (on stderr) with the running score.

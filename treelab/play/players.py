@@ -1,7 +1,7 @@
 """Players behind one interface: random, heuristic, pure Monte Carlo and MCTS.
 
 A player answers :meth:`Player.choose` with a move for a position; matches
-(:mod:`treelab.arena`) and training (:mod:`treelab.training`) only use that.
+(:mod:`treelab.play.arena`) and training (:mod:`treelab.play.training`) only use that.
 Every player takes an injected ``rng`` so whole matches replay exactly.
 """
 

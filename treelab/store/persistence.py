@@ -1,6 +1,6 @@
 """Keep trees in SQLite files: save (incremental, one transaction), load (whole or a subtree).
 
-The format is in :mod:`treelab.schema`. A tree remembers the database state
+The format is in :mod:`treelab.store.schema`. A tree remembers the database state
 it mirrors (a :class:`Binding` in ``tree.binding``: the file's ``tree_id`` and save
 counter ``generation``), so a later save writes only the nodes created (INSERT)
 or changed (UPDATE by the increments since) and refuses another tree's
@@ -173,7 +173,7 @@ def save(
         StoreError: another tree's database, or growth under a node whose
             children were not loaded.
         ProofConflictError: a proof that contradicts the file's.
-        NotATreelabDatabaseError, GameMismatchError, SchemaVersionError: see :mod:`treelab.schema`.
+        NotATreelabDatabaseError, GameMismatchError, SchemaVersionError: see :mod:`treelab.store.schema`.
     """
     rows = [_game_row(tree.game, row) for row in games]
     name = display(db)
@@ -183,7 +183,7 @@ def save(
         if meta is None:  # a new file: everything
             tree_id: str | None = secrets.token_hex(8)
             generation = 0
-            new, parents = bulk.breadth_first(tree.root)  # numbered anew: see treelab.bulk
+            new, parents = bulk.breadth_first(tree.root)  # numbered anew: see treelab.store.bulk
             counts = list(tree.depth_counts) if sum(tree.depth_counts) == len(new) else _add_counts([], new)
             create(conn, lambda: bulk.write(conn, new, parents, 1))
             movers.write(conn, tree, new, 1)
@@ -326,7 +326,7 @@ def load(db: DbPath, path: Any = None, depth: int | None = None) -> Tree:
         depth: levels below ``path`` to load; None for all.
 
     Raises:
-        StoreError: no such file (and its subclasses, see :mod:`treelab.schema`).
+        StoreError: no such file (and its subclasses, see :mod:`treelab.store.schema`).
         PathNotFoundError: ``path`` is not stored.
     """
     return _load(db, path, depth, None)

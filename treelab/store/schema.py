@@ -7,7 +7,7 @@ of :mod:`treelab.store` (``tree_id``, ``generation``, ``depth_counts``);
 per logged game with the tree's size at that moment, so growth can be plotted
 without replaying.
 
-Opening files (reads, writes in one transaction) is :mod:`treelab.dbfile`.
+Opening files (reads, writes in one transaction) is :mod:`treelab.store.dbfile`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ never reads the whole ``nodes`` table. It follows the path from the root one
 indexed lookup per move, then walks down level by level: one query per level
 fetches the children of the nodes kept so far (``parent_id IN (...)``, on the
 ``parent_id`` index), the same top-K / minimum-visits / principal-variation
-rules as :func:`treelab.subtree.select` decide which of them are expanded, and
+rules as :func:`treelab.view.subtree.select` decide which of them are expanded, and
 one aggregate query counts the children of the bottom row, so the diagram can
 say what lies below it. The rows read are the drawn nodes and their siblings.
 """
@@ -146,7 +146,7 @@ def load_view(
 
     Args:
         db: the database file.
-        path, depth, top, min_visits, around_pv: as for :func:`treelab.render.to_dot`.
+        path, depth, top, min_visits, around_pv: as for :func:`treelab.view.builder.to_dot`.
         max_nodes: stop loading once more nodes than this would be drawn.
 
     Returns:

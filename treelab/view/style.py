@@ -1,6 +1,6 @@
 """How diagrams look: the colour scale, edge widths, number formats and board pictures.
 
-Kept apart from :mod:`treelab.render` so the DOT text builder stays small and
+Kept apart from :mod:`treelab.view.builder` so the DOT text builder stays small and
 the look can be tuned in one place. Everything here is pure and deterministic.
 """
 

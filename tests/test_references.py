@@ -1,0 +1,114 @@
+"""No stale references: every dotted name under ``treelab`` that the project's text mentions exists.
+
+Comments, docstrings, C comments, the README, the docs pages, the notebooks, the tests and the
+benchmarks name modules and their members by dotted name (``treelab.store.bulk.build``,
+:func:`treelab.mcts.uct.search`). A module renamed or a function moved leaves such names behind;
+this test imports each one (the longest prefix that is a module, then attribute by attribute) and
+fails on any that does not resolve, and on a ``:mod:`` role whose target is not a module.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCANNED = ("treelab", "tests", "benchmarks", "docs", "data", "notebooks")
+"""The folders whose text is read (with ``README.md`` at the top)."""
+
+SUFFIXES = {".py", ".c", ".h", ".md", ".ipynb", ".yml", ".toml"}
+
+DOTTED = re.compile(r"(?<![\w./~-])(:mod:`~?)?~?(treelab(?:\.[A-Za-z_]\w*)+)(?![\w-])")
+"""``treelab.`` then dotted identifiers, not inside a path (``src/treelab.x``) nor ``treelab.egg-info``;
+group 1 is a Sphinx ``:mod:`` role in front of it."""
+
+MADE_BY_TESTS = {"treelab.games.probe": "tests/test_layers.py writes this module for one test and removes it"}
+"""Names that exist only while a test runs, each with the file that names it."""
+
+
+def texts() -> list[Path]:
+    files = [ROOT / "README.md"]
+    for folder in SCANNED:
+        files += [p for p in sorted((ROOT / folder).rglob("*")) if p.is_file() and p.suffix in SUFFIXES
+                  and "__pycache__" not in p.parts and ".ipynb_checkpoints" not in p.parts]
+    return files
+
+
+def mentions() -> dict[str, dict[str, bool]]:
+    """Every dotted name -> {file: whether some mention of it there is a ``:mod:`` role}."""
+    found: dict[str, dict[str, bool]] = {}
+    for path in texts():
+        for match in DOTTED.finditer(path.read_text(errors="replace")):
+            name = match.group(2).rstrip(".")
+            where = found.setdefault(name, {})
+            rel = str(path.relative_to(ROOT))
+            where[rel] = where.get(rel, False) or bool(match.group(1))
+    return found
+
+
+def resolve(name: str) -> object:
+    """The module or object a dotted name names; ``LookupError`` when nothing does.
+
+    The compiled extension (``treelab._speedups``) is optional: where it was not built, its name and
+    the names in it count as existing when its C source is there (``tests/test_fastpath.py`` checks
+    its members where it is built).
+    """
+    parts = name.split(".")
+    if len(parts) >= 2 and (ROOT / "treelab" / f"{parts[1]}.c").is_file() and importlib.util.find_spec(
+            ".".join(parts[:2])) is None:
+        return types.ModuleType(name)
+    for length in range(len(parts), 0, -1):
+        module = ".".join(parts[:length])
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is None:
+            continue
+        if parts[length - 1] == "__main__":  # importing it would run the command line
+            if length == len(parts):
+                return spec
+            raise LookupError(name)
+        value: object = importlib.import_module(module)
+        for attribute in parts[length:]:
+            if not hasattr(value, attribute):
+                raise LookupError(name)
+            value = getattr(value, attribute)
+        return value
+    raise LookupError(name)
+
+
+def test_the_scan_finds_the_names_it_should() -> None:
+    """The scan reads docstrings, C comments and markdown: names known to be written there are found."""
+    found = mentions()
+    assert "treelab/_rows.c" in found["treelab.store.bulk.build"]
+    assert "treelab/mcts/puct.py" in found["treelab.mcts.evaluators.Evaluator"]
+    assert found["treelab.store.schema"]["treelab/store/persistence.py"]  # a :mod: role
+    assert len(found) >= 30
+
+
+def test_every_dotted_treelab_name_exists() -> None:
+    stale = []
+    for name, where in sorted(mentions().items()):
+        if name in MADE_BY_TESTS:
+            continue
+        try:
+            value = resolve(name)
+        except LookupError:
+            stale.append(f"{name} (in {', '.join(sorted(where))})")
+            continue
+        roles = [f for f, role in where.items() if role]
+        if roles and not isinstance(value, types.ModuleType):
+            stale.append(f":mod:`{name}` is not a module (in {', '.join(sorted(roles))})")
+    assert stale == [], "stale references: rename them to what exists now"
+
+
+def test_names_made_by_tests_are_still_named_and_absent() -> None:
+    found = mentions()
+    for name, reason in MADE_BY_TESTS.items():
+        assert name in found, f"{name} is no longer mentioned: drop it from MADE_BY_TESTS"
+        assert importlib.util.find_spec(name) is None, reason
