@@ -52,7 +52,10 @@ print(bot.step(game.new_initial_state()))
 _DESCRIBE = """\
 import os, treelab
 here = os.path.dirname(treelab.__file__)
-if os.path.exists(os.path.join(here, "fastpath.py")):
+if os.path.exists(os.path.join(here, "speedups.py")):
+    from treelab import speedups
+    print(here, "-", speedups.describe())
+elif os.path.exists(os.path.join(here, "fastpath.py")):  # before the rename to treelab.speedups
     from treelab import fastpath
     print(here, "-", fastpath.describe())
 else:

@@ -58,7 +58,7 @@ P = TypeVar("P", bound=SearchPlayer)
 class Wrapper(Generic[P]):
     """A player around a searching player: its name, tree, stop flag and games are the wrapped player's.
 
-    Subclasses change how moves are chosen (:class:`treelab.play.training.Opening`) or what happens to the
+    Subclasses change how moves are chosen (:class:`treelab.play.training.OpeningSampler`) or what happens to the
     tree between games (:class:`treelab.play.stored.StoredTreePlayer`).
     """
 

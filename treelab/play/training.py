@@ -49,7 +49,7 @@ __all__ = [
     "OPPONENTS",
     "TEMPERATURE",
     "TEMPERATURE_MOVES",
-    "Opening",
+    "OpeningSampler",
     "TrainSummary",
     "exploration",
     "make_players",
@@ -309,7 +309,7 @@ def exploration(settings: dict[str, Any]) -> str:
         "how": settings.get("how", "visits"), **pool})
 
 
-class Opening(Wrapper["MCTSPlayer | PUCTPlayer"]):
+class OpeningSampler(Wrapper["MCTSPlayer | PUCTPlayer"]):
     """The tree's player, sampling its moves with ``temperature`` over each game's first ``moves`` moves.
 
     Later moves are played with temperature 0 (the most selected), as AlphaZero's self-play does.
@@ -331,7 +331,7 @@ def make_players(
     tree: Tree, rng: random.Random, *, iterations: int, opponent: str, c: float, solver: bool,
     playout: str | PlayoutFn, algorithm: str, evaluator: str, temperature: float, how: str,
     temperature_moves: int | None = None, noise: float = 0.0, alpha: float = 1.0,
-) -> tuple[Opening, Player | None]:
+) -> tuple[OpeningSampler, Player | None]:
     """The tree's player on ``tree`` and its opponent (None in self-play), seeded from ``rng``."""
     me: MCTSPlayer | PUCTPlayer
     if algorithm == "puct":
@@ -351,7 +351,7 @@ def make_players(
         other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))
     elif opponent == "heuristic":
         other = HeuristicPlayer(rng=random.Random(rng.getrandbits(64)))
-    return Opening(me, temperature, temperature_moves), other
+    return OpeningSampler(me, temperature, temperature_moves), other
 
 
 def play_game(
