@@ -82,6 +82,8 @@ class SearchState:
     """The nodes store their movers (games whose players need not alternate, :mod:`treelab.mover_tree`)."""
     max_size: int = 1 << 62
     """The tree size at which the search stops (set by :func:`run` from its ``max_new_nodes``)."""
+    fast_backup: Callable[..., None] | None = None
+    """``treelab._speedups.backup`` when built and the nodes' movers are their depth's parity (set by :func:`run`)."""
     done: int = 0
     """Simulations run."""
     draws: int = 0
@@ -147,6 +149,7 @@ def run(state: SearchState, phases: Phases, *, limit: Limit, should_stop: Callab
     batch, select, simulate = phases.batch, phases.select, phases.simulate
     solver = state.solver
     leaf: Leaf | None
+    state.fast_backup = None if speedups.compiled is None or state.movers else speedups.compiled.backup
     collecting = gc.isenabled()
     gc.disable()  # the loop makes no garbage cycles; the collector would walk the growing tree over and over
     try:
@@ -179,9 +182,9 @@ def back_up(state: SearchState, path: list[TreeNode], winner: int | None) -> Non
 
     :func:`treelab.tree.backup`'s rule, run by ``treelab._speedups.backup`` when built (parity games).
     """
-    fast = speedups.compiled
-    if fast is not None and not state.movers:
-        fast.backup(path, None if winner is None else (path[0].depth + (winner == 1)) & 1, state.tree.baselines)
+    fast = state.fast_backup
+    if fast is not None:
+        fast(path, None if winner is None else (path[0].depth + (winner == 1)) & 1, state.tree.baselines)
     else:
         backup(path, winner, state.tree.baselines, movers=state.movers)
     state.done += 1

@@ -92,6 +92,8 @@ class UCTPhases:
     """The default policy."""
     labels: tuple[str, ...]
     """Each move's label (the child's name), by move number."""
+    max_moves: int
+    """The game's number of distinct moves (a node with that many children is fully expanded)."""
     move_of: dict[str, int]
     """Each label's move number."""
     frontier: dict[TreeNode, list[Any]]
@@ -113,13 +115,13 @@ class UCTPhases:
         elif play_out is decisive_playout and game.compiled_decisive is not None:
             play_out = _direct_playout(game, state.rng, game.compiled_decisive)
         descend, pick = walk(select)
-        return cls(descend, pick, play_out, labels, move_of, {state.start: [state.position, None]}, batch)
+        return cls(descend, pick, play_out, labels, game.num_moves, move_of, {state.start: [state.position, None]},
+                   batch)
 
     def select(self, state: SearchState) -> Leaf:
         """Tree policy: descend by the selection function, then :meth:`expand` one untried move."""
         start, c, solver = state.start, state.c, state.solver
-        max_moves = len(self.labels) - 1
-        frontier = self.frontier
+        max_moves, frontier, labels = self.max_moves, self.frontier, self.labels
         path = [start]
         node = self.descend(start, path, c, solver, max_moves)  # down through fully expanded nodes
         while True:  # ``node`` may not be fully expanded: look at its position
@@ -134,22 +136,23 @@ class UCTPhases:
                 untried = position.legal_moves()
                 if kids:
                     tried = {kid.name for kid in kids}
-                    untried = [m for m in untried if self.labels[m] not in tried]
+                    untried = [m for m in untried if labels[m] not in tried]
                 entry[1] = untried
             if untried:
-                return self.expand(state, path, position, untried)
+                return self.expand(state, path, position, untried, len(kids))
             if not kids:  # only a terminal position has no moves at all
                 return Leaf(path, position)
             node = self.pick(node, c, solver)  # every legal move tried, fewer than max_moves
             path.append(node)
             node = self.descend(node, path, c, solver, max_moves)
 
-    def expand(self, state: SearchState, path: list[TreeNode], position: State, untried: list[int]) -> Leaf:
-        """Add one untried move of ``path[-1]`` (drawn at random), the new leaf."""
+    def expand(self, state: SearchState, path: list[TreeNode], position: State, untried: list[int],
+               tried: int) -> Leaf:
+        """Add one of the ``untried`` moves of ``path[-1]`` (drawn at random; ``tried`` have children): the leaf."""
         node = path[-1]
         move = untried.pop(int(state.rng.random() * len(untried)))  # in legal order: a cleared entry comes back equal
         frontier = self.frontier
-        if not untried and len(kids_of(node)) + 1 == len(self.labels) - 1:
+        if not untried and tried + 1 == self.max_moves:
             del frontier[node]  # fully expanded from now on
         node = state.tree.add_child(node, self.labels[move], position.to_move if state.movers else None)
         position = position.play(move)
