@@ -38,12 +38,13 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import BudgetError
 from ..games import Game, State
 from ..nodes import Proof
 from ..tree import Moves, Tree, TreeNode
-from .config import C_PUCT, MAX_NEW_NODES
+from .config import C_PUCT, MAX_NEW_NODES, SearchConfig
 from .evaluators import Evaluator, find_evaluator
 from .loop import BatchFn, Leaf, Limit, SearchState, legal_counter, prove_leaf, run, start_at
 from .policies import make_rng
@@ -56,6 +57,7 @@ __all__ = [
     "DIRICHLET_FRACTION",
     "PUCTPhases",
     "PUCTPlayer",
+    "RootNoise",
     "choose_puct_move",
     "dirichlet_alpha_for",
     "puct_search",
@@ -75,6 +77,28 @@ def dirichlet_alpha_for(num_moves: int) -> float:
     if num_moves < 1:
         raise BudgetError(f"num_moves {num_moves!r} must be at least 1")
     return 10.0 / num_moves
+
+
+@dataclass(frozen=True)
+class RootNoise:
+    """Dirichlet noise mixed into the start position's priors for one search (Silver et al. 2017)."""
+
+    alpha: float
+    """The Dirichlet ``alpha`` (see :func:`dirichlet_alpha_for`)."""
+    fraction: float = DIRICHLET_FRACTION
+    """The noise's share of the priors, ``epsilon``."""
+
+    def __post_init__(self) -> None:
+        _check(0.0, self.alpha, self.fraction)
+
+    @classmethod
+    def of(cls, dirichlet_alpha: float | None = None, dirichlet_fraction: float | None = None) -> RootNoise | None:
+        """The noise of the keywords ``dirichlet_alpha`` (None: no noise) and ``dirichlet_fraction``."""
+        if dirichlet_alpha is None:
+            if dirichlet_fraction is not None:
+                _check(0.0, None, dirichlet_fraction)
+            return None
+        return cls(dirichlet_alpha, DIRICHLET_FRACTION if dirichlet_fraction is None else dirichlet_fraction)
 
 
 def _outcome(value: float, to_move: int, rng: random.Random) -> int | None:
@@ -107,11 +131,11 @@ def puct_search(
     c_puct: float = C_PUCT,
     evaluator: str | Evaluator = "rollout",
     solver: bool = True,
-    dirichlet_alpha: float | None = None,
-    dirichlet_fraction: float = DIRICHLET_FRACTION,
+    noise: RootNoise | None = None,
     rng: random.Random | int | None = None,
     should_stop: Callable[[], bool] | None = None,
     max_new_nodes: int = MAX_NEW_NODES,
+    **dirichlet: float | None,
 ) -> int:
     """Run PUCT simulations from the position ``moves`` of ``tree``; returns how many ran.
 
@@ -122,15 +146,19 @@ def puct_search(
         c_puct: exploration constant for values in [0, 1] (default :data:`C_PUCT`).
         evaluator: ``"rollout"``, ``"heuristic"`` or an :data:`~treelab.evaluators.Evaluator`.
         solver: prove wins, losses and draws and stop once the position is proven.
-        dirichlet_alpha: root noise ``Dir(alpha)`` mixed into the start position's
-            priors for this search only (None: no noise; see :func:`dirichlet_alpha_for`).
-        dirichlet_fraction: the noise's share, ``epsilon``.
+        noise: root noise mixed into the start position's priors for this search only
+            (:class:`RootNoise`; None: none).
         rng: a seed or generator; the same seed grows the same tree.
         should_stop: polled every simulation; True ends the search early (Ctrl-C).
         max_new_nodes: the search stops once it has added this many nodes (a memory bound).
+        dirichlet: ``dirichlet_alpha`` and ``dirichlet_fraction``, the fields of ``noise`` as keywords.
 
     The loop is :func:`treelab.mcts.loop.run`'s, over :class:`PUCTPhases`.
     """
+    if dirichlet:
+        noise = RootNoise.of(**dirichlet)
+    dirichlet_alpha, dirichlet_fraction = (noise.alpha, noise.fraction) if noise is not None else (
+        None, DIRICHLET_FRACTION)
     _check(c_puct, dirichlet_alpha, dirichlet_fraction)
     state = start_at(tree, moves, c=c_puct, solver=solver, rng=make_rng(rng))
     if state is None:
@@ -304,20 +332,21 @@ def choose_puct_move(
 
 
 class PUCTPlayer:
-    """A player that searches with :func:`puct_search` (see :class:`treelab.agents.Player`).
+    """A player that searches with :func:`puct_search` (see :class:`treelab.play.players.Player`).
 
     Args:
         tree: the tree to search in and grow; None starts a fresh tree every game.
         iterations: simulations per move.
         seconds: or a time budget per move.
-        c_puct: exploration constant (values in [0, 1]).
+        search: ``c`` (``c_puct``), ``temperature`` and the node budget
+            (:class:`~treelab.mcts.config.SearchConfig`; PUCT's ``c`` defaults to :data:`C_PUCT`).
         evaluator: ``"rollout"``, ``"heuristic"`` or an evaluator function.
-        solver: MCTS-Solver proofs.
+        solver: MCTS-Solver proofs (on by default: PUCT proves terminal results).
         dirichlet_alpha: root noise (None: none).
         dirichlet_fraction: the noise's share.
-        temperature: > 0 samples moves from visit counts.
         rng: seed or generator.
         name: the name shown in match results.
+        options: fields of ``search`` given as keywords (``c``, ``temperature``); ``c_puct`` is ``c``.
     """
 
     def __init__(
@@ -326,25 +355,29 @@ class PUCTPlayer:
         tree: Tree | None = None,
         iterations: int | None = 400,
         seconds: float | None = None,
-        c_puct: float = C_PUCT,
+        search: SearchConfig | None = None,
         evaluator: str | Evaluator = "heuristic",
         solver: bool = True,
         dirichlet_alpha: float | None = None,
         dirichlet_fraction: float = DIRICHLET_FRACTION,
-        temperature: float = 0.0,
         rng: random.Random | int | None = None,
         name: str | None = None,
+        **options: Any,
     ) -> None:
-        _check(c_puct, dirichlet_alpha, dirichlet_fraction)
+        options = {"c": options.pop("c_puct"), **options} if "c_puct" in options else options
+        config = SearchConfig.of(search, **options) if search is not None else SearchConfig.of(
+            algorithm="puct", **options)
+        _check(config.exploration, dirichlet_alpha, dirichlet_fraction)
+        self.search = config
         self.limit = Limit(iterations=iterations, seconds=seconds)
         self.tree = tree
         self.fresh = tree is None
-        self.c_puct = c_puct
+        self.c_puct = config.c if config.c is not None else C_PUCT
         self.evaluator = find_evaluator(evaluator) if isinstance(evaluator, str) else evaluator
         self.solver = solver
         self.dirichlet_alpha = dirichlet_alpha
         self.dirichlet_fraction = dirichlet_fraction
-        self.temperature = temperature
+        self.temperature = config.temperature
         self.rng = make_rng(rng)
         self.name = name or f"puct:iterations={iterations}"
         self.should_stop: Callable[[], bool] | None = None
@@ -361,8 +394,8 @@ class PUCTPlayer:
         tree = self.tree
         assert tree is not None
         puct_search(tree, moves, limit=self.limit, c_puct=self.c_puct, evaluator=self.evaluator,
-                    solver=self.solver, dirichlet_alpha=self.dirichlet_alpha,
-                    dirichlet_fraction=self.dirichlet_fraction, rng=self.rng, should_stop=self.should_stop)
+                    solver=self.solver, noise=RootNoise.of(self.dirichlet_alpha, self.dirichlet_fraction),
+                    rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes)
         best = choose_puct_move(tree.find(moves), temperature=self.temperature, rng=self.rng)
         if best is None:  # stopped before expanding anything
             legal = state.legal_moves()
