@@ -35,7 +35,7 @@ from typing import Protocol
 from .. import speedups
 from ..errors import BudgetError
 from ..games import Game, State
-from ..tree import Moves, Tree, TreeNode, backup
+from ..tree import Counts, Moves, Tree, TreeNode, backup
 from .config import node_cap_for
 from .solver import LegalCount, propagate, prove_terminal
 
@@ -84,6 +84,8 @@ class SearchState:
     """The tree size at which the search stops (set by :func:`run` from its ``max_new_nodes``)."""
     fast_backup: Callable[..., None] | None = None
     """``treelab._speedups.backup`` when built and the nodes' movers are their depth's parity (set by :func:`run`)."""
+    baselines: dict[TreeNode, Counts] = field(default_factory=dict)
+    """The tree's change tracking (:attr:`treelab.tree.Tree.baselines`; set by :func:`run`)."""
     done: int = 0
     """Simulations run."""
     draws: int = 0
@@ -150,6 +152,7 @@ def run(state: SearchState, phases: Phases, *, limit: Limit, should_stop: Callab
     solver = state.solver
     leaf: Leaf | None
     state.fast_backup = None if speedups.compiled is None or state.movers else speedups.compiled.backup
+    state.baselines = tree.baselines  # no save runs during a search
     collecting = gc.isenabled()
     gc.disable()  # the loop makes no garbage cycles; the collector would walk the growing tree over and over
     try:
@@ -184,9 +187,9 @@ def back_up(state: SearchState, path: list[TreeNode], winner: int | None) -> Non
     """
     fast = state.fast_backup
     if fast is not None:
-        fast(path, None if winner is None else (path[0].depth + (winner == 1)) & 1, state.tree.baselines)
+        fast(path, None if winner is None else (path[0].depth + (winner == 1)) & 1, state.baselines)
     else:
-        backup(path, winner, state.tree.baselines, movers=state.movers)
+        backup(path, winner, state.baselines, movers=state.movers)
     state.done += 1
     if winner is None:
         state.draws += 1
