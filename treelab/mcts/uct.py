@@ -105,11 +105,15 @@ class UCTPhases:
 
     @classmethod
     def of(cls, state: SearchState, play_out: PlayoutFn, select: SelectFn | None) -> UCTPhases:
-        """The phases of a search from ``state`` with the playout ``play_out`` and the selection hook ``select``."""
+        """The phases of a search from ``state`` with the playout ``play_out`` and the selection hook ``select``.
+
+        With the compiled batch when it applies (:func:`_compiled_batch`), but not for a subclass.
+        """
         game = state.tree.game
         labels = tuple(game.label(m) for m in range(game.num_moves + 1))
         move_of = {label: m for m, label in enumerate(labels)}
-        batch = _compiled_batch(state.tree, state.position, select, play_out)  # None: the Python phases
+        # None: the Python phases; a subclass, which may change a phase, runs them in Python
+        batch = _compiled_batch(state.tree, state.position, select, play_out) if cls is UCTPhases else None
         if play_out is random_playout:
             play_out = _direct_playout(game, state.rng)
         elif play_out is decisive_playout and game.compiled_decisive is not None:
