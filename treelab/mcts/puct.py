@@ -94,11 +94,9 @@ class RootNoise:
     @classmethod
     def of(cls, dirichlet_alpha: float | None = None, dirichlet_fraction: float | None = None) -> RootNoise | None:
         """The noise of the keywords ``dirichlet_alpha`` (None: no noise) and ``dirichlet_fraction``."""
-        if dirichlet_alpha is None:
-            if dirichlet_fraction is not None:
-                _check(0.0, None, dirichlet_fraction)
-            return None
-        return cls(dirichlet_alpha, DIRICHLET_FRACTION if dirichlet_fraction is None else dirichlet_fraction)
+        fraction = DIRICHLET_FRACTION if dirichlet_fraction is None else dirichlet_fraction
+        _check(0.0, dirichlet_alpha, fraction)
+        return None if dirichlet_alpha is None else cls(dirichlet_alpha, fraction)
 
 
 def _outcome(value: float, to_move: int, rng: random.Random) -> int | None:
@@ -155,17 +153,14 @@ def puct_search(
 
     The loop is :func:`treelab.mcts.loop.run`'s, over :class:`PUCTPhases`.
     """
-    if dirichlet:
-        noise = RootNoise.of(**dirichlet)
-    dirichlet_alpha, dirichlet_fraction = (noise.alpha, noise.fraction) if noise is not None else (
-        None, DIRICHLET_FRACTION)
-    _check(c_puct, dirichlet_alpha, dirichlet_fraction)
+    noise = RootNoise.of(**dirichlet) if dirichlet else noise
+    _check(c_puct, None, DIRICHLET_FRACTION)
     state = start_at(tree, moves, c=c_puct, solver=solver, rng=make_rng(rng))
     if state is None:
         return 0
     game = tree.game
     move_of = {game.label(m): m for m in range(game.num_moves + 1)}  # OpenSpiel action ids start at 0
-    phases = PUCTPhases(find_evaluator(evaluator), dirichlet_alpha, dirichlet_fraction, move_of)
+    phases = PUCTPhases(find_evaluator(evaluator), noise, move_of)
     return run(state, phases, limit=limit, should_stop=should_stop, max_new_nodes=max_new_nodes)
 
 
@@ -175,10 +170,8 @@ class PUCTPhases:
 
     evaluate: Evaluator
     """The leaf evaluator: a value for the player to move and priors over the legal moves."""
-    dirichlet_alpha: float | None
-    """Root noise ``Dir(alpha)`` (None: none)."""
-    dirichlet_fraction: float
-    """The noise's share."""
+    noise: RootNoise | None
+    """Root noise (None: none)."""
     move_of: dict[str, int]
     """Each move label's move number."""
     root_priors: dict[TreeNode, float] = field(default_factory=dict)
@@ -201,9 +194,8 @@ class PUCTPhases:
             unexpanded = node.nb_visit == 0 or len(kids) < len(position.legal_moves())
             if (unexpanded or not any(k in priors for k in kids)) and self.expand(state, leaf):
                 return leaf
-            if node is start and self.dirichlet_alpha is not None and not self.root_priors:
-                self.root_priors.update(_noisy_priors(node.kids, priors, self.dirichlet_alpha,
-                                                      self.dirichlet_fraction, rng))
+            if node is start and self.noise is not None and not self.root_priors:
+                self.root_priors.update(_noisy_priors(node.kids, priors, self.noise.alpha, self.noise.fraction, rng))
             node = pick(node, c_puct, solver)
             leaf.position = position = position.play(self.move_of[node.name])
             path.append(node)
