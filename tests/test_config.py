@@ -139,3 +139,25 @@ def test_the_options_of_a_run_are_made_and_checked_once():
         TrainingConfig(iterations=0)
     with pytest.raises(BudgetError, match=r"noise fraction 1\.5"):
         TrainingConfig(noise=1.5)
+
+
+def test_a_training_run_makes_its_search_config_once(tmp_path, monkeypatch):
+    """``treelab train`` (the command, in this process) checks its search options once, not per layer."""
+    from click.testing import CliRunner
+
+    from treelab.cli import cli
+
+    made = []
+    check = SearchConfig.__post_init__
+
+    def counted(self):
+        made.append(self)
+        check(self)
+
+    monkeypatch.setattr(SearchConfig, "__post_init__", counted)
+    db = tmp_path / "t.db"
+    result = CliRunner().invoke(cli, ["train", "tictactoe", "--db", str(db), "--games", "2", "--iterations", "30",
+                                      "--solver", "--seed", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert len(made) == 1 and made[0].solver and made[0].temperature == 1.0  # self-play's default, decided once
+    assert treelab.info(str(db))["games"] == 2

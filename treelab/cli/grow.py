@@ -44,11 +44,18 @@ def _solver_option(f):  # type: ignore[no-untyped-def]
     return option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
 
 
+def _search_options_of(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of :func:`_search_options`, taken out of ``options`` (the fields of a SearchConfig)."""
+    from ..mcts.config import option_names
+
+    return {name: options.pop(name) for name in sorted(option_names()) if name in options}
+
+
 def _search_config(options: dict[str, Any]) -> SearchConfig:
     """The :class:`SearchConfig` of the options of :func:`_search_options` (taken out of ``options``)."""
-    from ..mcts.config import SearchConfig, option_names
+    from ..mcts.config import SearchConfig
 
-    return SearchConfig.of(**{name: options.pop(name) for name in sorted(option_names()) if name in options})
+    return SearchConfig.of(**_search_options_of(options))
 
 
 def _search_options(f):  # type: ignore[no-untyped-def]
@@ -120,13 +127,13 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
     from ..play.training import train as run
     from ..play.training_config import TEMPERATURE_MOVES, TrainingConfig
 
-    search = _search_config(options)
+    searching = _search_options_of(options)  # made into one SearchConfig by train, with its self-play defaults
     moves, ray = options.pop("temperature_moves"), options.pop("ray")
     options["temperature_moves"] = TEMPERATURE_MOVES if moves is None else None if moves == -1 else moves
     options["pool"] = options["pool"] or None
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               **options)
-    summary = run(game, db, games, search=search, training=training)
+    summary = run(game, db, games, training=training, **searching)
     click.echo(summary.describe())
     if summary.interrupted:
         click.echo("stopped early: run the same command again to resume")
