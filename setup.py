@@ -3,7 +3,7 @@
 setuptools reads ``[[tool.setuptools.ext-modules]]`` from ``pyproject.toml`` only as an
 experimental feature and warns (``BuildBackendWarning``) on every build, so the one extension is
 declared here, setuptools' stable way. It is optional: without a C compiler the install still
-succeeds and the pure-Python code runs (``treelab.fastpath.describe()`` says which).
+succeeds and the pure-Python code runs (``treelab.speedups.describe()`` says which).
 """
 
 from setuptools import Extension, setup

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.store.integrity import check_nodes, label_check
 from treelab.tree import Tree
 
@@ -35,7 +35,7 @@ def timed(run: object, repeats: int = 7) -> float:
 
 def main() -> None:
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
-    if fastpath.compiled is None:
+    if speedups.compiled is None:
         sys.exit("the compiled extension is not built: run make setup")
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "b.db"
@@ -52,9 +52,9 @@ def main() -> None:
             gc.disable()
             try:
                 if checked:
-                    fastpath.compiled.build(*args, label_check(fresh.game))
+                    speedups.compiled.build(*args, label_check(fresh.game))
                 else:
-                    fastpath.compiled.build(*args)
+                    speedups.compiled.build(*args)
             finally:
                 gc.enable()
             return fresh  # freed outside the timing

@@ -15,7 +15,7 @@ import statistics
 import time
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 
 
 def timed(playout: str, iterations: int, seed: int) -> float:
@@ -36,7 +36,7 @@ def main() -> None:
         for playout in (("random", "decisive") if r % 2 == 0 else ("decisive", "random")):
             times[playout].append(timed(playout, args.iterations, r))
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{fastpath.describe()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{speedups.describe()}; load average {os.getloadavg()[0]:.1f}")
     print(f"{args.iterations:,} iterations: random {med['random']:.3f} s, decisive {med['decisive']:.3f} s "
           f"(medians of {args.rounds}): decisive / random = {med['decisive'] / med['random']:.2f}x")
 

@@ -17,16 +17,23 @@ every round and the median speed ratio (the search loop alone).
 simulations (``--cpp-budgets``), alternating; the median speed ratio per budget
 (the target of the compiled batch loop, ``treelab/_loop.c``: at least 2x).
 
+``versions``: this checkout's search loop against another checkout's (``--against DIR``, e.g.
+the main branch's worktree, its extension built), in separate processes that alternate, the
+best of 3 searches a round: the compiled batch, the Python phases (UCT, and UCT with the
+solver on tic-tac-toe) and PUCT; prints the median per-round speed ratio of each.
+
     .venv/bin/python benchmarks/search.py                      # both modes
     .venv/bin/python benchmarks/search.py --mode process --budgets 2000 10000 50000 --rounds 5
     .venv/bin/python benchmarks/search.py --mode inprocess --simulations 20000 --rounds 7
     .venv/bin/python benchmarks/search.py --mode cpp --rounds 7
+    .venv/bin/python benchmarks/search.py --mode versions --against ../main --rounds 15
     TREELAB_PURE_PYTHON=1 .venv/bin/python benchmarks/search.py  # without the compiled playouts
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -52,7 +59,10 @@ print(bot.step(game.new_initial_state()))
 _DESCRIBE = """\
 import os, treelab
 here = os.path.dirname(treelab.__file__)
-if os.path.exists(os.path.join(here, "fastpath.py")):
+if os.path.exists(os.path.join(here, "speedups.py")):
+    from treelab import speedups
+    print(here, "-", speedups.describe())
+elif os.path.exists(os.path.join(here, "fastpath.py")):  # before the rename to treelab.speedups
     from treelab import fastpath
     print(here, "-", fastpath.describe())
 else:
@@ -214,10 +224,70 @@ def whole_processes(budgets: list[int], rounds: int, pythonpath: str | None = No
     return results
 
 
+VERSION_CASES = """\
+import json, sys, time
+import treelab
+from treelab.mcts import uct
+from treelab.mcts.puct import puct_search
+
+def best_of_3(fn):
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+def grow(game, n, phases=False, **options):
+    real = uct._compiled_batch
+    if phases:
+        uct._compiled_batch = lambda *args: None
+    try:
+        treelab.search(treelab.Tree(game), "", limit=treelab.Limit(iterations=n), rng=seed, **options)
+    finally:
+        uct._compiled_batch = real
+
+seed = int(sys.argv[1])
+print(json.dumps({
+    "compiled batch, connect4, 20k": best_of_3(lambda: grow("connect4", 20000, c=2 ** -0.5)),
+    "Python phases, connect4, 5k": best_of_3(lambda: grow("connect4", 5000, True, c=2 ** -0.5)),
+    "Python phases, tictactoe solver, 5k": best_of_3(lambda: grow("tictactoe", 5000, True, solver=True)),
+    "PUCT heuristic, connect4, 2k": best_of_3(lambda: puct_search(
+        treelab.Tree("connect4"), "", limit=treelab.Limit(iterations=2000), evaluator="heuristic", rng=seed)),
+}))
+"""
+"""The ``versions`` mode's cases, run in a process that imports one checkout's treelab."""
+
+
+def versions(against: str, rounds: int) -> dict[str, float]:
+    """The ``versions`` mode; returns the median per-round speed ratio (this checkout over ``against``) per case."""
+    here = str(Path(__file__).resolve().parents[1])
+    checkouts = {"this": here, "other": str(Path(against).resolve())}
+    for name, root in checkouts.items():
+        which = subprocess.run([sys.executable, "-c", _DESCRIBE], env={**os.environ, "PYTHONPATH": root}, cwd=root,
+                               capture_output=True, text=True, check=True)
+        print(f"{name}: {which.stdout.strip()}")
+    times: dict[str, list[dict[str, float]]] = {name: [] for name in checkouts}
+    for r in range(rounds):
+        for name in (list(checkouts) if r % 2 == 0 else list(checkouts)[::-1]):
+            root = checkouts[name]
+            out = subprocess.run([sys.executable, "-c", VERSION_CASES, str(r)], env={**os.environ, "PYTHONPATH": root},
+                                 cwd=root, capture_output=True, text=True, check=True)
+            times[name].append(json.loads(out.stdout))
+    ratios = {}
+    print(f"{'case':<38} {'this s':>8} {'other s':>8} {'speed ratio':>12}  (medians of {rounds} alternated rounds)")
+    for case in times["this"][0]:
+        mine = statistics.median(t[case] for t in times["this"])
+        theirs = statistics.median(t[case] for t in times["other"])
+        ratios[case] = statistics.median(o[case] / t[case] for t, o in zip(times["this"], times["other"], strict=True))
+        print(f"{case:<38} {mine:>8.3f} {theirs:>8.3f} {ratios[case]:>12.3f}")
+    return ratios
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=["process", "inprocess", "cpp", "both"], default="both",
-                        help="both: all three")
+    parser.add_argument("--mode", choices=["process", "inprocess", "cpp", "versions", "both"], default="both",
+                        help="both: process, inprocess and cpp")
     parser.add_argument("--budgets", nargs="+", type=int, default=[2000, 10000, 50000],
                         help="simulations per search (process mode)")
     parser.add_argument("--simulations", type=int, default=10000, help="simulations per search (in-process mode)")
@@ -226,7 +296,13 @@ def main() -> None:
                         help="simulations per search (cpp mode)")
     parser.add_argument("--pythonpath", help="time the treelab found here (python -m treelab) instead of the "
                         "installed one: to compare two versions")
+    parser.add_argument("--against", metavar="DIR", help="versions mode: the other checkout (its extension built)")
     args = parser.parse_args()
+    if args.mode == "versions":
+        if args.against is None:
+            parser.error("--mode versions needs --against DIR, e.g. --against ../main")
+        versions(args.against, args.rounds)
+        return
     if args.mode in ("process", "both"):
         whole_processes(args.budgets, args.rounds, args.pythonpath)
     if args.mode in ("inprocess", "both"):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.store import background, persistence
 
 
@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true",
                         help="do not wait for the writer process before a run's first game")
     args = parser.parse_args()
-    print(f"treelab {fastpath.describe()}; self-play Connect Four, {args.iterations} simulations a move, "
+    print(f"treelab {speedups.describe()}; self-play Connect Four, {args.iterations} simulations a move, "
           f"runs of {args.games} games from {args.small:,} nodes and from {args.target:,}"
           + ("; cold starts" if args.cold else "; writer ready first"))
     smalls, bigs, slowdowns = [], [], []

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from treelab import fastpath
+from treelab import speedups
 from treelab.store import background
 from treelab.store.deltas import Delta, Earlier
 from treelab.store.deltawriter import DeltaWriter
@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=14)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    print(f"treelab {fastpath.describe()}; the writer's stores of {args.games} self-play games of "
+    print(f"treelab {speedups.describe()}; the writer's stores of {args.games} self-play games of "
           f"{args.iterations} simulations a move, at {args.small:,} and {args.target:,} nodes")
     with tempfile.TemporaryDirectory() as tmp:
         cases = {}

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.store import bulk
 from treelab.store import persistence as store
 from treelab.tree import TreeNode
 
-needs_compiled = pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
+needs_compiled = pytest.mark.skipif(speedups.compiled is None, reason=speedups.describe())
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_breadth_first_order_and_parent_positions(grown: treelab.Tree) -> None:
 
 @needs_compiled
 def test_compiled_rows_match_the_python_reference(grown: treelab.Tree) -> None:
-    c = fastpath.compiled
+    c = speedups.compiled
     assert c is not None
     nodes, parents = bulk.breadth_first(grown.root)
     py_nodes, py_parents = bulk._breadth_first(grown.root)
@@ -89,14 +89,14 @@ def test_compiled_rows_read_properties_too() -> None:
         n.nb_visit = len(n.name) + n.depth
     nodes, parents = bulk.breadth_first(root)
     assert [n.name for n in nodes] == ["root", "3", "1", "2", "3", "1", "2"]
-    assert fastpath.compiled.rows(nodes, parents, 0, 9, 1, 2) == bulk._rows(nodes, parents, 0, 9, 1, 2)  # type: ignore[union-attr]
-    fastpath.compiled.renumber(nodes, 41)  # type: ignore[union-attr]
+    assert speedups.compiled.rows(nodes, parents, 0, 9, 1, 2) == bulk._rows(nodes, parents, 0, 9, 1, 2)  # type: ignore[union-attr]
+    speedups.compiled.renumber(nodes, 41)  # type: ignore[union-attr]
     assert [n.node_id for n in nodes] == list(range(41, 48))
 
 
 @needs_compiled
 def test_compiled_rows_refuse_bad_arguments(grown: treelab.Tree) -> None:
-    c = fastpath.compiled
+    c = speedups.compiled
     assert c is not None
     nodes, parents = bulk.breadth_first(grown.root)
     with pytest.raises(IndexError, match="outside"):

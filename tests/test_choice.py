@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.analysis.arrays import stats
 from treelab.analysis.sqlstats import db_stats
 from treelab.errors import SpecError
@@ -22,7 +22,7 @@ from treelab.tree import Tree, TreeNode
 from treelab.view.loading import load_view
 from treelab.view.subtree import select
 
-needs_compiled = pytest.mark.skipif(fastpath.compiled is None, reason="the C extension is not built")
+needs_compiled = pytest.mark.skipif(speedups.compiled is None, reason="the C extension is not built")
 
 
 def counts(tree: Tree) -> list[tuple[str, int, int, int, int, int | None]]:
@@ -34,10 +34,10 @@ def counts(tree: Tree) -> list[tuple[str, int, int, int, int, int | None]]:
 
 @pytest.mark.parametrize("walk", ["compiled", "python"])
 def test_a_search_rooted_mid_game_selects_only_below_its_start(monkeypatch: pytest.MonkeyPatch, walk: str) -> None:
-    if walk == "compiled" and fastpath.compiled is None:
+    if walk == "compiled" and speedups.compiled is None:
         pytest.skip("the C extension is not built")
     if walk == "python":
-        monkeypatch.setattr(fastpath, "compiled", None)
+        monkeypatch.setattr(speedups, "compiled", None)
     tree = Tree("connect4")
     treelab.search(tree, "", limit=treelab.Limit(iterations=300), rng=1)
     before = {n.sequence: n.nb_select for n in tree}
@@ -62,8 +62,8 @@ def test_either_walk_keeps_the_same_selected_counts(monkeypatch: pytest.MonkeyPa
         return the_game.python_playout(state, rng)
 
     grown = []
-    for walk in (fastpath.compiled, None):
-        monkeypatch.setattr(fastpath, "compiled", walk)
+    for walk in (speedups.compiled, None):
+        monkeypatch.setattr(speedups, "compiled", walk)
         tree = Tree(game)
         treelab.search(tree, "", limit=treelab.Limit(iterations=400), playout=playout, rng=3)
         treelab.search(tree, moves, limit=treelab.Limit(iterations=600), solver=solver, playout=playout, rng=4)

@@ -156,11 +156,11 @@ def test_compact_keeps_the_tree_and_refuses_other_files(tmp_path: Path) -> None:
 
 
 def test_version_says_which_hot_paths_run() -> None:
-    from treelab import fastpath
+    from treelab import speedups
 
     result = run("--version")
     assert result.exit_code == 0
-    assert "treelab 0.1.0" in result.output and fastpath.describe() in result.output
+    assert "treelab 0.1.0" in result.output and speedups.describe() in result.output
 
 
 def test_choice_ucb1_plays_the_best_ucb1_score(tmp_path: Path) -> None:

@@ -7,11 +7,11 @@ import random
 import pytest
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.games import State
 from treelab.mcts.policies import decisive_playout
 
-pytestmark = pytest.mark.skipif(fastpath.compiled is None, reason="the C extension is not built")
+pytestmark = pytest.mark.skipif(speedups.compiled is None, reason="the C extension is not built")
 
 GAME = treelab.find_game("connect4")
 

@@ -13,7 +13,7 @@ import pytest
 from test_merge import by_path, random_tree, saved
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.errors import ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
@@ -178,7 +178,7 @@ def test_a_delta_taken_before_the_last_was_stored_names_its_nodes_by_local_id(tm
     writer.close()
 
 
-@pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
+@pytest.mark.skipif(speedups.compiled is None, reason=speedups.describe())
 def test_compiled_columns_match_the_python_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     tree = start(Tree("connect4"))
     search(tree, limit=Limit(iterations=400), solver=True, rng=2)
@@ -197,7 +197,7 @@ def test_compiled_columns_match_the_python_reference(monkeypatch: pytest.MonkeyP
     assert compiled[0][0, 0] == -1 and compiled[1][4, 0] == int(Proof.WIN)  # the root; new[3]
     assert (len(delta.known) + 3, int(Proof.WIN)) in delta.proofs
     with pytest.raises(TypeError, match="None"):  # a None without a stand-in is an error, never a number
-        fastpath.compiled.columns([tree.root], ("created_game",))  # type: ignore[union-attr]
+        speedups.compiled.columns([tree.root], ("created_game",))  # type: ignore[union-attr]
 
 
 def _race(db: str, snapshot: str, seed: int) -> tuple[dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]:
@@ -233,7 +233,7 @@ def test_two_worker_processes_writing_the_same_new_nodes_at_once_add_up_exactly(
     assert len(shared) > 50  # both grew many of the same new nodes: the second to write merged them
 
 
-@pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
+@pytest.mark.skipif(speedups.compiled is None, reason=speedups.describe())
 def test_compiled_delta_rows_match_the_python_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     tree = start(Tree("tictactoe"))
     tree.current_game = 7
@@ -260,5 +260,5 @@ def test_compiled_delta_rows_match_the_python_reference(monkeypatch: pytest.Monk
                                    *map(int, delta.counts[0, :3]), proven[0], 7, int(delta.counts[0, 3]))
     assert sum(len(group) for group in compiled[1]) == 10 * int(keep.sum())
     with pytest.raises(ValueError, match="different lengths"):
-        fastpath.compiled.delta_rows(ids[:-1], pids, delta.depths, delta.counts, list(delta.moves),  # type: ignore[union-attr]
+        speedups.compiled.delta_rows(ids[:-1], pids, delta.depths, delta.counts, list(delta.moves),  # type: ignore[union-attr]
                                      None, None, None, 50)

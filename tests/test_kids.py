@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from random_games import random_game
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.errors import TreelabError
 from treelab.nodes import KIDS_SLOT, TreeNode, kids_of, link, unlink
 from treelab.tree import Tree
@@ -198,10 +198,10 @@ def test_link_and_unlink_move_between_the_shapes() -> None:
 @pytest.fixture(params=["compiled", "python"])
 def builder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run the test with the compiled code (when built) and with the pure-Python reference."""
-    if request.param == "compiled" and fastpath.compiled is None:
+    if request.param == "compiled" and speedups.compiled is None:
         pytest.skip("the compiled code is not built")
     if request.param == "python":
-        monkeypatch.setattr(fastpath, "compiled", None)
+        monkeypatch.setattr(speedups, "compiled", None)
     return str(request.param)
 
 
@@ -249,7 +249,7 @@ def test_partial_loads_of_chains(builder: str, tmp_path: Path) -> None:
 
 def test_mover_nodes_of_an_openspiel_game(builder: str, tmp_path: Path) -> None:
     pytest.importorskip("pyspiel")
-    from treelab.movernode import MoverNode
+    from treelab.mover_tree import MoverNode
 
     tree = recorded("openspiel:dots_and_boxes(num_rows=1,num_cols=2)", 15, seed=2)
     assert type(tree.root) is MoverNode and slot_shapes(tree)["one"] > 0

@@ -1,6 +1,6 @@
 """The package's architecture, held by reading its source: layers, sizes and the front door.
 
-The layers read core (``tree``, ``errors``, ``games``, ``fastpath``) <- {``mcts``, ``store``} <-
+The layers read core (``tree``, ``errors``, ``games``, ``speedups``) <- {``mcts``, ``store``} <-
 {``view``, ``analysis``} <- ``play`` <- ``cli``: a module imports, at module level, only from its own
 layer or a lower one, and the parts import each other without a circle. Imports inside functions
 (the command line's lazy loading, a late import that breaks a start-up cost) and imports under
@@ -21,7 +21,7 @@ PACKAGE = Path(treelab.__file__).resolve().parent
 ROOT = PACKAGE.parent
 
 LAYERS: dict[str, int] = {
-    "": 0, "tree": 0, "nodes": 0, "errors": 0, "games": 0, "fastpath": 0, "_speedups": 0, "movernode": 0,
+    "": 0, "tree": 0, "nodes": 0, "errors": 0, "games": 0, "speedups": 0, "_speedups": 0, "mover_tree": 0,
     "mcts": 1, "store": 1,
     "view": 2, "analysis": 2,
     "play": 3,
@@ -165,7 +165,7 @@ def test_no_import_circle_between_modules() -> None:
 def test_the_import_reader_sees_real_imports(tmp_path: Path) -> None:
     """The reader itself: it finds the imports the modules really make (so the tests above can fail)."""
     graph = import_graph()
-    assert {"treelab.errors", "treelab.games", "treelab.fastpath"} <= graph["treelab.tree"]
+    assert {"treelab.errors", "treelab.games", "treelab.speedups"} <= graph["treelab.tree"]
     assert "treelab.cli" in graph["treelab.__main__"]
     assert "treelab.store.bulk" in graph["treelab.store.persistence"]  # `from . import bulk`
     assert "treelab.errors" in graph["treelab"] and not any(part(t) == "view" for t in graph["treelab"])

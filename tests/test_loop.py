@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.games import find_game
-from treelab.mcts import uct
+from treelab.mcts import loop, uct
 from treelab.mcts.selection import select_ucb1
 from treelab.nodes import walk
 
-needs_compiled = pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
+needs_compiled = pytest.mark.skipif(speedups.compiled is None, reason=speedups.describe())
 pytestmark = needs_compiled
 
 
@@ -96,7 +96,7 @@ def test_the_same_tree_as_the_phases(game, moves, solver, playout, n, monkeypatc
                                   playout=playout, seed=11)
     assert ours == reference
     assert len(ours["nodes"]) > 100
-    assert max(calls) == min(n, uct._BATCH)  # whole batches, not one simulation at a time
+    assert max(calls) == min(n, loop.BATCH)  # whole batches, not one simulation at a time
     if solver:
         assert any(row[7] is not None for row in ours["nodes"])  # proofs were made (handed back to Python)
 
@@ -155,7 +155,7 @@ def test_time_limits_and_should_stop_are_checked_between_batches():
     polls = []
     done = treelab.search(tree, "", limit=treelab.Limit(seconds=60), rng=1,
                           should_stop=lambda: polls.append(1) or len(polls) >= 3)
-    assert done == 3 * uct._BATCH and tree.root.nb_visit == done
+    assert done == 3 * loop.BATCH and tree.root.nb_visit == done
     tree = treelab.Tree("connect4")
     done = treelab.search(tree, "", limit=treelab.Limit(seconds=0.05), rng=1)
     assert done > 0 and tree.root.nb_visit == done
@@ -208,9 +208,9 @@ def test_other_options_keep_the_phases(game, options, monkeypatch):
 
 def test_bad_arguments_are_refused():
     with pytest.raises(TypeError, match="batch"):
-        fastpath.compiled.batch(1, 2, 3)
+        speedups.compiled.batch(1, 2, 3)
     tree = treelab.Tree("connect4")
     args = [tree.root, 10, 1.0, False, 7, 0, 0, 0, False, random.random, random.getrandbits, None, [], [1],
             tree.node_class, 2, None, 100, tuple(str(m) for m in range(8)), {}, 0, [0] * 5]
     with pytest.raises(ValueError, match="game 0"):
-        fastpath.compiled.batch(*args)
+        speedups.compiled.batch(*args)

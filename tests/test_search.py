@@ -118,7 +118,9 @@ def test_move_choice_by_visits_by_ucb1_and_by_temperature() -> None:
             tree.record(moves, winner=winner)
     root = tree.root
     assert choose_move(root).name == "4"
-    assert choose_move(root, how="ucb1", c=100.0).name == "3"  # the least visited explores most
+    assert choose_move(root, choice="ucb1", c=100.0).name == "3"  # the least visited explores most
+    with pytest.warns(DeprecationWarning, match="'how' is now called 'choice'"):
+        assert choose_move(root, how="ucb1", c=100.0).name == "3"  # the old spelling still works
     rng = random.Random(1)
     picks = [choose_move(root, temperature=100.0, rng=rng).name for _ in range(600)]
     assert set(picks) == {"3", "4", "5"}  # high temperature: close to uniform
@@ -128,7 +130,7 @@ def test_move_choice_by_visits_by_ucb1_and_by_temperature() -> None:
     tree.find("3").proven = 1  # a proven win is always played
     assert choose_move(root).name == "3"
     with pytest.raises(UnknownOptionError, match="unknown move choice 'best'"):
-        choose_move(root, how="best")
+        choose_move(root, choice="best")
 
 
 def play_game(game: Game, first, second) -> int | None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treelab import fastpath
+from treelab import speedups
 from treelab.errors import (
     GameMismatchError,
     NotATreelabDatabaseError,
@@ -548,23 +548,23 @@ def _snapshot(tree: Tree) -> list[tuple[Any, ...]]:
     return out
 
 
-@pytest.mark.skipif(fastpath.compiled is None, reason="the compiled loader is not built")
+@pytest.mark.skipif(speedups.compiled is None, reason="the compiled loader is not built")
 @pytest.mark.parametrize("how", [{}, {"path": "44", "depth": 2}, {"path": "4"}, {"depth": 1}])
 def test_compiled_and_python_loads_build_the_same_tree(
     saved: tuple[Tree, Path], monkeypatch: pytest.MonkeyPatch, how: dict[str, Any]
 ) -> None:
     _, db = saved
     compiled = load(db, **how)
-    monkeypatch.setattr(fastpath, "compiled", None)
+    monkeypatch.setattr(speedups, "compiled", None)
     python = load(db, **how)
     assert _snapshot(compiled) == _snapshot(python)
     assert type(compiled.root) is TreeNode and not hasattr(compiled.root, "__dict__")
     check_invariants(compiled)
 
 
-@pytest.mark.skipif(fastpath.compiled is None, reason="the compiled loader is not built")
+@pytest.mark.skipif(speedups.compiled is None, reason="the compiled loader is not built")
 def test_compiled_loader_refuses_bad_rows() -> None:
-    build = fastpath.compiled.build  # type: ignore[union-attr]
+    build = speedups.compiled.build  # type: ignore[union-attr]
     with pytest.raises(KeyError):  # a parent that was not built first
         build(TreeNode, [(2, 1, "4", 1, 0, 0, None, None, 1, 0)], [None] * 3, [], {}, set())
     with pytest.raises(TypeError, match="10-tuple"):

@@ -61,6 +61,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "play.players": ("HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"),
     "play.positions": ("analyse",),
     "play.training": ("TrainSummary", "train"),
+    "play.training_config": ("TrainingConfig",),
     "store.increments": ("MergeSummary", "merge"),
     "store.persistence": ("load", "open_tree", "save"),
     "store.records": ("compact", "info", "read_games", "read_history"),
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
     from .play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
     from .play.positions import analyse
     from .play.training import TrainSummary, train
+    from .play.training_config import TrainingConfig
     from .store.increments import MergeSummary, merge
     from .store.persistence import load, open_tree, save
     from .store.records import compact, info, read_games, read_history
@@ -159,6 +161,7 @@ __all__ = [
     "StoreError",
     "TooLargeError",
     "TrainSummary",
+    "TrainingConfig",
     "Tree",
     "TreeArrays",
     "TreeNode",

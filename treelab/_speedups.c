@@ -1,6 +1,6 @@
 /* treelab's compiled hot paths: random playouts and the UCT descent.
  *
- * Optional: treelab/fastpath.py loads this module when it was built and falls
+ * Optional: treelab/speedups.py loads this module when it was built and falls
  * back to the pure-Python code otherwise, which stays the reference. Two parts:
  *
  * 1. Uniformly random playouts for Connect Four and tic-tac-toe. The Python
@@ -416,7 +416,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "treelab._speedups",
-    "Compiled random playouts (splitmix64 from a 64-bit seed) and UCT tree walk, first-save rows; see treelab.fastpath.", -1,
+    "Compiled random playouts (splitmix64 from a 64-bit seed) and UCT tree walk, first-save rows; see treelab.speedups.", -1,
     methods, NULL, NULL, NULL, NULL,
 };
 

@@ -14,10 +14,10 @@ node's own few children; the tree is never searched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import fastpath
+from . import speedups
 from .errors import IllegalMoveError, NotationError, PathNotFoundError
 from .games import Game, State, find_game
 from .nodes import SQRT2, TreeNode, walk
@@ -25,7 +25,7 @@ from .nodes import SQRT2, TreeNode, walk
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["SQRT2", "Counts", "Moves", "Tree", "TreeNode"]
+__all__ = ["SQRT2", "Counts", "Moves", "Tree", "TreeNode", "backup"]
 
 Counts = tuple[int, int, int, int]
 """A node's ``(nb_visit, nb_win, nb_draw, nb_select)``."""
@@ -33,7 +33,7 @@ Counts = tuple[int, int, int, int]
 Moves = str | Iterable[str | int] | None
 """A move sequence: ``"4453"``, ``"4,4,5,3"``, ``"/root/4/4/5/3"``, ``[4, 4, 5, 3]`` or None (root)."""
 
-_CHILD = fastpath.compiled.child if fastpath.compiled is not None else None
+_CHILD = speedups.compiled.child if speedups.compiled is not None else None
 """The compiled :meth:`Tree.add_child` node maker, if built (a new node with its slots set, linked)."""
 
 
@@ -42,6 +42,39 @@ _ZERO: Counts = (0, 0, 0, 0)
 
 def _by_id(item: tuple[TreeNode, Counts]) -> int:
     return item[0].node_id
+
+
+def backup(path: Sequence[TreeNode], winner: int | None, baselines: dict[TreeNode, Counts] | None = None, *,
+           selected_from: int = 1, movers: bool = False, times: int = 1) -> None:
+    """Back up ``times`` simulations whose result was ``winner`` (1, 2, None = draw) on ``path``.
+
+    The one backup rule of treelab (every search, :meth:`Tree.backup`, :meth:`Tree.record`): every
+    node gets ``nb_visit``, a draw everywhere or a win where ``winner`` made the move into the node,
+    and the nodes from ``path[selected_from]`` on (those the search selected: below where it
+    started) ``nb_select``. ``path`` is a stored path, each node the parent of the next. With
+    ``baselines`` (:attr:`Tree.baselines`), each node's counts before its first change since the
+    last save are recorded there first. ``movers``: the nodes store their movers
+    (:mod:`treelab.mover_tree`); else the mover is the depth's parity and wins go to every other
+    node. ``treelab._speedups.backup`` runs this rule in C for one simulation on parity nodes.
+    """
+    if baselines is not None:
+        for node in path:
+            if node not in baselines:
+                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
+    for node in path:
+        node.nb_visit += times
+    for node in path[selected_from:]:
+        node.nb_select += times
+    if winner is None:
+        for node in path:
+            node.nb_draw += times
+    elif movers:
+        for node in path:
+            if node.mover == winner:
+                node.nb_win += times
+    elif path:
+        for node in path[(path[0].depth + (winner == 1)) & 1::2]:
+            node.nb_win += times
 
 
 class Tree:
@@ -54,7 +87,7 @@ class Tree:
 
     node_class: type[TreeNode] = TreeNode  # MoverNode in a MoverTree, for games whose players need not alternate
     def __new__(cls, game: str | Game | None = None, **_: Any) -> Tree:
-        from .movernode import MoverTree  # a subclass, imported once this module is loaded
+        from .mover_tree import MoverTree  # a subclass, imported once this module is loaded
         return super().__new__(MoverTree if cls is Tree and game and not find_game(game).alternating else cls)
 
     def __init__(self, game: str | Game, *, c: float = SQRT2) -> None:
@@ -131,7 +164,7 @@ class Tree:
     def add_child(self, parent: TreeNode, label: str, mover: int | None = None) -> TreeNode:
         """Create the child of ``parent`` reached by ``label`` (the caller checks legality; ``mover``: MoverTree)."""
         node: TreeNode
-        if _CHILD is not None:  # the same node, its slots filled in C (treelab.fastpath)
+        if _CHILD is not None:  # the same node, its slots filled in C (treelab.speedups)
             node = _CHILD(self.node_class, parent, label, self._next_id, self.current_game)
         else:
             node = self.node_class(label, parent, node_id=self._next_id, created_game=self.current_game)
@@ -180,19 +213,9 @@ class Tree:
         """Add one simulation with result ``winner`` (1, 2, None = draw) to every node in ``nodes``.
 
         ``nodes`` is a stored path from the root; the search started at ``nodes[start]``, so only
-        the nodes after it were selected by this simulation (``nb_select += 1``).
+        the nodes after it were selected by this simulation (``nb_select += 1``). See :func:`backup`.
         """
-        baselines = self._baselines
-        for i, node in enumerate(nodes):
-            if node not in baselines:
-                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
-            node.nb_visit += 1
-            if i > start:
-                node.nb_select += 1
-            if winner is None:
-                node.nb_draw += 1
-            elif winner == (1 if node.depth & 1 else 2):
-                node.nb_win += 1
+        backup(list(nodes), winner, self._baselines, selected_from=start + 1, movers=not self.game.alternating)
 
     def record(self, moves: Moves, winner: int | None) -> TreeNode:
         """Store the path ``moves`` (creating nodes) and back up one result.

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..games import Game, State, find_game, written
 from ..mcts.choice import best_index
-from ..movernode import MoverNode
+from ..mover_tree import MoverNode
 from ..nodes import PARENT_SLOT, proof_word, ucb1_score
 from ..store.dbfile import diagnosed
 from ..store.integrity import check_table
@@ -79,7 +79,7 @@ class TreeArrays:
     """The game's name, when known."""
     mover: np.ndarray | None = None
     """The player (1 or 2) who moved into each node, for games whose players need not alternate
-    (:mod:`treelab.movernode`); None: the parity of the depth (the built-in games' fast path)."""
+    (:mod:`treelab.mover_tree`); None: the parity of the depth (the built-in games' fast path)."""
 
     # -- building -------------------------------------------------------------
     @classmethod
@@ -367,7 +367,7 @@ def assemble(
     action = None
     if rules is not None and rules.shows_actions:  # OpenSpiel's action strings beside the ids
         action = partial(_action_text, rules, rules.replay(list(moves)))
-    if rules is not None and not rules.alternating:  # the movers come from the game (treelab.movernode)
+    if rules is not None and not rules.alternating:  # the movers come from the game (treelab.mover_tree)
         mover, to_move = rules.turn(moves)
         proven = proven if mover != to_move or proven is None else -proven  # a double move into this node
     return {

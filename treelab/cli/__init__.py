@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..fastpath import describe
+from ..speedups import describe
 from .options import ExampleLast
 
 __all__ = ["cli", "main"]

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..games import Game
 from ..mcts.policies import PLAYOUTS
+
+if TYPE_CHECKING:
+    from ..mcts.config import SearchConfig
+
 from .options import (
     ExampleLast,
     c_option,
@@ -39,6 +44,20 @@ def _solver_option(f):  # type: ignore[no-untyped-def]
     return option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
 
 
+def _search_options_of(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of :func:`_search_options`, taken out of ``options`` (the fields of a SearchConfig)."""
+    from ..mcts.config import option_names
+
+    return {name: options.pop(name) for name in sorted(option_names()) if name in options}
+
+
+def _search_config(options: dict[str, Any]) -> SearchConfig:
+    """The :class:`SearchConfig` of the options of :func:`_search_options` (taken out of ``options``)."""
+    from ..mcts.config import SearchConfig
+
+    return SearchConfig.of(**_search_options_of(options))
+
+
 def _search_options(f):  # type: ignore[no-untyped-def]
     """The options every searching command shares: algorithm, c, solver, playout, evaluator,
     temperature and move choice."""
@@ -54,7 +73,7 @@ def _search_options(f):  # type: ignore[no-untyped-def]
         option("--temperature", type=finite(min=0.0), default=None, show_default="0; train's self-play: 1",
                help="Pick moves by sampling selections^(1/T); 0: the most selected (train: 1 over the opening "
                     "in self-play, see --temperature-moves; otherwise 0)."),
-        option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits",
+        option("--choice", type=click.Choice(["visits", "ucb1"]), default="visits",
                help="Move to play: the most selected (simulations that chose it, not pass-through visits), "
                     "or the best UCB1 score (the original rule)."),
     ]
@@ -88,10 +107,7 @@ def _search_options(f):  # type: ignore[no-untyped-def]
 @option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
         help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
-def train(game: Game, db: str, games: int, iterations: int, opponent: str, pool: tuple[str, ...], algorithm: str,
-          c: float | None, solver: bool, playout: str, evaluator: str, temperature: float | None, how: str,
-          temperature_moves: int | None, noise: float | None, alpha: float | None, seed: int | None,
-          quiet: bool, workers: int | None, ray: str | None) -> None:
+def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
     """Grow the tree in DB by playing whole games; re-running resumes.
 
     The tree is saved after every game in one transaction (by a writer process
@@ -108,16 +124,16 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, pool:
       treelab train connect4 --db c4.db --games 200 --iterations 400 --workers 2
       treelab train connect4 --db c4.db --games 100 --pool self,heuristic,db=old.db --seed 1
     """
-    from ..mcts.config import SearchConfig
-    from ..play.training import TEMPERATURE_MOVES
     from ..play.training import train as run
+    from ..play.training_config import TEMPERATURE_MOVES, TrainingConfig
 
-    config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
-                             choice=how)
-    moves = TEMPERATURE_MOVES if temperature_moves is None else None if temperature_moves == -1 else temperature_moves
-    summary = run(game, db, games=games, iterations=iterations, opponent=opponent, pool=pool or None, seed=seed,
-                  config=config, temperature=temperature, temperature_moves=moves, noise=noise, alpha=alpha,
-                  progress=not quiet, workers=workers, ray=None if ray is None else True if ray == "local" else ray)
+    searching = _search_options_of(options)  # made into one SearchConfig by train, with its self-play defaults
+    moves, ray = options.pop("temperature_moves"), options.pop("ray")
+    options["temperature_moves"] = TEMPERATURE_MOVES if moves is None else None if moves == -1 else moves
+    options["pool"] = options["pool"] or None
+    training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
+                              **options)
+    summary = run(game, db, games, training=training, **searching)
     click.echo(summary.describe())
     if summary.interrupted:
         click.echo("stopped early: run the same command again to resume")
@@ -135,9 +151,8 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, pool:
 @seed_option
 @json_option
 @library_errors
-def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None,
-            algorithm: str, solver: bool, playout: str, evaluator: str, temperature: float | None, how: str,
-            c: float | None, seed: int | None, as_json: bool) -> None:
+def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None, seed: int | None,
+            as_json: bool, **options: Any) -> None:
     """Search a position and report every move's statistics.
 
     Without --iterations or --seconds, 1,000 simulations are run.
@@ -146,12 +161,10 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     Example:
       treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
     """
-    from ..mcts.config import SearchConfig
     from ..play.positions import analyse as run
 
-    config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
-                             temperature=temperature, choice=how)
-    result = run(game, moves, iterations=iterations, seconds=seconds, config=config, seed=seed, db=db)
+    result = run(game, moves, iterations=iterations, seconds=seconds, search=_search_config(options), seed=seed,
+                 db=db)
     if as_json:
         click.echo(json.dumps(result.to_dict()))
         return

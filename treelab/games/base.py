@@ -201,7 +201,7 @@ class Game(ABC):
         """The starting position."""
 
     compiled_playout: Callable[[int, int, int, int], int | None] | None = None
-    """The compiled playout of this game (:mod:`treelab.fastpath`), if it is built:
+    """The compiled playout of this game (:mod:`treelab.speedups`), if it is built:
     ``(*playout_board(state), seed) -> winner``."""
 
     compiled_decisive: Callable[[int, int, int, int], int | None] | None = None
@@ -233,9 +233,9 @@ class Game(ABC):
         try:
             seed = rng.getrandbits(64)
         except AttributeError:  # a numpy Generator
-            from .. import fastpath
+            from .. import speedups
 
-            seed = fastpath.seed64(rng)
+            seed = speedups.seed64(rng)
         return compiled(*self.playout_board(state), seed)
 
     @abstractmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from operator import attrgetter
 
-from .. import fastpath
+from .. import speedups
 from ..errors import GameOverError, IllegalMoveError
 from .base import BoardLook, Game, Grid, State
 
@@ -33,9 +33,9 @@ _OPEN_COLUMNS = {  # the top cells taken (mask & _TOPS) -> the columns still ope
 }
 _BOARD = sum(((1 << HEIGHT) - 1) << (_H1 * c) for c in range(WIDTH))  # every cell, no sentinels
 _BOTTOMS = sum(_BOTTOM)
-_COMPILED_PLAYOUT = fastpath.compiled.connect4 if fastpath.compiled is not None else None
-_COMPILED_REPLAY = fastpath.compiled.connect4_replay if fastpath.compiled is not None else None
-_COMPILED_DECISIVE = getattr(fastpath.compiled, "connect4_decisive", None)
+_COMPILED_PLAYOUT = speedups.compiled.connect4 if speedups.compiled is not None else None
+_COMPILED_REPLAY = speedups.compiled.connect4_replay if speedups.compiled is not None else None
+_COMPILED_DECISIVE = getattr(speedups.compiled, "connect4_decisive", None)
 
 C4_LINES: tuple[tuple[int, ...], ...] = (
     (3, 4, 5, 7, 5, 4, 3),

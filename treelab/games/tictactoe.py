@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from operator import attrgetter
 
-from .. import fastpath
+from .. import speedups
 from ..errors import GameOverError, IllegalMoveError
 from .base import Game, Grid, State
 
@@ -19,8 +19,8 @@ _LINES = [
 _FULL = 0b111111111
 TTT_LINES: tuple[int, ...] = (3, 2, 3, 2, 4, 2, 3, 2, 3)
 """Three-in-a-row lines through each cell (cells 1-9): the centrality of a move."""
-_COMPILED_PLAYOUT = fastpath.compiled.tictactoe if fastpath.compiled is not None else None
-_COMPILED_REPLAY = fastpath.compiled.tictactoe_replay if fastpath.compiled is not None else None
+_COMPILED_PLAYOUT = speedups.compiled.tictactoe if speedups.compiled is not None else None
+_COMPILED_REPLAY = speedups.compiled.tictactoe_replay if speedups.compiled is not None else None
 
 
 def _won(bits: int) -> bool:

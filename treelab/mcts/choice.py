@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from ..errors import BudgetError
 from ..tree import SQRT2, TreeNode
-from .config import CHOICES, check_name
+from .config import CHOICES, check_name, resolve_aliases
 
 __all__ = [
     "best_child",
@@ -87,21 +87,23 @@ def principal_variation(node: TreeNode, limit: int | None = None) -> list[TreeNo
 def choose_move(
     node: TreeNode,
     *,
-    how: str = "visits",
+    choice: str = "visits",
     c: float = SQRT2,
     temperature: float = 0.0,
     noise: float = 0.0,
     alpha: float = 1.0,
     rng: random.Random | None = None,
+    how: str | None = None,
 ) -> TreeNode | None:
     """The move to play from ``node``: :func:`best_child`, or a sample of it.
 
     A proven win is always played and proven losses are avoided while other
-    moves remain. Otherwise ``how="visits"`` plays the most selected child
+    moves remain. Otherwise ``choice="visits"`` plays the most selected child
     (Browne et al.'s "robust child", counted over the simulations that chose
     here); with ``temperature > 0`` it samples proportionally to
-    ``nb_select ** (1 / temperature)`` (AlphaZero). ``how="ucb1"`` takes the best
-    UCB1 score, the original persistent-tree rule.
+    ``nb_select ** (1 / temperature)`` (AlphaZero). ``choice="ucb1"`` takes the best
+    UCB1 score, the original persistent-tree rule (:attr:`~treelab.mcts.config.SearchConfig.choice`;
+    ``how`` is its old spelling, accepted with a :class:`DeprecationWarning`).
 
     ``noise > 0`` mixes Dirichlet noise into that choice at the root of the move:
     the move is drawn from ``(1 - noise) * p + noise * Dir(alpha)`` over the
@@ -111,17 +113,19 @@ def choose_move(
     into what the search's counts make it play.
 
     Raises:
-        UnknownOptionError: an unknown ``how``.
+        UnknownOptionError: an unknown ``choice``.
         BudgetError: a negative temperature, or noise outside [0, 1].
     """
-    check_exploration(temperature, noise, alpha, how)
+    if how is not None:
+        choice = resolve_aliases({"how": how})["choice"]
+    check_exploration(temperature, noise, alpha, choice)
     best = best_child(node)
-    if best is None or best.proven == 1 or (noise == 0 and how == "visits" and temperature == 0):
+    if best is None or best.proven == 1 or (noise == 0 and choice == "visits" and temperature == 0):
         return best
     kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
     safe = [k for k in kids if k.proven != -1] or kids
     rng = rng or random.Random()
-    if how == "ucb1":
+    if choice == "ucb1":
         top_ucb = max(safe, key=lambda k: k.ucb1(c))
         if noise == 0:
             return top_ucb
@@ -139,14 +143,14 @@ def choose_move(
     return rng.choices(safe, weights=weights)[0]
 
 
-def check_exploration(temperature: float, noise: float = 0.0, alpha: float = 1.0, how: str = "visits") -> None:
+def check_exploration(temperature: float, noise: float = 0.0, alpha: float = 1.0, choice: str = "visits") -> None:
     """Refuse exploration settings that mean nothing, naming the bad value.
 
     Raises:
-        UnknownOptionError: an unknown ``how``.
+        UnknownOptionError: an unknown ``choice``.
         BudgetError: a negative temperature, noise outside [0, 1], alpha <= 0.
     """
-    check_name("move choice", how, CHOICES)
+    check_name("move choice", choice, CHOICES)
     if not temperature >= 0 or temperature == float("inf"):
         raise BudgetError(f"temperature {temperature!r} must be a finite number >= 0 (0: the most selected move)")
     if not 0.0 <= noise <= 1.0:

@@ -10,14 +10,19 @@ seconds) is a :class:`~treelab.mcts.uct.Limit`; the config says how to search.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..errors import BudgetError, UnknownOptionError
 from ..nodes import SQRT2
 
+if TYPE_CHECKING:
+    from .policies import PlayoutFn
+
 __all__ = [
     "ALGORITHMS",
+    "ALIASES",
     "CHOICES",
     "C_PUCT",
     "EVALUATORS",
@@ -30,6 +35,8 @@ __all__ = [
     "SearchConfig",
     "check_name",
     "node_cap_for",
+    "option_names",
+    "resolve_aliases",
 ]
 
 Algorithm = Literal["uct", "puct"]
@@ -93,8 +100,9 @@ class SearchConfig:
     (``sqrt(2)``, Auer et al. 2002; ``1.25``, Silver et al. 2018)."""
     solver: bool = False
     """MCTS-Solver proofs for UCT (PUCT always proves terminal results)."""
-    playout: PlayoutName = "random"
-    """UCT's playout policy, and the policy of PUCT's rollout evaluator."""
+    playout: PlayoutName | PlayoutFn = "random"
+    """UCT's playout policy (a name, or a :data:`~treelab.mcts.policies.PlayoutFn`), and the policy of PUCT's
+    rollout evaluator."""
     evaluator: EvaluatorName = "rollout"
     """PUCT's leaf evaluator."""
     choice: Choice = "visits"
@@ -106,7 +114,8 @@ class SearchConfig:
 
     def __post_init__(self) -> None:
         check_name("algorithm", self.algorithm, ALGORITHMS)
-        check_name("playout", self.playout, PLAYOUT_NAMES)
+        if not callable(self.playout):
+            check_name("playout", self.playout, PLAYOUT_NAMES)
         check_name("evaluator", self.evaluator, EVALUATORS)
         check_name("move choice", self.choice, CHOICES)
         if self.c is not None and not (isinstance(self.c, (int, float)) and self.c >= 0 and math.isfinite(self.c)):
@@ -131,10 +140,44 @@ class SearchConfig:
 
     @classmethod
     def of(cls, config: SearchConfig | None = None, **options: Any) -> SearchConfig:
-        """``config`` with the given ``options`` replaced (None values are left out), or a new config."""
-        known = {f.name for f in fields(cls)}
+        """``config`` with the given ``options`` replaced (None values are left out), or a new config.
+
+        ``config`` itself when no option is given (it was validated when made). The old spelling
+        ``how`` of :attr:`choice` is accepted with a :class:`DeprecationWarning`.
+        """
+        options = resolve_aliases(options)
+        known = option_names()
         unknown = sorted(set(options) - known)
         if unknown:
             raise UnknownOptionError(f"unknown search option {unknown[0]!r}: use one of {', '.join(sorted(known))}")
         given = {k: v for k, v in options.items() if v is not None}
-        return replace(config, **given) if config is not None else cls(**given)
+        if config is None:
+            return cls(**given)
+        return replace(config, **given) if given else config
+
+
+ALIASES = {"how": "choice"}
+"""Old spellings of :class:`SearchConfig` fields still accepted as keywords (with a :class:`DeprecationWarning`)."""
+
+
+def option_names() -> set[str]:
+    """The fields of :class:`SearchConfig`: the search options' one name each (Python, CLI, JSON)."""
+    return {f.name for f in fields(SearchConfig)}
+
+
+def resolve_aliases(options: dict[str, Any], aliases: dict[str, str] = ALIASES) -> dict[str, Any]:
+    """``options`` with old spellings replaced by their names (warning once each); both given is an error."""
+    if not any(old in options for old in aliases):
+        return options
+    options = dict(options)
+    for old, new in aliases.items():
+        if old not in options:
+            continue
+        value = options.pop(old)
+        warnings.warn(f"the option {old!r} is now called {new!r}", DeprecationWarning, stacklevel=3)
+        if options.get(new) is not None and value is not None and options[new] != value:
+            raise UnknownOptionError(f"{old}={value!r} and {new}={options[new]!r} name one option: give {new} only")
+        if value is not None:
+            options[new] = value
+    return options
+

@@ -36,25 +36,28 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import BudgetError
 from ..games import Game, State
 from ..nodes import Proof
 from ..tree import Moves, Tree, TreeNode
-from .config import C_PUCT, MAX_NEW_NODES, node_cap_for
+from .config import C_PUCT, MAX_NEW_NODES, SearchConfig
 from .evaluators import Evaluator, find_evaluator
+from .loop import BatchFn, Leaf, Limit, SearchState, legal_counter, prove_leaf, run, start_at
 from .policies import make_rng
 from .selection import SelectFn
-from .solver import LegalCount, propagate, prove_terminal
+from .solver import propagate, prove_terminal
 from .summary import choose_move
-from .uct import Limit
 
 __all__ = [
     "C_PUCT",
     "DIRICHLET_FRACTION",
+    "PUCTPhases",
     "PUCTPlayer",
+    "RootNoise",
     "choose_puct_move",
     "dirichlet_alpha_for",
     "puct_search",
@@ -74,6 +77,26 @@ def dirichlet_alpha_for(num_moves: int) -> float:
     if num_moves < 1:
         raise BudgetError(f"num_moves {num_moves!r} must be at least 1")
     return 10.0 / num_moves
+
+
+@dataclass(frozen=True)
+class RootNoise:
+    """Dirichlet noise mixed into the start position's priors for one search (Silver et al. 2017)."""
+
+    alpha: float
+    """The Dirichlet ``alpha`` (see :func:`dirichlet_alpha_for`)."""
+    fraction: float = DIRICHLET_FRACTION
+    """The noise's share of the priors, ``epsilon``."""
+
+    def __post_init__(self) -> None:
+        _check(0.0, self.alpha, self.fraction)
+
+    @classmethod
+    def of(cls, dirichlet_alpha: float | None = None, dirichlet_fraction: float | None = None) -> RootNoise | None:
+        """The noise of the keywords ``dirichlet_alpha`` (None: no noise) and ``dirichlet_fraction``."""
+        fraction = DIRICHLET_FRACTION if dirichlet_fraction is None else dirichlet_fraction
+        _check(0.0, dirichlet_alpha, fraction)
+        return None if dirichlet_alpha is None else cls(dirichlet_alpha, fraction)
 
 
 def _outcome(value: float, to_move: int, rng: random.Random) -> int | None:
@@ -106,11 +129,11 @@ def puct_search(
     c_puct: float = C_PUCT,
     evaluator: str | Evaluator = "rollout",
     solver: bool = True,
-    dirichlet_alpha: float | None = None,
-    dirichlet_fraction: float = DIRICHLET_FRACTION,
+    noise: RootNoise | None = None,
     rng: random.Random | int | None = None,
     should_stop: Callable[[], bool] | None = None,
     max_new_nodes: int = MAX_NEW_NODES,
+    **dirichlet: float | None,
 ) -> int:
     """Run PUCT simulations from the position ``moves`` of ``tree``; returns how many ran.
 
@@ -121,91 +144,86 @@ def puct_search(
         c_puct: exploration constant for values in [0, 1] (default :data:`C_PUCT`).
         evaluator: ``"rollout"``, ``"heuristic"`` or an :data:`~treelab.mcts.evaluators.Evaluator`.
         solver: prove wins, losses and draws and stop once the position is proven.
-        dirichlet_alpha: root noise ``Dir(alpha)`` mixed into the start position's
-            priors for this search only (None: no noise; see :func:`dirichlet_alpha_for`).
-        dirichlet_fraction: the noise's share, ``epsilon``.
+        noise: root noise mixed into the start position's priors for this search only
+            (:class:`RootNoise`; None: none).
         rng: a seed or generator; the same seed grows the same tree.
         should_stop: polled every simulation; True ends the search early (Ctrl-C).
         max_new_nodes: the search stops once it has added this many nodes (a memory bound).
+        dirichlet: ``dirichlet_alpha`` and ``dirichlet_fraction``, the fields of ``noise`` as keywords.
+
+    The loop is :func:`treelab.mcts.loop.run`'s, over :class:`PUCTPhases`.
     """
-    _check(c_puct, dirichlet_alpha, dirichlet_fraction)
-    rng = make_rng(rng)
-    evaluate = find_evaluator(evaluator)
-    game = tree.game
-    parsed = game.parse(moves)
-    prefix, start_state = tree.path(parsed)
-    start = prefix[-1]
-    if start_state.is_terminal or (solver and start.proven is not None):
+    noise = RootNoise.of(**dirichlet) if dirichlet else noise
+    _check(c_puct, None, DIRICHLET_FRACTION)
+    state = start_at(tree, moves, c=c_puct, solver=solver, rng=make_rng(rng))
+    if state is None:
         return 0
-    prefix_states = [game.initial()]
-    for move in parsed:
-        prefix_states.append(prefix_states[-1].play(move))
+    game = tree.game
     move_of = {game.label(m): m for m in range(game.num_moves + 1)}  # OpenSpiel action ids start at 0
-    truncated = tree.truncated
-    priors = tree.priors
-    root_priors: dict[TreeNode, float] = {}  # the start's priors with Dirichlet noise, for this search
-    select = select_puct(priors, start, root_priors)
-    max_iter = limit.iterations if limit.iterations is not None else 1 << 62
-    node_cap = node_cap_for(tree.size, max_new_nodes)
-    deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
+    phases = PUCTPhases(find_evaluator(evaluator), noise, move_of)
+    return run(state, phases, limit=limit, should_stop=should_stop, max_new_nodes=max_new_nodes)
 
-    def expand_and_evaluate(
-        node: TreeNode, state: State, path: list[TreeNode], states: list[State]
-    ) -> tuple[bool, int | None]:
-        """At a node not yet (fully) expanded: evaluate it and add its children with their priors.
 
-        Returns ``(True, result)`` when the simulation ends here (a new leaf, a
-        node just proven, a cut), else ``(False, None)``: the descent goes on.
-        """
-        evaluation = evaluate(state, rng)
-        if node in truncated:  # children not loaded: never grow here, just evaluate
-            return True, _leaf_result(node, state, evaluation.value, rng)
-        _expand(tree, node, state, evaluation.priors, solver)
-        if solver and any(k.proven is not None for k in node.kids):
-            propagate(tree, path, _legal_counter(states), first=len(path) - 1)
-        if node.nb_visit == 0 or (solver and node.proven is not None):
-            # a new leaf (its evaluation is this simulation's result), or just proven (exact)
-            return True, _leaf_result(node, state, evaluation.value, rng)
-        return False, None
+@dataclass(eq=False)
+class PUCTPhases:
+    """PUCT's select, expand and simulate phases for one search (Silver et al. 2017, 2018)."""
 
-    def select_and_expand(path: list[TreeNode], states: list[State]) -> int | None:
-        """Tree policy: descend by PUCT from the start, expanding and evaluating where needed; the result."""
-        node, state = start, start_state
+    evaluate: Evaluator
+    """The leaf evaluator: a value for the player to move and priors over the legal moves."""
+    noise: RootNoise | None
+    """Root noise (None: none)."""
+    move_of: dict[str, int]
+    """Each move label's move number."""
+    root_priors: dict[TreeNode, float] = field(default_factory=dict)
+    """The start's children's priors with Dirichlet noise, for this search (empty: not drawn yet)."""
+    batch: BatchFn | None = None
+    """No compiled fast path."""
+
+    def select(self, state: SearchState) -> Leaf:
+        """Tree policy: descend by PUCT from the start, expanding and evaluating where needed."""
+        tree, start, solver, c_puct, rng = state.tree, state.start, state.solver, state.c, state.rng
+        priors = tree.priors
+        pick = select_puct(priors, start, self.root_priors)
+        node, position = start, state.position
+        path, positions = [node], [position]
+        leaf = Leaf(path, position, None, positions)
         while True:
-            if state.is_terminal:  # reached only without the solver (proven children are skipped)
-                winner = state.winner
-                if solver and node.proven is None:
-                    node.proven = prove_terminal(node, winner)
-                    propagate(tree, path, _legal_counter(states), first=len(path) - 2)
-                return winner
+            if position.is_terminal:  # reached only without the solver (proven children are skipped)
+                return leaf
             kids = node.kids
-            if node.nb_visit == 0 or len(kids) < len(state.legal_moves()) or not any(k in priors for k in kids):
-                ended, result = expand_and_evaluate(node, state, path, states)
-                if ended:
-                    return result
-            if node is start and dirichlet_alpha is not None and not root_priors:
-                root_priors.update(_noisy_priors(node.kids, priors, dirichlet_alpha, dirichlet_fraction, rng))
-            node = select(node, c_puct, solver)
-            state = state.play(move_of[node.name])
+            unexpanded = node.nb_visit == 0 or len(kids) < len(position.legal_moves())
+            if (unexpanded or not any(k in priors for k in kids)) and self.expand(state, leaf):
+                return leaf
+            if node is start and self.noise is not None and not self.root_priors:
+                self.root_priors.update(_noisy_priors(node.kids, priors, self.noise.alpha, self.noise.fraction, rng))
+            node = pick(node, c_puct, solver)
+            leaf.position = position = position.play(self.move_of[node.name])
             path.append(node)
-            states.append(state)
+            positions.append(position)
 
-    done = 0
-    while done < max_iter:
-        if solver and start.proven is not None:
-            break
-        path = list(prefix)
-        states = list(prefix_states)
-        winner = select_and_expand(path, states)  # simulation: the evaluation at the leaf
-        tree.backup(path, winner, start=len(prefix) - 1)  # back up along the whole stored path from the root
-        done += 1
-        if deadline is not None and time.perf_counter() >= deadline:
-            break
-        if should_stop is not None and should_stop():
-            break
-        if tree.size >= node_cap:
-            break
-    return done
+    def expand(self, state: SearchState, leaf: Leaf) -> bool:
+        """Evaluate the leaf's position and add its children with their priors; True: the simulation ends here.
+
+        It ends at a new leaf (the evaluation is its result), a node just proven, or a cut
+        (a node whose children were not loaded is evaluated, never grown).
+        """
+        node, position = leaf.path[-1], leaf.position
+        evaluation = self.evaluate(position, state.rng)
+        leaf.value = evaluation.value
+        if node in state.tree.truncated:
+            return True
+        _expand(state.tree, node, position, evaluation.priors, state.solver)
+        if state.solver and any(k.proven is not None for k in node.kids):
+            full = state.above + leaf.path
+            propagate(state.tree, full, legal_counter(state, leaf), first=len(full) - 1)
+        return node.nb_visit == 0 or (state.solver and node.proven is not None)
+
+    def simulate(self, state: SearchState, leaf: Leaf) -> int | None:
+        """The leaf's result: a finished game's (a proof), else the evaluation's value as one result."""
+        if leaf.position.is_terminal:
+            return prove_leaf(state, leaf)
+        assert leaf.value is not None
+        return _leaf_result(leaf.path[-1], leaf.position, leaf.value, state.rng)
 
 
 def select_puct(
@@ -281,11 +299,6 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
                 kid.proven = prove_terminal(kid, after.winner)
 
 
-def _legal_counter(states: list[State]) -> LegalCount:
-    """The number of legal moves at ``path[i]``, from the states kept along the path."""
-    return lambda i: len(states[i].legal_moves())
-
-
 def _noisy_priors(
     kids: Sequence[TreeNode], priors: Mapping[TreeNode, float], alpha: float, fraction: float, rng: random.Random
 ) -> dict[TreeNode, float]:
@@ -317,14 +330,15 @@ class PUCTPlayer:
         tree: the tree to search in and grow; None starts a fresh tree every game.
         iterations: simulations per move.
         seconds: or a time budget per move.
-        c_puct: exploration constant (values in [0, 1]).
+        search: ``c`` (``c_puct``), ``temperature`` and the node budget
+            (:class:`~treelab.mcts.config.SearchConfig`; PUCT's ``c`` defaults to :data:`C_PUCT`).
         evaluator: ``"rollout"``, ``"heuristic"`` or an evaluator function.
-        solver: MCTS-Solver proofs.
+        solver: MCTS-Solver proofs (on by default: PUCT proves terminal results).
         dirichlet_alpha: root noise (None: none).
         dirichlet_fraction: the noise's share.
-        temperature: > 0 samples moves from visit counts.
         rng: seed or generator.
         name: the name shown in match results.
+        options: fields of ``search`` given as keywords (``c``, ``temperature``); ``c_puct`` is ``c``.
     """
 
     def __init__(
@@ -333,25 +347,29 @@ class PUCTPlayer:
         tree: Tree | None = None,
         iterations: int | None = 400,
         seconds: float | None = None,
-        c_puct: float = C_PUCT,
+        search: SearchConfig | None = None,
         evaluator: str | Evaluator = "heuristic",
         solver: bool = True,
         dirichlet_alpha: float | None = None,
         dirichlet_fraction: float = DIRICHLET_FRACTION,
-        temperature: float = 0.0,
         rng: random.Random | int | None = None,
         name: str | None = None,
+        **options: Any,
     ) -> None:
-        _check(c_puct, dirichlet_alpha, dirichlet_fraction)
+        options = {"c": options.pop("c_puct"), **options} if "c_puct" in options else options
+        config = SearchConfig.of(search, **options) if search is not None else SearchConfig.of(
+            algorithm="puct", **options)
+        _check(config.exploration, dirichlet_alpha, dirichlet_fraction)
+        self.search = config
         self.limit = Limit(iterations=iterations, seconds=seconds)
         self.tree = tree
         self.fresh = tree is None
-        self.c_puct = c_puct
+        self.c_puct = config.c if config.c is not None else C_PUCT
         self.evaluator = find_evaluator(evaluator) if isinstance(evaluator, str) else evaluator
         self.solver = solver
         self.dirichlet_alpha = dirichlet_alpha
         self.dirichlet_fraction = dirichlet_fraction
-        self.temperature = temperature
+        self.temperature = config.temperature
         self.rng = make_rng(rng)
         self.name = name or f"puct:iterations={iterations}"
         self.should_stop: Callable[[], bool] | None = None
@@ -368,8 +386,8 @@ class PUCTPlayer:
         tree = self.tree
         assert tree is not None
         puct_search(tree, moves, limit=self.limit, c_puct=self.c_puct, evaluator=self.evaluator,
-                    solver=self.solver, dirichlet_alpha=self.dirichlet_alpha,
-                    dirichlet_fraction=self.dirichlet_fraction, rng=self.rng, should_stop=self.should_stop)
+                    solver=self.solver, noise=RootNoise.of(self.dirichlet_alpha, self.dirichlet_fraction),
+                    rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes)
         best = choose_puct_move(tree.find(moves), temperature=self.temperature, rng=self.rng)
         if best is None:  # stopped before expanding anything
             legal = state.legal_moves()

@@ -4,8 +4,9 @@ A selection function is a plain function ``select(node, c, solver) -> child``
 (:data:`SelectFn`, as OpenSpiel's ``child_selection_fn``); the search loop of
 :mod:`treelab.mcts.uct` takes one as a hook. :func:`select_ucb1` is UCT's, the
 highest :func:`treelab.nodes.ucb1_score`; the compiled walk
-(``treelab._speedups.select``/``descend``/``backup``, :mod:`treelab.fastpath`)
-is the fast path of exactly these functions, picking the very same children.
+(``treelab._speedups.select``/``descend``, :mod:`treelab.speedups`)
+is the fast path of exactly these functions, picking the very same children. The
+backup is :func:`treelab.tree.backup`, the one rule of every search.
 """
 
 from __future__ import annotations
@@ -13,16 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from .. import fastpath
+from .. import speedups
 from ..nodes import TreeNode, kids_of, ucb1_score
-from ..tree import Counts
 
 __all__ = [
     "PYTHON_WALK",
-    "BackupFn",
     "DescendFn",
     "SelectFn",
-    "backup",
     "descend",
     "descend_by",
     "most_visited_unproven",
@@ -37,10 +35,6 @@ With ``solver``, proven children are skipped: simulations below a proven move ar
 
 DescendFn = Callable[[TreeNode, list[TreeNode], float, bool, int], TreeNode]
 """``descend(node, path, c, solver, max_moves) -> node``: walk down by selection while fully expanded."""
-
-BackupFn = Callable[[list[TreeNode], "int | None", "dict[TreeNode, Counts] | None"], None]
-"""``backup(path, first_win, baselines)``: one simulation's result on ``path`` (see :func:`backup`)."""
-
 
 def select_ucb1(node: TreeNode, c: float, solver: bool) -> TreeNode:
     """UCT's selection: the best :func:`~treelab.nodes.ucb1_score`, unvisited first, ties to the first.
@@ -86,43 +80,20 @@ def descend(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_mo
         path.append(node)
 
 
-def backup(path: list[TreeNode], first_win: int | None, baselines: dict[TreeNode, Counts] | None = None) -> None:
-    """One simulation's result on ``path``: every node visited, a draw everywhere or a win on ``path[first_win::2]``.
-
-    With ``baselines`` (:attr:`treelab.tree.Tree.baselines`), each node's counts
-    before its first change since the last save are recorded there first. Every node
-    after ``path[0]`` (where the search started) was selected by it: ``nb_select += 1``.
-    ``treelab._speedups.backup`` does exactly this in C.
-    """
-    if baselines is not None:
-        for node in path:
-            if node not in baselines:
-                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
-    for node in path:
-        node.nb_visit += 1
-    for node in path[1:]:
-        node.nb_select += 1
-    if first_win is None:
-        for node in path:
-            node.nb_draw += 1
-    else:
-        for node in path[first_win::2]:
-            node.nb_win += 1
+PYTHON_WALK: tuple[DescendFn, SelectFn] = (descend, select_ucb1)
+"""The pure-Python walk (descend, select): the reference, and the fallback without the extension."""
 
 
-PYTHON_WALK: tuple[DescendFn, SelectFn, BackupFn] = (descend, select_ucb1, backup)
-"""The pure-Python walk (descend, select, backup): the reference, and the fallback without the extension."""
+def walk(select: SelectFn | None = None) -> tuple[DescendFn, SelectFn]:
+    """The walk (descend, select) a search uses with the selection hook ``select``.
 
-def walk(select: SelectFn | None = None) -> tuple[DescendFn, SelectFn, BackupFn]:
-    """The walk (descend, select, backup) a search uses with the selection hook ``select``.
-
-    None (UCB1): the compiled walk when :mod:`treelab.fastpath` has it, else
+    None (UCB1): the compiled walk when :mod:`treelab.speedups` has it, else
     :data:`PYTHON_WALK`. A hook of one's own is walked in Python.
     """
     if select is None or select is select_ucb1:
-        fast = fastpath.compiled
-        return (fast.descend, fast.select, fast.backup) if fast is not None else PYTHON_WALK
-    return descend_by(select), select, backup
+        fast = speedups.compiled
+        return (fast.descend, fast.select) if fast is not None else PYTHON_WALK
+    return descend_by(select), select
 
 
 def descend_by(select: SelectFn) -> DescendFn:

@@ -1,4 +1,4 @@
-"""The MCTS loop on the persistent tree: select, expand, simulate, back up.
+"""UCT's phases on the persistent tree: select (and expand), simulate; the loop is :mod:`treelab.mcts.loop`'s.
 
 UCT as in Browne et al. (2012), "A Survey of Monte Carlo Tree Search Methods":
 the tree policy descends by UCB1 and expands one untried move, the default
@@ -11,43 +11,23 @@ is won for the player to move, one whose moves all lose is lost.
 
 from __future__ import annotations
 
-import gc
 import math
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import fastpath
+from .. import speedups
 from ..errors import BudgetError
 from ..games import Game, State
 from ..nodes import kids_of
-from ..tree import SQRT2, Counts, Moves, Tree, TreeNode
-from .config import MAX_NEW_NODES, node_cap_for
+from ..tree import SQRT2, Moves, Tree, TreeNode
+from .config import MAX_NEW_NODES
+from .loop import BatchFn, Leaf, Limit, SearchState, prove_leaf, run, start_at
 from .policies import PlayoutFn, decisive_playout, find_playout, make_rng, random_playout
-from .selection import SelectFn, select_ucb1, walk
-from .solver import propagate, prove_terminal, replayed_legal_count
+from .selection import DescendFn, SelectFn, select_ucb1, walk
 
-__all__ = ["Limit", "search"]
-
-
-@dataclass(frozen=True)
-class Limit:
-    """A search budget: stop after ``iterations`` simulations or ``seconds``, whichever first."""
-
-    iterations: int | None = None
-    """Simulations to run (None: no count limit)."""
-    seconds: float | None = None
-    """Wall-clock seconds to search (None: no time limit)."""
-
-    def __post_init__(self) -> None:
-        if self.iterations is None and self.seconds is None:
-            raise BudgetError("a search needs a budget: give iterations or seconds")
-        if self.iterations is not None and (not isinstance(self.iterations, int) or self.iterations < 1):
-            raise BudgetError(f"iterations {self.iterations!r} must be a whole number of at least 1")
-        if self.seconds is not None and not (self.seconds > 0 and math.isfinite(self.seconds)):
-            raise BudgetError(f"seconds {self.seconds!r} must be a positive number")
+__all__ = ["Limit", "UCTPhases", "search"]
 
 
 def search(
@@ -81,230 +61,177 @@ def search(
             ``child_selection_fn``); None: UCB1 (:func:`~treelab.mcts.selection.select_ucb1`),
             walked in C when the extension is built.
 
-    Each simulation runs the four phases in turn: ``select_and_expand`` (the tree
-    policy), ``simulate`` (the default policy) and ``back_up``. With the default
-    selection the tree walk (descend, select, back up) runs in C when
-    ``treelab._speedups`` is built (:mod:`treelab.fastpath`), with exactly the Python rule:
-    the fast path of the same phases. With the default options on Connect Four and
-    tic-tac-toe (UCB1, random or Connect Four's decisive playouts, solver or not) whole
-    batches of simulations run in C (``_loop.c``), growing the very tree the phases grow
-    from the same seed; the budget, time limit and ``should_stop`` are then checked
-    between batches of ``_BATCH`` simulations, Ctrl-C between simulations. During the
-    search the positions of nodes not yet fully expanded are cached (at most
-    ``_FRONTIER_CAP``), the nodes above ``moves`` receive their counts when it
-    returns (also on an exception), and the cyclic garbage collector is paused.
+    The loop is :func:`treelab.mcts.loop.run`'s, over :class:`UCTPhases`: select (descend and
+    expand one move), simulate (a playout), back up. With the default selection the tree walk
+    (descend, select, back up) runs in C when ``treelab._speedups`` is built (:mod:`treelab.speedups`),
+    with exactly the Python rule. With the default options on Connect Four and tic-tac-toe (UCB1,
+    random or Connect Four's decisive playouts, solver or not) whole batches of simulations run in C
+    (``_loop.c``, the phases' fast path), growing the very tree the phases grow from the same seed;
+    the budget, time limit and ``should_stop`` are then checked between batches, Ctrl-C between
+    simulations. During the search the positions of nodes not yet fully expanded are cached (at most
+    ``_FRONTIER_CAP``).
     """
     if c < 0 or not math.isfinite(c):
         raise BudgetError(f"c {c!r} must be a finite number >= 0")
-    rng = make_rng(rng)
-    play_out = find_playout(playout)
-    prefix, start_state = tree.path(moves)
-    start = prefix[-1]
-    if start_state.is_terminal:
+    state = start_at(tree, moves, c=c, solver=solver, rng=make_rng(rng))
+    if state is None:
         return 0
-    game = tree.game
-    batch = _compiled_batch(tree, start_state, select, play_out)  # None: the Python phases
-    if play_out is random_playout:
-        play_out = _direct_playout(game, rng)
-    elif play_out is decisive_playout and game.compiled_decisive is not None:
-        play_out = _direct_playout(game, rng, game.compiled_decisive)
-    labels = [game.label(m) for m in range(game.num_moves + 1)]
-    move_of = {label: m for m, label in enumerate(labels)}
-    rand = rng.random
-    max_moves = game.num_moves
-    baselines = tree.baselines
-    add_child = tree.add_child
-    descend, pick, backup = walk(select)
-    max_iter = limit.iterations if limit.iterations is not None else 1 << 62
-    node_cap = node_cap_for(tree.size, max_new_nodes)
-    deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
-    # The frontier: for each node met below ``start`` that is not fully expanded, its position
-    # and its untried moves in legal order (None: not listed yet; a terminal position lists
-    # none). Fully expanded nodes are dropped, so the descent through them never plays a move
-    # on a State; an entry dropped by the cap is rebuilt equal (replay, legal minus tried).
-    frontier: dict[TreeNode, list[Any]] = {start: [start_state, None]}
-    above = prefix[:-1]  # the nodes above ``start``: backed up once, at the end
-    first_win = {1: (start.depth + 1) & 1, 2: start.depth & 1, None: None}  # path[i] is at depth start.depth + i
-    alternating = game.alternating  # False: the nodes store their movers (treelab.movernode), not the parity
+    phases = UCTPhases.of(state, find_playout(playout), select)
+    return run(state, phases, limit=limit, should_stop=should_stop, max_new_nodes=max_new_nodes)
 
-    def select_and_expand(path: list[TreeNode]) -> tuple[TreeNode, State]:
-        """Tree policy: descend by the selection function, then add one untried move (Browne et al. 2012)."""
-        node = descend(start, path, c, solver, max_moves)  # down through fully expanded nodes
+
+@dataclass(eq=False)
+class UCTPhases:
+    """UCT's select, expand and simulate phases for one search, and what they keep between simulations."""
+
+    descend: DescendFn
+    """Walks down through fully expanded nodes (in C for UCB1 when built)."""
+    pick: SelectFn
+    """The selection function (UCB1 by default)."""
+    play_out: PlayoutFn
+    """The default policy."""
+    labels: tuple[str, ...]
+    """Each move's label (the child's name), by move number."""
+    max_moves: int
+    """The game's number of distinct moves (a node with that many children is fully expanded)."""
+    move_of: dict[str, int]
+    """Each label's move number."""
+    frontier: dict[TreeNode, list[Any]]
+    """For each node met below the start that is not fully expanded: its position and its untried moves in
+    legal order (None: not listed yet; a terminal position lists none). Fully expanded nodes are dropped, so
+    the descent through them plays no move on a State; an entry dropped by the cap is rebuilt equal."""
+    batch: BatchFn | None = None
+    """The compiled batch of these phases (``_loop.c``), or None."""
+
+    @classmethod
+    def of(cls, state: SearchState, play_out: PlayoutFn, select: SelectFn | None) -> UCTPhases:
+        """The phases of a search from ``state`` with the playout ``play_out`` and the selection hook ``select``.
+
+        With the compiled batch when it applies (:func:`_compiled_batch`), but not for a subclass.
+        """
+        game = state.tree.game
+        labels = tuple(game.label(m) for m in range(game.num_moves + 1))
+        move_of = {label: m for m, label in enumerate(labels)}
+        # None: the Python phases; a subclass, which may change a phase, runs them in Python
+        batch = _compiled_batch(state.tree, state.position, select, play_out) if cls is UCTPhases else None
+        if play_out is random_playout:
+            play_out = _direct_playout(game, state.rng)
+        elif play_out is decisive_playout and game.compiled_decisive is not None:
+            play_out = _direct_playout(game, state.rng, game.compiled_decisive)
+        descend, pick = walk(select)
+        return cls(descend, pick, play_out, labels, game.num_moves, move_of, {state.start: [state.position, None]},
+                   batch)
+
+    def select(self, state: SearchState) -> Leaf:
+        """Tree policy: descend by the selection function, then :meth:`expand` one untried move."""
+        start, c, solver = state.start, state.c, state.solver
+        max_moves, frontier, labels = self.max_moves, self.frontier, self.labels
+        path = [start]
+        node = self.descend(start, path, c, solver, max_moves)  # down through fully expanded nodes
         while True:  # ``node`` may not be fully expanded: look at its position
             entry = frontier.get(node)
             if entry is None:
-                entry = frontier[node] = [_replay(start_state, path, move_of), None]
-            state, untried = entry
+                entry = frontier[node] = [_replay(state.position, path, self.move_of), None]
+            position, untried = entry
             kids = kids_of(node)
             if untried is None:
-                if state.is_terminal:
-                    return node, state
-                untried = state.legal_moves()
+                if position.is_terminal:
+                    return Leaf(path, position)
+                untried = position.legal_moves()
                 if kids:
                     tried = {kid.name for kid in kids}
                     untried = [m for m in untried if labels[m] not in tried]
                 entry[1] = untried
             if untried:
-                move = untried.pop(int(rand() * len(untried)))  # in legal order: a cleared entry comes back equal
-                if not untried and len(kids) + 1 == max_moves:
-                    del frontier[node]  # fully expanded from now on
-                node = add_child(node, labels[move], None if alternating else state.to_move)
-                state = state.play(move)
-                if len(frontier) >= _FRONTIER_CAP:
-                    frontier.clear()  # bounded memory: positions met again are replayed
-                frontier[node] = [state, None]
-                path.append(node)
-                return node, state
+                return self.expand(state, path, position, untried, len(kids))
             if not kids:  # only a terminal position has no moves at all
-                return node, state
-            node = pick(node, c, solver)  # every legal move tried, fewer than max_moves
+                return Leaf(path, position)
+            node = self.pick(node, c, solver)  # every legal move tried, fewer than max_moves
             path.append(node)
-            node = descend(node, path, c, solver, max_moves)
+            node = self.descend(node, path, c, solver, max_moves)
 
-    def simulate(node: TreeNode, state: State, path: list[TreeNode]) -> int | None:
+    def expand(self, state: SearchState, path: list[TreeNode], position: State, untried: list[int],
+               tried: int) -> Leaf:
+        """Add one of the ``untried`` moves of ``path[-1]`` (drawn at random; ``tried`` have children): the leaf."""
+        node = path[-1]
+        move = untried.pop(int(state.rng.random() * len(untried)))  # in legal order: a cleared entry comes back equal
+        frontier = self.frontier
+        if not untried and tried + 1 == self.max_moves:
+            del frontier[node]  # fully expanded from now on
+        node = state.tree.add_child(node, self.labels[move], position.to_move if state.movers else None)
+        position = position.play(move)
+        if len(frontier) >= _FRONTIER_CAP:
+            frontier.clear()  # bounded memory: positions met again are replayed
+        frontier[node] = [position, None]
+        path.append(node)
+        return Leaf(path, position)
+
+    def simulate(self, state: SearchState, leaf: Leaf) -> int | None:
         """Default policy: the playout's winner; a finished game's result is a fact (and a proof)."""
-        if not state.is_terminal:
-            return play_out(state, rng)
-        winner = state.winner
-        if solver and node.proven is None:
-            node.proven = prove_terminal(node, winner)
-            full = above + path
-            propagate(tree, full, replayed_legal_count(game, full), first=len(full) - 2)
-        return winner
-
-    def back_up(path: list[TreeNode], winner: int | None) -> None:
-        """Backup along the stored path from ``start`` (the nodes above get theirs when the search ends)."""
-        if alternating:
-            backup(path, first_win[winner], baselines)
-        else:
-            _backup_movers(path, winner, baselines)
-
-    batch_of = (tuple(labels), move_of, start.depth)
-    done = draws = wins_1 = wins_2 = 0
-    collecting = gc.isenabled()
-    gc.disable()  # the loop makes no garbage cycles; the collector would walk the growing tree over and over
-    try:
-        while done < max_iter:
-            if solver and start.proven is not None:
-                break
-            path: list[TreeNode] | None
-            if batch is not None:  # whole simulations in C; a terminal node to prove comes back as its path
-                stats = [0, 0, 0, 0, 0]  # simulations, draws, wins of player 1, of player 2, nodes made
-                try:
-                    path = batch(start, min(_BATCH, max_iter - done), c, solver, rng.random, rng.getrandbits,
-                                 node_cap - tree.size, batch_of, stats)
-                finally:  # also on an exception (Ctrl-C): what the batch did is counted
-                    done, draws = done + stats[0], draws + stats[1]
-                    wins_1, wins_2 = wins_1 + stats[2], wins_2 + stats[3]
-                    tree.count_made(stats[4])
-                if path is not None:
-                    node, state = path[-1], _replay(start_state, path, move_of)
-            else:
-                path = [start]
-                node, state = select_and_expand(path)
-            if path is not None:
-                winner = simulate(node, state, path)
-                back_up(path, winner)
-                if winner is None:
-                    draws += 1
-                elif winner == 1:
-                    wins_1 += 1
-                else:
-                    wins_2 += 1
-                done += 1
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-            if should_stop is not None and should_stop():
-                break
-            if tree.size >= node_cap:
-                break
-    finally:  # also on an exception (Ctrl-C): the path above ``start`` gets every simulation run
-        if collecting:
-            gc.enable()
-        if done:
-            for pnode in above:
-                if pnode not in baselines:
-                    baselines[pnode] = (pnode.nb_visit, pnode.nb_win, pnode.nb_draw, pnode.nb_select)
-                pnode.nb_visit += done
-                pnode.nb_draw += draws
-                pnode.nb_win += wins_1 if pnode.mover == 1 else wins_2
-    return done
-
-
-BatchFn = Callable[..., "list[TreeNode] | None"]
-"""``batch(start, n, c, solver, rand, bits, max_new, (labels, move_of, start_depth), stats)``: up to ``n``
-simulations in C (``treelab._speedups.batch``); None, or the path of a terminal node the solver must prove."""
+        if not leaf.position.is_terminal:
+            return self.play_out(leaf.position, state.rng)
+        return prove_leaf(state, leaf)
 
 
 def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, play_out: PlayoutFn) -> BatchFn | None:
-    """The compiled loop for this search's options, or None: the Python phases run instead.
+    """The compiled loop for this search's options (a :data:`~treelab.mcts.loop.BatchFn`), or None.
 
     Compiled: UCB1 selection (no ``select`` hook), random playouts (or decisive ones for Connect Four)
     on the built-in Connect Four and tic-tac-toe, when ``treelab._speedups`` is built. It grows the
     tree the phases grow from the same seed: same children, counts, proofs and random draws.
     """
-    run = getattr(fastpath.compiled, "batch", None)
+    compiled = getattr(speedups.compiled, "batch", None)
     game = tree.game
     kind = vars(type(game)).get("compiled_loop")  # the class's own: a subclass may have changed the rules
-    if run is None or kind is None or (select is not None and select is not select_ucb1) or not game.alternating:
+    if compiled is None or kind is None or (select is not None and select is not select_ucb1) or not game.alternating:
         return None
     decisive = play_out is decisive_playout
     if not (play_out is random_playout or (decisive and kind == 0)):
         return None
     a, b, ply = game.playout_board(start_state)
     parts = (kind, a, b, ply, decisive)
+    labels = tuple(game.label(m) for m in range(game.num_moves + 1))
+    move_of = {label: m for m, label in enumerate(labels)}
 
-    def batch(start: TreeNode, n: int, c: float, solver: bool, rand: Callable[[], float],
-              bits: Callable[[int], int], max_new: int, names: tuple[tuple[str, ...], dict[str, int], int],
-              stats: list[int]) -> list[TreeNode] | None:
-        labels, move_of, start_depth = names
-        pending: list[TreeNode] | None = run(
-            start, n, c, solver, *parts, rand, bits, tree.baselines, tree.new_nodes, tree.depth_counts,
-            tree.node_class, tree.next_id, tree.current_game, max_new, labels, move_of, start_depth, stats)
-        return pending
+    def batch(state: SearchState, n: int) -> Leaf | None:
+        start, rng = state.start, state.rng
+        stats = [0, 0, 0, 0, 0]  # simulations, draws, wins of player 1, of player 2, nodes made
+        try:
+            pending: list[TreeNode] | None = compiled(
+                start, n, state.c, state.solver, *parts, rng.random, rng.getrandbits, tree.baselines,
+                tree.new_nodes, tree.depth_counts, tree.node_class, tree.next_id, tree.current_game,
+                state.max_size - tree.size, labels, move_of, start.depth, stats)
+        finally:  # also on an exception (Ctrl-C): what the batch did is counted
+            state.done += stats[0]
+            state.draws += stats[1]
+            state.wins[1] += stats[2]
+            state.wins[2] += stats[3]
+            tree.count_made(stats[4])
+        if pending is None:
+            return None
+        return Leaf(pending, _replay(state.position, pending, move_of))  # a finished game to prove
 
     return batch
-
-
-_BATCH = 256
-"""Simulations one compiled batch runs at most: time limits, ``should_stop`` and the node budget are
-checked between batches (every ~0.5 ms), Ctrl-C between simulations."""
 
 
 def _direct_playout(
     game: Game, rng: random.Random, compiled: Callable[[int, int, int, int], int | None] | None = None
 ) -> PlayoutFn:
     """``game.playout`` (or ``compiled``) without its checks (the search only plays out live positions)."""
-    run, board = compiled or game.compiled_playout, game.playout_board
-    if run is None:
+    fast, board = compiled or game.compiled_playout, game.playout_board
+    if fast is None:
         return game.playout
     bits = rng.getrandbits
 
     def play_out(state: State, _rng: random.Random) -> int | None:
-        return run(*board(state), bits(64))
+        return fast(*board(state), bits(64))
 
     return play_out
 
 
-def _backup_movers(path: list[TreeNode], winner: int | None, baselines: dict[TreeNode, Counts]) -> None:
-    """The backup for nodes that store their mover (games whose players need not alternate): a win where it moved.
-
-    As :func:`~treelab.mcts.selection.backup`, every node after ``path[0]`` was selected: ``nb_select += 1``.
-    """
-    for i, node in enumerate(path):
-        if node not in baselines:
-            baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
-        node.nb_visit += 1
-        if i:
-            node.nb_select += 1
-        if winner is None:
-            node.nb_draw += 1
-        elif node.mover == winner:
-            node.nb_win += 1
-
-
 _FRONTIER_CAP = 1 << 19
 """Positions the frontier cache holds at most (about 100 MB); beyond, it starts again empty."""
+
 
 def _replay(state: State, path: list[TreeNode], move_of: dict[str, int]) -> State:
     """The position at ``path[-1]``, playing the moves of ``path[1:]`` from ``state`` (at ``path[0]``)."""

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ..games import Game, find_game
+from ..mcts.config import CHOICES, SearchConfig
 from ..mcts.policies import PLAYOUTS
 from ..mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for
 from ..tree import SQRT2, Tree
@@ -56,7 +57,7 @@ __all__ = [
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
 
-_SEARCH_KEYS = ("iterations", "seconds", "c", "db", "learn", "playout", "solver", "temperature")
+_SEARCH_KEYS = ("iterations", "seconds", "c", "db", "learn", "playout", "solver", "temperature", "choice")
 SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "random": (),
     "heuristic": (),
@@ -168,12 +169,13 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
 
 def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: Tree | None, iterations: int | None,
               seconds: float | None, temperature: float, playout: str, name: str, rng: Any) -> MCTSPlayer | PUCTPlayer:
-    """The UCT or PUCT player of a spec (its tree, if any, loaded from ``db=``)."""
+    """The UCT or PUCT player of a spec (its tree, if any, loaded from ``db=``), searching by one SearchConfig."""
+    named: dict[str, Any] = {"playout": playout, "temperature": temperature,
+                             "choice": _choice(opts, "choice", spec, CHOICES, "visits")}  # checked names
     if kind in ("uct", "solver"):
-        return MCTSPlayer(tree=tree, iterations=iterations, seconds=seconds,
-                          c=_number(opts, "c", spec, float, tree.c if tree is not None else SQRT2, 0.0),
-                          solver=_flag(opts, "solver", spec, kind == "solver"), playout=playout,
-                          temperature=temperature, rng=rng, name=name)
+        search = SearchConfig(c=_number(opts, "c", spec, float, tree.c if tree is not None else SQRT2, 0.0),
+                              solver=_flag(opts, "solver", spec, kind == "solver"), **named)
+        return MCTSPlayer(tree=tree, iterations=iterations, seconds=seconds, search=search, rng=rng, name=name)
     dirichlet, alpha = opts.get("dirichlet"), None
     if dirichlet is not None:
         alpha = (dirichlet_alpha_for(the_game.num_moves) if dirichlet.lower() == "auto"
@@ -181,12 +183,12 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
     evaluator = _choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic")
     from ..mcts.evaluators import find_evaluator
 
-    return PUCTPlayer(tree=tree, iterations=iterations, seconds=seconds,
-                      c_puct=_number(opts, "c", spec, float, C_PUCT, 0.0),
+    named["evaluator"] = evaluator
+    search = SearchConfig(algorithm="puct", c=_number(opts, "c", spec, float, C_PUCT, 0.0), **named)
+    return PUCTPlayer(tree=tree, iterations=iterations, seconds=seconds, search=search,
                       evaluator=find_evaluator(evaluator, playout=playout),
                       solver=_flag(opts, "solver", spec, True), dirichlet_alpha=alpha,
-                      dirichlet_fraction=_number(opts, "fraction", spec, float, 0.25, 0.0),
-                      temperature=temperature, rng=rng, name=name)
+                      dirichlet_fraction=_number(opts, "fraction", spec, float, 0.25, 0.0), rng=rng, name=name)
 
 
 @dataclass(frozen=True)

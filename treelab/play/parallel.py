@@ -122,7 +122,8 @@ class Worker:
         gc.unfreeze()  # frozen objects are never collected: the old copy's cycles must be, once replaced
         self.tree = start(self._snapshot())
         self.seen = getattr(self.tree.binding, "generation", -1)  # the file's save count it was loaded at
-        self.me, self.other = make_players(self.tree, self.rng, **self.job.settings)
+        settings = self.job.settings
+        self.me, self.other = make_players(self.tree, self.rng, settings["search"], settings["training"])
         gc.collect()
         gc.freeze()
         self.pending = None if self.pending else []  # ids still owed for the old copy's nodes: ignore them

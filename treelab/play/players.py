@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import BudgetError
 from ..games import Game, State
-from ..mcts.config import MAX_NEW_NODES, SearchConfig
+from ..mcts.choice import check_exploration
+from ..mcts.config import SearchConfig, resolve_aliases
 from ..mcts.policies import PlayoutFn, find_playout, make_rng
 from ..mcts.summary import choose_move
 from ..mcts.uct import Limit, search
-from ..tree import SQRT2, Tree
+from ..tree import Tree
 
 __all__ = ["HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer", "SearchPlayer", "Wrapper"]
 
@@ -58,7 +59,7 @@ P = TypeVar("P", bound=SearchPlayer)
 class Wrapper(Generic[P]):
     """A player around a searching player: its name, tree, stop flag and games are the wrapped player's.
 
-    Subclasses change how moves are chosen (:class:`treelab.play.training.Opening`) or what happens to the
+    Subclasses change how moves are chosen (:class:`treelab.play.training.OpeningSampler`) or what happens to the
     tree between games (:class:`treelab.play.stored.StoredTreePlayer`).
     """
 
@@ -161,17 +162,14 @@ class MCTSPlayer:
             tree every game (as OpenSpiel's ``MCTSBot`` does every move).
         iterations: simulations per move.
         seconds: or a time budget per move.
-        c: UCB1 exploration constant (rewards in [0, 1]).
-        solver: MCTS-Solver proofs.
-        playout: ``"random"`` or ``"decisive"``.
-        how: move choice, ``"visits"`` (most selected) or ``"ucb1"``.
-        temperature: > 0 samples moves from the selected counts (:func:`~treelab.mcts.choice.choose_move`).
+        search: how to search and pick the move (:class:`~treelab.mcts.config.SearchConfig`, UCT):
+            ``c``, ``solver``, ``playout``, ``choice``, ``temperature`` and the node budget.
         noise: the share of root Dirichlet noise mixed into the move choice (0: none).
         alpha: that noise's Dirichlet ``alpha``.
         rng: seed or generator.
-        config: a :class:`~treelab.mcts.config.SearchConfig` (UCT) to take ``c``, ``solver``,
-            ``playout``, ``how`` (its ``choice``), ``temperature`` and the node budget from
-            instead of the keywords.
+        name: the name shown in match results.
+        options: fields of ``search`` given as keywords (``c=0.7, solver=True``), replacing them;
+            ``config`` and ``how`` are the old spellings of ``search`` and ``choice``.
     """
 
     def __init__(
@@ -180,33 +178,30 @@ class MCTSPlayer:
         tree: Tree | None = None,
         iterations: int | None = 400,
         seconds: float | None = None,
-        c: float = SQRT2,
-        solver: bool = False,
-        playout: str | PlayoutFn = "random",
-        how: str = "visits",
-        temperature: float = 0.0,
+        search: SearchConfig | None = None,
         noise: float = 0.0,
         alpha: float = 1.0,
         rng: random.Random | int | None = None,
         name: str | None = None,
-        config: SearchConfig | None = None,
+        **options: Any,
     ) -> None:
-        if config is not None:
-            c, solver, playout, how, temperature = (config.exploration, config.solver, config.playout,
-                                                    config.choice, config.temperature)
-        self.max_new_nodes = config.max_new_nodes if config is not None else MAX_NEW_NODES
+        if "config" in options:
+            options = resolve_aliases(options, {"config": "search"})
+            search = options.pop("search") or search
+        self.search = config = SearchConfig.of(search, **options)
+        check_exploration(config.temperature, noise, alpha, config.choice)
         self.limit = Limit(iterations=iterations, seconds=seconds)
         self.tree = tree
         self.fresh = tree is None
-        self.c = c
-        self.solver = solver
-        self.playout = find_playout(playout)
-        self.how = how
-        self.temperature = temperature
+        self.c = config.exploration
+        self.solver = config.solver
+        self.playout = find_playout(config.playout)
+        self.choice = config.choice
+        self.temperature = config.temperature
         self.noise = noise
         self.alpha = alpha
         self.rng = make_rng(rng)
-        self.name = name or ("solver" if solver else "uct") + f":iterations={iterations}"
+        self.name = name or ("solver" if self.solver else "uct") + f":iterations={iterations}"
         self.should_stop: Callable[[], bool] | None = None
 
     def new_game(self, game: Game) -> None:
@@ -219,9 +214,9 @@ class MCTSPlayer:
         tree = self.tree
         assert tree is not None
         search(tree, moves, limit=self.limit, c=self.c, solver=self.solver, playout=self.playout,
-               rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.max_new_nodes)
+               rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes)
         node = tree.find(moves)
-        best = choose_move(node, how=self.how, c=self.c, temperature=self.temperature, noise=self.noise,
+        best = choose_move(node, choice=self.choice, c=self.c, temperature=self.temperature, noise=self.noise,
                            alpha=self.alpha, rng=self.rng)
         if best is None:  # the search was stopped before expanding anything
             legal = state.legal_moves()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 import time
 from os import PathLike
+from typing import Any
 
 from ..games import Game, find_game
-from ..mcts.config import ALGORITHMS, Algorithm, Choice, EvaluatorName, PlayoutName, SearchConfig
-from ..mcts.policies import PlayoutFn, make_rng
+from ..mcts.config import ALGORITHMS, SearchConfig, resolve_aliases
+from ..mcts.policies import make_rng
 from ..mcts.summary import SearchSummary, choose_move, summarize
-from ..mcts.uct import Limit, search
+from ..mcts.uct import Limit
+from ..mcts.uct import search as uct_search
 from ..tree import Moves, Tree
 
 __all__ = ["ALGORITHMS", "analyse"]
@@ -22,17 +24,10 @@ def analyse(
     *,
     iterations: int | None = None,
     seconds: float | None = None,
-    config: SearchConfig | None = None,
-    algorithm: Algorithm | None = None,
-    solver: bool | None = None,
-    c: float | None = None,
+    search: SearchConfig | None = None,
     seed: int | random.Random | None = None,
-    playout: PlayoutName | PlayoutFn | None = None,
-    evaluator: EvaluatorName | None = None,
-    temperature: float | None = None,
-    how: Choice | None = None,
-    max_new_nodes: int | None = None,
     db: str | PathLike[str] | None = None,
+    **options: Any,
 ) -> SearchSummary:
     """Search the position ``moves`` and report every move's statistics.
 
@@ -41,26 +36,21 @@ def analyse(
         moves: the position, as moves from the start (``"4453"``, ``"4,4,5,3"``).
         iterations: simulations to run (default 1,000 when ``seconds`` is not given either).
         seconds: a time budget instead of, or as well as, ``iterations``.
-        config: how to search (:class:`~treelab.mcts.config.SearchConfig`); the keywords
-            below, when given, replace its fields.
-        algorithm: ``"uct"`` (UCB1, Browne et al. 2012) or ``"puct"`` (AlphaZero style,
-            :mod:`treelab.mcts.puct`, which always proves terminal results).
-        solver: MCTS-Solver proofs for UCT; the search stops once the position is proven.
-        c: exploration constant: UCB1's ``c`` (default sqrt(2)) for UCT, ``c_puct``
-            (default 1.25) for PUCT. The reported ``ucb1`` uses it for UCT, sqrt(2) for PUCT.
+        search: how to search and pick the move (:class:`~treelab.mcts.config.SearchConfig`):
+            ``algorithm`` (``"uct"``, or ``"puct"``, which always proves terminal results),
+            ``solver`` (UCT: the search stops once the position is proven), ``c`` (UCB1's, or
+            PUCT's ``c_puct``; the reported ``ucb1`` uses it for UCT, sqrt(2) for PUCT),
+            ``playout`` (a name or a playout function), ``evaluator`` (PUCT), ``temperature``
+            (``> 0`` samples the best move from visit counts; a proven win is always played),
+            ``choice`` (``"visits"`` or ``"ucb1"``) and ``max_new_nodes`` (a memory bound).
         seed: replay the search exactly.
-        playout: ``"random"`` or ``"decisive"`` playouts (UCT, and PUCT's evaluator), or a
-            playout function (UCT).
-        evaluator: ``"rollout"`` or ``"heuristic"`` (PUCT).
-        temperature: ``> 0`` samples the best move from visit counts (AlphaZero); 0 takes
-            the most visited. A proven win is always played.
-        how: ``"visits"`` (most visited) or ``"ucb1"`` (the original persistent-tree choice).
-        max_new_nodes: the search stops after adding this many nodes (a memory bound).
         db: search in (and save to) this stored tree, created if missing; only the
             subtree at the position is read. None: a fresh in-memory tree.
+        options: fields of ``search`` as keywords (``solver=True, c=1.4142``), replacing them;
+            ``config`` and ``how`` are the old spellings of ``search`` and ``choice``.
 
     Raises:
-        UnknownOptionError: an unknown algorithm, playout, evaluator or move choice.
+        UnknownOptionError: an unknown option, algorithm, playout, evaluator or move choice.
 
     Example:
         >>> import treelab
@@ -69,10 +59,10 @@ def analyse(
         True
     """
     the_game = find_game(game)
-    play_fn = playout if callable(playout) else None
-    cfg = SearchConfig.of(config, algorithm=algorithm, solver=solver, c=c, evaluator=evaluator,
-                          playout=None if callable(playout) else playout, temperature=temperature, choice=how,
-                          max_new_nodes=max_new_nodes)
+    options = resolve_aliases(options, {"how": "choice", "config": "search"})
+    if "search" in options:
+        search = options.pop("search") or search
+    cfg = SearchConfig.of(search, **options)
     if iterations is None and seconds is None:
         iterations = 1000
     limit = Limit(iterations=iterations, seconds=seconds)
@@ -95,12 +85,12 @@ def analyse(
                            evaluator=find_evaluator(cfg.evaluator, playout=cfg.playout),
                            rng=rng, max_new_nodes=cfg.max_new_nodes)
     else:
-        done = search(tree, parsed, limit=limit, c=ucb_c, solver=cfg.solver, playout=play_fn or cfg.playout,
-                      rng=rng, max_new_nodes=cfg.max_new_nodes)
+        done = uct_search(tree, parsed, limit=limit, c=ucb_c, solver=cfg.solver, playout=cfg.playout,
+                          rng=rng, max_new_nodes=cfg.max_new_nodes)
     elapsed = time.perf_counter() - started
     if db is not None:
         save(tree, db)
     node = tree.find(parsed)
-    best = (choose_move(node, how=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng)
+    best = (choose_move(node, choice=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng)
             if node.kids else None)
     return summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed)

@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetError
 from ..games import Game, State, find_game
-from ..mcts.choice import check_exploration
-from ..mcts.config import Algorithm, Choice, EvaluatorName, PlayoutName, SearchConfig, check_name
-from ..mcts.policies import PlayoutFn, make_rng
+from ..mcts.config import SearchConfig
+from ..mcts.policies import make_rng
 from ..tree import Tree
 from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
+from .training_config import NOISE, OPPONENTS, TEMPERATURE, TEMPERATURE_MOVES, TrainingConfig, split_options
 
 if TYPE_CHECKING:
     from ..mcts.puct import PUCTPlayer
@@ -49,33 +49,15 @@ __all__ = [
     "OPPONENTS",
     "TEMPERATURE",
     "TEMPERATURE_MOVES",
-    "Opening",
+    "OpeningSampler",
     "TrainSummary",
+    "TrainingConfig",
     "exploration",
     "make_players",
     "play_game",
+    "settings_of",
     "train",
 ]
-
-OPPONENTS = ("self", "random", "heuristic")
-"""Who the tree plays against in :func:`train`."""
-
-TEMPERATURE = 1.0
-"""Self-play's move temperature over the opening (AlphaZero's tau = 1, Silver et al. 2017)."""
-
-TEMPERATURE_MOVES = 8
-"""Moves of each game sampled with :data:`TEMPERATURE`; later ones are the most selected.
-
-AlphaZero samples Go's first 30 moves (about a tenth of a game); Connect Four
-games last 7 to 42 moves. Compared with 16 and with every move by ``benchmarks/learning.py``."""
-
-NOISE = 0.25
-"""The share of root Dirichlet noise in self-play's move choice: AlphaZero's 0.25 (Silver et al. 2017).
-
-Measured by ``benchmarks/learning.py`` (README, *Does the tree learn?*): after 1,000 self-play games
-at 200 simulations a move the tree scored 0.643 (0.574-0.706, 200 games) against a fresh tree with
-it, 0.535 (0.466-0.603) with the temperature alone."""
-
 
 @dataclass(frozen=True)
 class TrainSummary:
@@ -131,27 +113,12 @@ class TrainSummary:
 def train(
     game: str | Game,
     db: str | os.PathLike[str],
-    *,
     games: int = 100,
-    iterations: int = 400,
-    opponent: str = "self",
-    pool: str | Sequence[str] | None = None,
-    c: float | None = None,
-    seed: int | random.Random | None = None,
-    config: SearchConfig | None = None,
-    solver: bool | None = None,
-    playout: PlayoutName | PlayoutFn | None = None,
-    algorithm: Algorithm | None = None,
-    evaluator: EvaluatorName | None = None,
-    temperature: float | None = None,
-    temperature_moves: int | None = TEMPERATURE_MOVES,
-    noise: float | None = None,
-    alpha: float | None = None,
-    how: Choice | None = None,
-    progress: bool = True,
+    *,
+    search: SearchConfig | None = None,
+    training: TrainingConfig | None = None,
     on_game: Callable[[int, str, int | None], None] | None = None,
-    workers: int | None = None,
-    ray: str | bool | None = None,
+    **options: Any,
 ) -> TrainSummary:
     """Grow the tree stored in ``db`` by playing ``games`` whole games.
 
@@ -159,70 +126,40 @@ def train(
         game: game name or :class:`Game`.
         db: SQLite file, created if missing, resumed if present.
         games: games to play in this run.
-        iterations: simulations per move of the tree.
-        opponent: ``"self"`` (the tree plays both sides), ``"random"`` or ``"heuristic"``.
-        pool: instead of ``opponent``, draw each game's from these members (``"self,heuristic,db=old.db"``,
-            :mod:`treelab.play.pool`) with the run's rng; exploration defaults are self-play's.
-        c: exploration constant: UCB1's ``c`` (default sqrt(2)) or PUCT's ``c_puct`` (default 1.25).
-        seed: replay the run exactly.
-        config: how the tree searches and picks its moves (:class:`~treelab.mcts.config.SearchConfig`);
-            ``c`` and the keywords below, when given, replace its fields.
-        solver: use MCTS-Solver proofs while searching.
-        playout: ``"random"`` or ``"decisive"`` playouts (UCT).
-        algorithm: ``"uct"`` or ``"puct"`` (AlphaZero style; ``c`` is then ``c_puct``).
-        evaluator: PUCT's ``"rollout"`` or ``"heuristic"`` evaluator.
-        temperature: ``> 0`` samples the tree's opening moves from the simulations that
-            selected them (``nb_select ** (1 / temperature)``); 0 always plays the most selected.
-            None: :data:`TEMPERATURE` in self-play, 0 against another opponent (which varies the games).
-        temperature_moves: how many moves of each game are sampled (None: every move).
-        noise: the share of root Dirichlet noise mixed into every move choice of the tree
-            (UCT: into the choice; PUCT: into the root's priors), in [0, 1]. None:
-            :data:`NOISE` in self-play, 0 against another opponent.
-        alpha: the noise's Dirichlet ``alpha`` (None: AlphaZero's ``10 / moves``).
-        how: the UCT tree's move choice: ``"visits"`` (most selected) or ``"ucb1"`` (the
-            original persistent-tree rule: the best UCB1 score).
-        progress: show a progress bar (games, win/draw/loss, nodes, rate).
+        search: how the tree searches and picks its moves (:class:`~treelab.mcts.config.SearchConfig`:
+            algorithm, ``c``, solver, playout, evaluator, temperature, choice, node budget).
+        training: how the games are played (:class:`~treelab.play.training_config.TrainingConfig`:
+            iterations, opponent or pool, temperature moves, noise, alpha, seed, progress, workers, ray).
         on_game: called with (game id, moves, winner) once each game is committed to ``db``
             (with the writer process, while the next game is played).
-        workers: play in this many processes at once, one writer merging what they
-            learn (:mod:`treelab.play.parallel`); None: this process alone.
-        ray: play on Ray instead: True for a local Ray, or a cluster address.
+        options: any field of either value, replacing it (``iterations=200, solver=True``).
+
+    The temperature, unless given, is :data:`~treelab.play.training_config.TEMPERATURE` over the
+    opening in self-play and 0 against another opponent; the noise :data:`NOISE` in self-play, else
+    0 (:func:`~treelab.play.training_config.split_options`).
+
+    Example:
+        >>> import treelab, tempfile, os
+        >>> db = os.path.join(tempfile.mkdtemp(), "t.db")
+        >>> treelab.train("tictactoe", db, 2, iterations=50, seed=1, progress=False).games
+        2
     """
     from ..store.background import BackgroundSaver
     from ..store.persistence import kept_open, open_tree
 
     the_game = find_game(game)
-    if not isinstance(games, int) or games < 0:
+    if isinstance(games, bool) or not isinstance(games, int) or games < 0:
         raise BudgetError(f"games {games!r} must be a whole number >= 0")
-    if not isinstance(iterations, int) or iterations < 1:
-        raise BudgetError(f"iterations {iterations!r} must be a whole number of at least 1")
-    if temperature is None and not (config is not None and config.temperature):
-        temperature = TEMPERATURE if opponent == "self" else 0.0  # the keyword 0 turns it off
-    if noise is None:
-        noise = NOISE if opponent == "self" else 0.0
-    cfg = SearchConfig.of(config, c=c, solver=solver, playout=None if callable(playout) else playout,
-                          algorithm=algorithm, evaluator=evaluator, temperature=temperature, choice=how)
-    check_name("opponent", opponent, OPPONENTS)
-    members = parse_pool(pool, opponent=opponent, parallel=workers is not None or ray is not None)
-    if alpha is None:
-        from ..mcts.puct import dirichlet_alpha_for
-
-        alpha = dirichlet_alpha_for(the_game.num_moves)
-    check_exploration(cfg.temperature, noise, alpha, cfg.choice)
-    if temperature_moves is not None and (isinstance(temperature_moves, bool) or not isinstance(
-            temperature_moves, int) or temperature_moves < 0):
-        raise BudgetError(f"temperature moves {temperature_moves!r} must be a whole number >= 0, or None (all)")
-    rng = make_rng(seed)
-    play: str | PlayoutFn = playout if callable(playout) else cfg.playout
-    settings: dict[str, Any] = dict(iterations=iterations, opponent=opponent, c=cfg.exploration, solver=cfg.solver,
-                                    playout=play, algorithm=cfg.algorithm, evaluator=cfg.evaluator,
-                                    temperature=cfg.temperature, how=cfg.choice,
-                                    temperature_moves=temperature_moves, noise=noise, alpha=alpha)
-    if workers is not None or ray is not None:  # parallel self-play, merged by one writer
+    cfg, plan = split_options(search, training, options, the_game.num_moves)
+    opponent, iterations = plan.opponent, plan.iterations
+    members = parse_pool(plan.pool, opponent=opponent, parallel=plan.workers is not None or plan.ray is not None)
+    rng = make_rng(plan.seed)
+    settings = settings_of(cfg, plan)
+    if plan.workers is not None or plan.ray is not None:  # parallel self-play, merged by one writer
         from .parallel import train_parallel
 
-        return train_parallel(the_game, db, games=games, workers=workers, ray=ray, seed=rng,
-                              progress=progress, on_game=on_game, **settings)
+        return train_parallel(the_game, db, games=games, workers=plan.workers, ray=plan.ray, seed=rng,
+                              progress=plan.progress, on_game=on_game, **settings)
     the_pool = None if members is None else open_pool(members, the_game, db, iterations=iterations, rng=rng)
     saver = BackgroundSaver(db, the_game.name, background=games > 1 and _cores() > 1)  # a lone core: saves here
     try:  # the writer process starts up while the tree loads
@@ -233,12 +170,12 @@ def train(
     saver.track(tree)
     gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
-    me, other = make_players(tree, rng, **settings)
+    me, other = make_players(tree, rng, cfg, plan)
     played, seen = 0, set[str]()
     logged_as = exploration(settings if members is None else {**settings, "pool": list(members)})
     tally, scores = {"wins": 0, "draws": 0, "losses": 0}, dict[str, list[int]]()
     started = time.perf_counter()
-    bar = _progress_bar(games, progress, the_game.name)
+    bar = _progress_bar(games, plan.progress, the_game.name)
     score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
 
     def logged(rows: list[dict[str, Any]]) -> None:  # committed games: callback, progress
@@ -301,15 +238,23 @@ def _cores() -> int:
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
+def settings_of(search: SearchConfig, training: TrainingConfig) -> dict[str, Any]:
+    """A run's options as the flat dict the parallel workers and :func:`exploration` read (with both values)."""
+    return dict(iterations=training.iterations, opponent=training.opponent, c=search.exploration,
+                solver=search.solver, playout=search.playout, algorithm=search.algorithm, evaluator=search.evaluator,
+                temperature=search.temperature, choice=search.choice, temperature_moves=training.temperature_moves,
+                noise=training.noise, alpha=training.alpha, search=search, training=training)
+
+
 def exploration(settings: dict[str, Any]) -> str:
-    """The exploration settings of :func:`make_players`'s keywords, as logged in ``games.exploration`` (JSON)."""
+    """The exploration settings of a run (:func:`settings_of`), as logged in ``games.exploration`` (JSON)."""
     noise, pool = settings.get("noise", 0.0), ({"pool": settings["pool"]} if "pool" in settings else {})
     return json.dumps({"temperature": settings.get("temperature", 0.0), "temperature_moves": settings.get(
         "temperature_moves"), "noise": noise, "alpha": settings.get("alpha") if noise > 0 else None,
-        "how": settings.get("how", "visits"), **pool})
+        "choice": settings.get("choice", "visits"), **pool})
 
 
-class Opening(Wrapper["MCTSPlayer | PUCTPlayer"]):
+class OpeningSampler(Wrapper["MCTSPlayer | PUCTPlayer"]):
     """The tree's player, sampling its moves with ``temperature`` over each game's first ``moves`` moves.
 
     Later moves are played with temperature 0 (the most selected), as AlphaZero's self-play does.
@@ -327,31 +272,31 @@ class Opening(Wrapper["MCTSPlayer | PUCTPlayer"]):
         return self.player.choose(state, moves)
 
 
-def make_players(
-    tree: Tree, rng: random.Random, *, iterations: int, opponent: str, c: float, solver: bool,
-    playout: str | PlayoutFn, algorithm: str, evaluator: str, temperature: float, how: str,
-    temperature_moves: int | None = None, noise: float = 0.0, alpha: float = 1.0,
-) -> tuple[Opening, Player | None]:
-    """The tree's player on ``tree`` and its opponent (None in self-play), seeded from ``rng``."""
+def make_players(tree: Tree, rng: random.Random, search: SearchConfig,
+                 training: TrainingConfig) -> tuple[OpeningSampler, Player | None]:
+    """The tree's player on ``tree`` and its opponent (None in self-play), seeded from ``rng``.
+
+    ``training`` is resolved (:meth:`~treelab.play.training_config.TrainingConfig.resolved`).
+    """
     me: MCTSPlayer | PUCTPlayer
-    if algorithm == "puct":
+    noise, alpha = training.noise or 0.0, training.alpha or 1.0
+    if search.algorithm == "puct":
         from ..mcts.evaluators import find_evaluator
         from ..mcts.puct import PUCTPlayer
 
-        me = PUCTPlayer(tree=tree, iterations=iterations, c_puct=c, temperature=temperature,
-                        evaluator=find_evaluator(evaluator, playout=playout),
+        me = PUCTPlayer(tree=tree, iterations=training.iterations, search=search,
+                        evaluator=find_evaluator(search.evaluator, playout=search.playout),
                         dirichlet_alpha=alpha if noise > 0 else None, dirichlet_fraction=noise,
                         rng=random.Random(rng.getrandbits(64)))
     else:
-        me = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, playout=playout,
-                        temperature=temperature, how=how, noise=noise, alpha=alpha,
+        me = MCTSPlayer(tree=tree, iterations=training.iterations, search=search, noise=noise, alpha=alpha,
                         rng=random.Random(rng.getrandbits(64)))
     other: Player | None = None
-    if opponent == "random":
+    if training.opponent == "random":
         other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))
-    elif opponent == "heuristic":
+    elif training.opponent == "heuristic":
         other = HeuristicPlayer(rng=random.Random(rng.getrandbits(64)))
-    return Opening(me, temperature, temperature_moves), other
+    return OpeningSampler(me, search.temperature, training.temperature_moves), other
 
 
 def play_game(

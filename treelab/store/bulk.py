@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any
 
-from .. import fastpath
-from ..fastpath import compiled
+from .. import speedups
 from ..nodes import kids_of, seal
+from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from .integrity import check_row, damaged, label_check
 
@@ -168,8 +168,8 @@ def build(
     collecting = gc.isenabled()
     gc.disable()  # a million new objects would trigger many full collections: twice as slow
     try:
-        if fastpath.compiled is not None:  # looked up now: tests compare both builds
-            fastpath.compiled.build(tree.node_class, rows, nodes, tree.depth_counts, {}, tree.truncated, check)
+        if speedups.compiled is not None:  # looked up now: tests compare both builds
+            speedups.compiled.build(tree.node_class, rows, nodes, tree.depth_counts, {}, tree.truncated, check)
         else:
             _build(tree, rows, nodes, check)
     except KeyError as exc:  # a parent not built yet: missing, later, or the node itself

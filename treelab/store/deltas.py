@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ProofConflictError, StoreError
-from ..fastpath import compiled
 from ..nodes import Proof, proof_word
+from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from . import bulk
 from .dbfile import reading

@@ -13,7 +13,6 @@ without replaying a game; the built-in games keep the parity path and its speed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from .games import Game
@@ -53,20 +52,3 @@ class MoverTree(Tree):
             raise ValueError(f"mover {mover!r} is not 1 or 2 (the player to move at {parent.sequence!r})")
         node.mover = mover  # type: ignore[misc]
         return node
-
-    def backup(self, nodes: Iterable[TreeNode], winner: int | None, *, start: int = 0) -> None:
-        """Add one simulation with result ``winner`` (1, 2, None = draw) to every node, a win where it moved.
-
-        The nodes after ``nodes[start]`` (where the search started) were selected: ``nb_select += 1``.
-        """
-        baselines = self.baselines
-        for i, node in enumerate(nodes):
-            if node not in baselines:
-                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
-            node.nb_visit += 1
-            if i > start:
-                node.nb_select += 1
-            if winner is None:
-                node.nb_draw += 1
-            elif winner == node.mover:
-                node.nb_win += 1

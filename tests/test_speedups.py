@@ -19,11 +19,11 @@ import sys
 import pytest
 
 import treelab
-from treelab import fastpath
+from treelab import speedups
 from treelab.games import find_game
 from treelab.games.connect4 import ConnectFourState
 
-needs_compiled = pytest.mark.skipif(fastpath.compiled is None, reason=fastpath.describe())
+needs_compiled = pytest.mark.skipif(speedups.compiled is None, reason=speedups.describe())
 C4 = find_game("connect4")
 TTT = find_game("tictactoe")
 MASK64 = (1 << 64) - 1
@@ -46,10 +46,10 @@ def random_positions(game, count: int, seed: int) -> list:
 
 
 def compiled_trace(state, seed: int):
-    assert fastpath.compiled is not None
+    assert speedups.compiled is not None
     if isinstance(state, ConnectFourState):
-        return fastpath.compiled.connect4_trace(state.cur, state.mask, state.ply, seed)
-    return fastpath.compiled.tictactoe_trace(state.x, state.o, state.ply, seed)
+        return speedups.compiled.connect4_trace(state.cur, state.mask, state.ply, seed)
+    return speedups.compiled.tictactoe_trace(state.x, state.o, state.ply, seed)
 
 
 def splitmix64(seed: int):
@@ -144,7 +144,7 @@ def test_game_playout_runs_the_compiled_code_with_one_seed_per_game():
 
 @needs_compiled
 def test_malformed_positions_are_refused():
-    c = fastpath.compiled
+    c = speedups.compiled
     assert c is not None
     with pytest.raises(ValueError):
         c.connect4(0, 0b101, 2, 1)  # a hole in column 1
@@ -171,9 +171,9 @@ def test_fallback_without_the_extension_replays_exactly():
     """TREELAB_PURE_PYTHON=1 runs the Python playouts; the same seed still grows the same tree."""
     script = (
         "import json, treelab\n"
-        "from treelab import fastpath\n"
+        "from treelab import speedups\n"
         "r = [treelab.analyse('connect4', '44', iterations=300, seed=9).to_dict() for _ in range(2)]\n"
-        "print(json.dumps([fastpath.ACTIVE, fastpath.describe(), r[0] == r[1], r[0]['children']]))\n"
+        "print(json.dumps([speedups.ACTIVE, speedups.describe(), r[0] == r[1], r[0]['children']]))\n"
     )
     env = {**os.environ, "TREELAB_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
@@ -188,9 +188,9 @@ def test_a_missing_extension_falls_back_with_a_reason():
         "import sys\n"
         "sys.modules['treelab._speedups'] = None  # as if no compiler had been found at install time\n"
         "import treelab\n"
-        "from treelab import fastpath\n"
-        "print(fastpath.ACTIVE, treelab.analyse('tictactoe', '', iterations=200, seed=1).iterations)\n"
-        "print(fastpath.describe())\n"
+        "from treelab import speedups\n"
+        "print(speedups.ACTIVE, treelab.analyse('tictactoe', '', iterations=200, seed=1).iterations)\n"
+        "print(speedups.describe())\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "TREELAB_PURE_PYTHON"}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
@@ -199,10 +199,10 @@ def test_a_missing_extension_falls_back_with_a_reason():
     assert "not built" in second
 
 
-def test_fastpath_reports_what_runs():
-    assert fastpath.ACTIVE in ("compiled", "python")
-    assert (fastpath.compiled is not None) == (fastpath.ACTIVE == "compiled")
-    assert fastpath.describe().split()[0] in ("compiled", "pure-Python")
+def test_speedups_reports_what_runs():
+    assert speedups.ACTIVE in ("compiled", "python")
+    assert (speedups.compiled is not None) == (speedups.ACTIVE == "compiled")
+    assert speedups.describe().split()[0] in ("compiled", "pure-Python")
     tree = treelab.Tree("tictactoe")
     assert treelab.search(tree, "", limit=treelab.Limit(iterations=50), rng=1) == 50
 
@@ -233,7 +233,7 @@ def test_compiled_select_and_descend_pick_the_python_children():
     from treelab.mcts.selection import descend as _descend
     from treelab.mcts.selection import select_ucb1 as _select
 
-    c_walk = fastpath.compiled
+    c_walk = speedups.compiled
     assert c_walk is not None
     rng = random.Random(4)
     for game in ("connect4", "tictactoe"):
@@ -256,19 +256,20 @@ def test_compiled_select_and_descend_pick_the_python_children():
 
 @needs_compiled
 def test_compiled_backup_counts_like_the_python_one():
-    from treelab.mcts.selection import backup as _backup
+    from treelab.tree import backup as _backup
 
     a, b = grown_tree("connect4", iterations=500), grown_tree("connect4", iterations=500)
     assert snapshot(a) == snapshot(b)
     paths_a = [list(n.path) for n in a if n.depth >= 2][:200]
     paths_b = [list(n.path) for n in b if n.depth >= 2][:200]
     for k, (pa, pb) in enumerate(zip(paths_a, paths_b, strict=True)):
-        first_win = (None, 0, 1)[k % 3]
-        fastpath.compiled.backup(pa, first_win)  # type: ignore[union-attr]
-        _backup(pb, first_win)
+        first_win = (None, 0, 1)[k % 3]  # the C rule's argument: the first index on path that won
+        winner = None if first_win is None else pa[first_win].mover
+        speedups.compiled.backup(pa, first_win)  # type: ignore[union-attr]
+        _backup(pb, winner)
     assert snapshot(a) == snapshot(b)
     with pytest.raises(TypeError):
-        fastpath.compiled.backup(tuple(paths_a[0]), None)  # type: ignore[union-attr]
+        speedups.compiled.backup(tuple(paths_a[0]), None)  # type: ignore[union-attr]
 
 
 @needs_compiled
@@ -284,8 +285,8 @@ def test_searches_grow_the_same_tree_with_either_walk(monkeypatch, game, moves, 
         return the_game.python_playout(state, rng)  # the same random stream for both walks
 
     trees = []
-    for walk in (fastpath.compiled, None):
-        monkeypatch.setattr(fastpath, "compiled", walk)
+    for walk in (speedups.compiled, None):
+        monkeypatch.setattr(speedups, "compiled", walk)
         tree = treelab.Tree(game)
         treelab.search(tree, moves, limit=treelab.Limit(iterations=1500), c=1.1, solver=solver, playout=playout,
                        rng=21)
@@ -317,9 +318,9 @@ def test_compiled_walk_falls_back_to_getattr_for_other_node_classes():
         kid = Scaled(label, root)
         kid.nb_visit, kid.nb_win = n, w
     for c in (0.0, 1.0, 3.0):
-        assert fastpath.compiled.select(root, c, False) is _select(root, c, False)  # type: ignore[union-attr]
+        assert speedups.compiled.select(root, c, False) is _select(root, c, False)  # type: ignore[union-attr]
     path = [root, *root.kids]
-    fastpath.compiled.backup(path, 1)  # type: ignore[union-attr]
+    speedups.compiled.backup(path, 1)  # type: ignore[union-attr]
     assert [n.nb_visit for n in path] == [31, 11, 13, 9]
     assert [n.nb_win for n in path] == [0, 5, 7, 3]
 
@@ -348,7 +349,7 @@ def test_the_python_search_grows_the_trees_of_the_original_loop(monkeypatch, gam
     def playout(state, rng):
         return state.game.python_playout(state, rng)
 
-    monkeypatch.setattr(fastpath, "compiled", None)
+    monkeypatch.setattr(speedups, "compiled", None)
     for cap in (search_module._FRONTIER_CAP, 7):
         monkeypatch.setattr(search_module, "_FRONTIER_CAP", cap)
         tree = treelab.Tree(game)
@@ -396,7 +397,7 @@ def test_play_all_is_play_move_by_move(game, compiled, monkeypatch):
 
 @needs_compiled
 def test_compiled_replays_refuse_bad_input():
-    c = fastpath.compiled
+    c = speedups.compiled
     assert c is not None
     assert c.connect4_replay(0, 0, 0, b"") == (0, 0, 0, None)
     with pytest.raises(ValueError, match=r"move 7 \(4\) cannot be played: the column is full"):
@@ -420,7 +421,7 @@ def test_compiled_child_is_the_python_node():
     """Tree.add_child's compiled node maker fills the very slots TreeNode.__init__ fills."""
     from treelab.tree import TreeNode
 
-    c = fastpath.compiled
+    c = speedups.compiled
     assert c is not None
     slots = ("name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "node_id", "created_game")
     for make in (c.child, lambda cls, parent, name, nid, game: cls(name, parent, node_id=nid, created_game=game)):

@@ -1,0 +1,82 @@
+"""Values, not keyword lists: no public function takes more than 10 parameters (issue 19, item 4).
+
+Checked over every callable in ``treelab.__all__`` (a class by its ``__init__``), the library
+functions behind the command line, and the command-line callbacks themselves. Counted: the named
+parameters (``self`` aside). Not counted: a ``**options`` catch-all, which takes the fields of a
+config value by their names (:meth:`treelab.mcts.config.SearchConfig.of`,
+:func:`treelab.play.training_config.split_options`, both refusing unknown names, tested in
+``tests/test_config.py``). Frozen dataclasses are values: their fields are what they hold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+from collections.abc import Callable, Iterator
+
+import click
+
+import treelab
+from treelab.cli import cli
+
+LIMIT = 10
+
+LIBRARY = [  # the library functions the command line calls (beyond treelab.__all__)
+    "treelab.play.training:train",
+    "treelab.play.training:make_players",
+    "treelab.play.positions:analyse",
+    "treelab.play.arena:make_player",
+    "treelab.play.arena:play_match",
+    "treelab.play.parallel:train_parallel",
+    "treelab.play.players:MCTSPlayer",
+    "treelab.mcts.puct:PUCTPlayer",
+    "treelab.mcts.puct:puct_search",
+    "treelab.mcts.uct:search",
+]
+
+NOT_YET = {"treelab.to_dot", "cli render"}
+"""Still over the limit, outside this change: the drawing options (``to_dot`` and ``treelab render``)
+are to become one value too. The test fails once one of them is within the limit (then drop it here)."""
+
+
+def count(fn: Callable[..., object]) -> int:
+    """The named parameters of ``fn`` (``self`` aside; ``*args`` and ``**options`` not counted)."""
+    named = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+             inspect.Parameter.KEYWORD_ONLY)
+    return sum(1 for p in inspect.signature(fn).parameters.values() if p.kind in named and p.name != "self")
+
+
+def public() -> Iterator[tuple[str, Callable[..., object]]]:
+    for name in treelab.__all__:
+        obj = getattr(treelab, name)
+        if inspect.isclass(obj):
+            if dataclasses.is_dataclass(obj) or "__init__" not in vars(obj):
+                continue  # a value (its fields), or no constructor of its own
+            yield f"treelab.{name}", obj.__init__
+        elif inspect.isfunction(obj):  # not a type alias such as Evaluator
+            yield f"treelab.{name}", obj
+    for spec in LIBRARY:
+        module, _, attr = spec.partition(":")
+        obj = getattr(importlib.import_module(module), attr)
+        yield spec, obj.__init__ if inspect.isclass(obj) else obj
+    ctx = click.Context(cli)
+    for name in cli.list_commands(ctx):  # the commands load on demand
+        command = cli.get_command(ctx, name)
+        assert command is not None and command.callback is not None
+        yield f"cli {name}", command.callback
+
+
+def test_no_public_function_takes_more_than_ten_parameters() -> None:
+    counts = dict(public())
+    assert len(counts) > 40 and "cli train" in counts  # the API and every command are really walked
+    over = {name: count(fn) for name, fn in counts.items() if count(fn) > LIMIT}
+    assert set(over) == NOT_YET, over
+
+
+def test_the_count_sees_every_named_parameter() -> None:
+    def eleven(a, b, /, c, d, *args, e, f, g, h, i, j, k, **options):  # type: ignore[no-untyped-def]
+        return None
+
+    assert count(eleven) == 11
+    assert count(treelab.train) <= LIMIT < count(eleven)
