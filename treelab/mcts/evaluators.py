@@ -178,13 +178,23 @@ EVALUATORS: dict[str, Callable[..., Evaluator]] = {
 def find_evaluator(name: str | Evaluator, **options: object) -> Evaluator:
     """The evaluator called ``name``, built with ``options`` (a callable is returned as it is).
 
+    ``model:PATH`` is a fitted model's :class:`~treelab.mcts.modeleval.ModelEvaluator`
+    (options: ``game``, checked against the model at once).
+
     Raises:
         UnknownOptionError: ``name`` is not a known evaluator.
+        ModelFileError, ModelMismatchError: ``model:PATH`` names no model file, or one of another game.
     """
     if callable(name):
         return name
+    if name.startswith("model:"):
+        from .modeleval import ModelEvaluator
+
+        return ModelEvaluator(name[len("model:"):], game=options.get("game"))  # type: ignore[arg-type]
     try:
         factory = EVALUATORS[name]
     except KeyError:
-        raise UnknownOptionError(f"unknown evaluator {name!r}: use one of {', '.join(EVALUATORS)}") from None
+        raise UnknownOptionError(
+            f"unknown evaluator {name!r}: use one of {', '.join(EVALUATORS)}, or model:PATH"
+        ) from None
     return factory(**options)

@@ -11,6 +11,7 @@ A player spec is ``kind[:key=value,...]`` (``treelab arena --a SPEC``):
              defaults to the tree's), ``playout=random|decisive``, ``solver=0|1``, ``temperature=TAU``
 ``solver``   UCT with MCTS-Solver (``uct:...,solver=1``), same keys
 ``puct``     PUCT: ``iterations``, ``seconds``, ``c`` (``c_puct``), ``evaluator=rollout|heuristic``,
+             ``model=PATH`` (a model fitted by ``treelab fit``: its priors and values),
              ``playout``, ``dirichlet=ALPHA|auto``, ``fraction=EPS``, ``solver=0|1``,
              ``temperature``, ``db``
 ``openspiel`` OpenSpiel's Python ``MCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``:
@@ -63,7 +64,7 @@ SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "mc": ("playouts", "playout"),
     "uct": _SEARCH_KEYS,
     "solver": _SEARCH_KEYS,
-    "puct": (*_SEARCH_KEYS, "evaluator", "dirichlet", "fraction"),
+    "puct": (*_SEARCH_KEYS, "evaluator", "dirichlet", "fraction", "model"),
     "openspiel": ("simulations", "uct_c", "solve"),
 }
 """The keys each kind of player spec accepts."""
@@ -181,9 +182,12 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
     evaluator = _choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic")
     from ..mcts.evaluators import find_evaluator
 
+    if "model" in opts and ("evaluator" in opts or "playout" in opts):
+        raise SpecError(f"spec {spec!r} gives model= with evaluator= or playout=: the model is the evaluator, drop one")
     return PUCTPlayer(tree=tree, iterations=iterations, seconds=seconds,
                       c_puct=_number(opts, "c", spec, float, C_PUCT, 0.0),
-                      evaluator=find_evaluator(evaluator, playout=playout),
+                      evaluator=find_evaluator(f"model:{opts['model']}", game=the_game) if "model" in opts
+                      else find_evaluator(evaluator, playout=playout),
                       solver=_flag(opts, "solver", spec, True), dirichlet_alpha=alpha,
                       dirichlet_fraction=_number(opts, "fraction", spec, float, 0.25, 0.0),
                       temperature=temperature, rng=rng, name=name)

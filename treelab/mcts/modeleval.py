@@ -1,0 +1,59 @@
+"""The ``model:PATH`` evaluator: PUCT's priors and leaf values from a model fitted by ``treelab fit``.
+
+The model (:class:`treelab.learn.model.Model`) runs in plain numpy on its
+exported weights, one position per call (the search evaluates one leaf per
+simulation). Its value replaces the playout: the search backs up a result
+drawn with that mean (see :mod:`treelab.mcts.puct`).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+from ..games import Game, State
+from ..learn.model import Model, load_model
+from .evaluators import Evaluation
+
+__all__ = ["ModelEvaluator"]
+
+
+class ModelEvaluator:
+    """An :data:`~treelab.mcts.evaluators.Evaluator` that asks a fitted model.
+
+    Args:
+        model: a :class:`~treelab.learn.model.Model` or the path of its file.
+        game: if given, the model is checked against it now (else at the first position).
+
+    Raises:
+        ModelFileError: no such model file, or a damaged one.
+        ModelMismatchError: a model of another game or encoding.
+    """
+
+    def __init__(self, model: Model | str | os.PathLike[str], *, game: Game | str | None = None) -> None:
+        self.model = model if isinstance(model, Model) else load_model(model, game)
+        if isinstance(model, Model) and game is not None:
+            from ..games import find_game
+
+            model.check_game(find_game(game) if isinstance(game, str) else game)
+        self._checked: Game | None = None if game is None else (game if isinstance(game, Game) else None)
+        self.name = f"model:{self.model.path}" if self.model.path else "model"
+
+    def __call__(self, state: State, rng: random.Random) -> Evaluation:
+        if state.game is not self._checked:
+            self.model.check_game(state.game)
+            self._checked = state.game
+        priors, value = self.model.predict(state)
+        return Evaluation(priors, value)
+
+    def refresh(self) -> bool:
+        """Read the model file again if it changed since (a refit); whether the model changed."""
+        if self.model.path is None:
+            return False
+        fresh = load_model(self.model.path)
+        changed = fresh is not self.model
+        if changed:
+            if self._checked is not None:
+                fresh.check_game(self._checked)
+            self.model = fresh
+        return changed
