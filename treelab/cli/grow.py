@@ -132,12 +132,15 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, pool:
 @option("--seconds", type=finite(min=0.0, min_open=True), default=None, show_default="no time limit",
         help="Time budget instead of (or as well as) --iterations.")
 @_search_options
+@option("--model", type=click.Path(dir_okay=False), metavar="PATH", default=None, show_default="none",
+        help="PUCT's evaluator: a model fitted by 'treelab fit' (its priors and values; the JSON adds "
+             "model_prior per move and model_value). Needs --algorithm puct.")
 @seed_option
 @json_option
 @library_errors
 def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None,
             algorithm: str, solver: bool, playout: str, evaluator: str, temperature: float | None, how: str,
-            c: float | None, seed: int | None, as_json: bool) -> None:
+            c: float | None, model: str | None, seed: int | None, as_json: bool) -> None:
     """Search a position and report every move's statistics.
 
     Without --iterations or --seconds, 1,000 simulations are run.
@@ -151,7 +154,7 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
 
     config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
                              temperature=temperature, choice=how)
-    result = run(game, moves, iterations=iterations, seconds=seconds, config=config, seed=seed, db=db)
+    result = run(game, moves, iterations=iterations, seconds=seconds, config=config, seed=seed, db=db, model=model)
     if as_json:
         click.echo(json.dumps(result.to_dict()))
         return

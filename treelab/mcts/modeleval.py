@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import random
+from dataclasses import replace
 
 from ..games import Game, State
 from ..learn.model import Model, load_model
 from .evaluators import Evaluation
+from .summary import SearchSummary
 
-__all__ = ["ModelEvaluator"]
+__all__ = ["ModelEvaluator", "with_model"]
 
 
 class ModelEvaluator:
@@ -57,3 +59,14 @@ class ModelEvaluator:
                 fresh.check_game(self._checked)
             self.model = fresh
         return changed
+
+
+def with_model(summary: SearchSummary, model: Model, state: State) -> SearchSummary:
+    """``summary`` with the model's value of ``state`` and its prior of each move (the optional JSON keys)."""
+    if state.is_terminal:
+        return summary
+    model.check_game(state.game)
+    priors, value = model.predict(state)
+    by_label = {state.game.label(move): p for move, p in priors.items()}
+    children = tuple(replace(ch, model_prior=round(by_label.get(ch.move, 0.0), 6)) for ch in summary.children)
+    return replace(summary, children=children, model_value=round(value, 6))

@@ -33,6 +33,7 @@ def analyse(
     how: Choice | None = None,
     max_new_nodes: int | None = None,
     db: str | PathLike[str] | None = None,
+    model: str | PathLike[str] | None = None,
 ) -> SearchSummary:
     """Search the position ``moves`` and report every move's statistics.
 
@@ -58,9 +59,12 @@ def analyse(
         max_new_nodes: the search stops after adding this many nodes (a memory bound).
         db: search in (and save to) this stored tree, created if missing; only the
             subtree at the position is read. None: a fresh in-memory tree.
+        model: a model file fitted by :func:`treelab.fit`: PUCT's evaluator (replacing
+            ``evaluator``); the summary then carries its value and each move's prior.
 
     Raises:
-        UnknownOptionError: an unknown algorithm, playout, evaluator or move choice.
+        UnknownOptionError: an unknown algorithm, playout, evaluator or move choice; a model without PUCT.
+        ModelFileError, ModelMismatchError: ``model`` is no model file, or one of another game.
 
     Example:
         >>> import treelab
@@ -78,6 +82,14 @@ def analyse(
     limit = Limit(iterations=iterations, seconds=seconds)
     parsed = the_game.parse(moves)
     the_game.replay(parsed)  # bad input fails before any file is touched
+    guide = None
+    if model is not None:
+        from ..errors import UnknownOptionError
+        from ..mcts.modeleval import ModelEvaluator
+
+        if cfg.algorithm != "puct":
+            raise UnknownOptionError(f"model {str(model)!r} guides PUCT only: search with algorithm 'puct'")
+        guide = ModelEvaluator(model, game=the_game)
     rng = make_rng(seed)
     ucb_c = cfg.ucb_c
     if db is not None:
@@ -92,7 +104,7 @@ def analyse(
         from ..mcts.puct import puct_search
 
         done = puct_search(tree, parsed, limit=limit, c_puct=cfg.exploration,
-                           evaluator=find_evaluator(cfg.evaluator, playout=cfg.playout),
+                           evaluator=guide or find_evaluator(cfg.evaluator, playout=cfg.playout),
                            rng=rng, max_new_nodes=cfg.max_new_nodes)
     else:
         done = search(tree, parsed, limit=limit, c=ucb_c, solver=cfg.solver, playout=play_fn or cfg.playout,
@@ -103,4 +115,9 @@ def analyse(
     node = tree.find(parsed)
     best = (choose_move(node, how=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng)
             if node.kids else None)
-    return summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed)
+    summary = summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed)
+    if guide is not None:
+        from ..mcts.modeleval import with_model
+
+        summary = with_model(summary, guide.model, the_game.replay(parsed))
+    return summary
