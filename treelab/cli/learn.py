@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -58,7 +59,7 @@ def fit(db: str, out: str, min_visits: int, max_depth: int | None, hidden: str, 
     def progress(epoch: int, total: int, loss: float) -> None:
         nonlocal bar
         if bar is None:
-            bar = click.progressbar(length=total, label="fitting", file=click.get_text_stream("stderr"),
+            bar = click.progressbar(length=total, label="fitting", file=sys.stderr,
                                     show_pos=True, item_show_func=lambda item: item)
             bar.__enter__()
         bar.update(1, f"loss {loss:.5f}")
