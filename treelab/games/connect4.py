@@ -157,7 +157,7 @@ class ConnectFourState(State):
         return tuple(tuple(self.cell(c, row) for c in range(WIDTH)) for row in range(HEIGHT - 1, -1, -1))
 
     def features(self) -> Any:
-        """Two planes of 6 x 7 cells (top row first, as :meth:`grid`): the discs of the player to move, then the other's."""
+        """Two planes of 6 x 7 cells (top row first, as :meth:`grid`): the mover's discs, then the other's."""
         import numpy as np
 
         bits = np.unpackbits(
@@ -216,7 +216,9 @@ class ConnectFourState(State):
         return hash((self.cur, self.mask))
 
 
-_FEATURE_BITS = [plane * 56 + _H1 * c + HEIGHT - 1 - r for plane in range(2) for r in range(HEIGHT) for c in range(WIDTH)]
+_FEATURE_BITS = [
+    plane * 56 + _H1 * c + HEIGHT - 1 - r for plane in range(2) for r in range(HEIGHT) for c in range(WIDTH)
+]
 """For each place of the features (plane, row from the top, column), its bit in ``cur | other << 56``."""
 
 

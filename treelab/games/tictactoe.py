@@ -96,7 +96,7 @@ class TicTacToeState(State):
         return tuple(tuple(self.cell(3 * r + c + 1) for c in range(3)) for r in range(3))
 
     def features(self) -> Any:
-        """Two planes of 3 x 3 cells (row by row from the top left): the marks of the player to move, then the other's."""
+        """Two planes of 3 x 3 cells (rows from the top): the marks of the player to move, then the other's."""
         import numpy as np
 
         mine, theirs = (self.o, self.x) if self.ply & 1 else (self.x, self.o)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -85,7 +86,12 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
 
     first, size = game.first_move, game.num_moves
     deepest = max_depth if max_depth is not None else 1 << 62
-    features, policies, values, legals, keys, visit_counts = [], [], [], [], [], []
+    features: list[npt.NDArray[np.float32]] = []
+    policies: list[npt.NDArray[np.float32]] = []
+    legals: list[npt.NDArray[np.bool_]] = []
+    values: list[float] = []
+    keys: list[int] = []
+    visit_counts: list[int] = []
     proven_count = selected_count = 0
     group_of: dict[object, int] = {}
     for nid, pid, _, depth, visits, wins, draws, proven, _ in rows:
@@ -107,8 +113,8 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
         if mover != state.to_move:
             value = 1.0 - value
         row = np.zeros(size, dtype=np.float32)
-        for move, share in target.items():
-            row[move - first] = share
+        for played, share in target.items():
+            row[played - first] = share
         legal = np.zeros(size, dtype=bool)
         legal[[m - first for m in state.legal_moves()]] = True
         features.append(state.features().reshape(-1))
@@ -152,6 +158,8 @@ def augment(data: Dataset, game: Game) -> Dataset:
         moves = np.array(sym.moves)
         parts.append(Dataset(data.features[:, np.array(sym.features)], data.policy[:, moves], data.value,
                              data.legal[:, moves], data.groups, data.visits, data.proven, data.from_selections))
-    return Dataset(*(np.concatenate([getattr(p, name) for p in parts]) for name in
-                     ("features", "policy", "value", "legal", "groups", "visits")),
-                   data.proven * len(parts), data.from_selections * len(parts))
+    def joined(name: str) -> Any:
+        return np.concatenate([getattr(p, name) for p in parts])
+
+    return Dataset(joined("features"), joined("policy"), joined("value"), joined("legal"), joined("groups"),
+                   joined("visits"), data.proven * len(parts), data.from_selections * len(parts))

@@ -91,7 +91,7 @@ def fit(
         )
     rng = np.random.default_rng(seed)
     groups = np.unique(data.groups)
-    held = rng.permutation(groups)[: max(1, int(round(len(groups) * heldout)))] if heldout > 0 else groups[:0]
+    held = rng.permutation(groups)[: max(1, round(len(groups) * heldout))] if heldout > 0 else groups[:0]
     held_mask = np.isin(data.groups, held)
     train, test = data.take(np.flatnonzero(~held_mask)), data.take(np.flatnonzero(held_mask))
     train_aug = augment(train, rules)
@@ -106,7 +106,7 @@ def fit(
         "positions": len(data), "examples": len(train_aug), "heldout_positions": len(test),
         "proven_positions": data.proven, "policy_from_selections": data.from_selections,
         "symmetries": [s.name for s in rules.symmetries], "min_visits": min_visits, "max_depth": max_depth,
-        "hidden": list(hidden), "epochs": int(regressor.n_iter_), "seed": seed,
+        "hidden": list(hidden), "epochs": regressor.n_iter_, "seed": seed,
         "treelab_version": _version(), "library": f"scikit-learn {_sklearn_version()}",
         "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "metrics": {"train": measure(model, train), "heldout": measure(model, test) if len(test) else None},
@@ -176,7 +176,8 @@ def measure(model: Model, data: Dataset) -> dict[str, Any]:
     choice = masked.argmax(axis=1)
     chosen = data.policy[np.arange(len(data)), choice]
     top1 = float((chosen >= data.policy.max(axis=1) - 1e-6).mean())
-    return {"examples": len(data), "loss": round(loss, 6), "value_mae": round(float(np.abs(value - data.value).mean()), 4),
+    mae = float(np.abs(value - data.value).mean())
+    return {"examples": len(data), "loss": round(loss, 6), "value_mae": round(mae, 4),
             "value_sign_accuracy": None if sign is None else round(sign, 4),
             "value_sign_examples": int(decided.sum()), "policy_top1": round(top1, 4)}
 

@@ -159,7 +159,9 @@ def load_model(path: str | os.PathLike[str], game: Game | str | None = None) -> 
     try:
         stat = os.stat(path)
     except OSError:
-        raise ModelFileError(f"no such model file {name!r}: check the path, or fit one (treelab fit DB -o MODEL)") from None
+        raise ModelFileError(
+            f"no such model file {name!r}: check the path, or fit one (treelab fit DB -o MODEL)"
+        ) from None
     stamp = (stat.st_size, stat.st_mtime_ns)
     key = os.path.abspath(name)
     cached = _CACHE.get(key)
@@ -184,7 +186,7 @@ def _read(name: str) -> Model:
             arrays = {k: archive[k] for k in archive.files}
     except (OSError, ValueError, EOFError) as exc:
         raise bad(str(exc).split("\n")[0] or type(exc).__name__) from None
-    except Exception as exc:  # noqa: BLE001  (zipfile.BadZipFile, zlib.error... from a damaged archive)
+    except Exception as exc:  # zipfile.BadZipFile, zlib.error... from a damaged archive
         raise bad(f"{type(exc).__name__}: {exc}") from None
     try:
         meta = json.loads(str(arrays.pop("meta")))
@@ -197,7 +199,7 @@ def _read(name: str) -> Model:
                              f"reads version {FORMAT_VERSION}: upgrade treelab, or fit the model again")
     try:
         shape = tuple(int(n) for n in meta["feature_shape"])
-        num_moves, first, layers = int(meta["num_moves"]), int(meta["first_move"]), int(len(meta["layers"]))
+        num_moves, first, layers = int(meta["num_moves"]), int(meta["first_move"]), len(meta["layers"])
         game, encoding = str(meta["game"]), str(meta["encoding"])
         weights = tuple(arrays.pop(f"W{i}").astype(np.float32) for i in range(layers))
         biases = tuple(arrays.pop(f"b{i}").astype(np.float32) for i in range(layers))
