@@ -22,8 +22,11 @@ from treelab.errors import (
     NotATreelabDatabaseError,
 )
 from treelab.games import GAMES, find_game, registry
+from treelab.learn.dataset import augment, build_dataset
 from treelab.learn.model import load_model
 from treelab.mcts.modeleval import ModelEvaluator
+from treelab.nodes import Proof
+from treelab.store.fitrows import read_fit_rows
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +222,35 @@ def test_features_are_seen_by_the_player_to_move() -> None:
     assert state.features().shape == spiel.feature_shape
     expected = state.spiel_state.observation_tensor(state.spiel_state.current_player())
     assert state.features().ravel().tolist() == expected
+
+
+def test_examples_take_selections_means_and_proofs(tmp_path: Path) -> None:
+    tree = treelab.Tree("tictactoe")
+    for _ in range(6):
+        tree.record("14253", winner=1)  # X completes the top row
+    for _ in range(2):
+        tree.record("14257", winner=2)
+    for _ in range(4):
+        tree.record("14", winner=None)
+    tree.find("14253").proven = Proof.WIN
+    db = tmp_path / "hand.db"
+    tree.save(db)
+    game = find_game("tictactoe")
+    data = build_dataset(game, read_fit_rows(db, min_visits=1, max_depth=None), min_visits=1, max_depth=None)
+    assert len(data) == 5 and data.from_selections == 4  # root, 1, 14, 142 (1425 takes its proven win)
+
+    def example(moves: str) -> int:
+        found = np.flatnonzero((data.features == game.replay(moves).features().reshape(-1)).all(axis=1))
+        assert len(found) == 1
+        return int(found[0])
+
+    i = example("1425")
+    assert data.policy[i].tolist() == [0, 0, 1, 0, 0, 0, 0, 0, 0]  # the proven win takes it all
+    assert data.value[i] == pytest.approx(0.75)  # O (who moved in) won 2 of 8: X to move expects 6 of 8
+    j = example("14")
+    assert data.policy[j][1] == 1.0 and data.value[j] == pytest.approx((6 + 2) / 12)  # X's wins and half the draws
+    assert data.legal[j].sum() == 7 and not data.legal[j][0] and not data.legal[j][3]
+    deep = build_dataset(game, read_fit_rows(db, min_visits=1, max_depth=2), min_visits=1, max_depth=2)
+    assert len(deep) == 3  # the root, 1 and 14
+    augmented = augment(deep, game)
+    assert len(augmented) == 8 * 3 and augmented.policy.sum(axis=1).tolist() == [1.0] * 24

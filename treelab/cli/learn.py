@@ -51,7 +51,7 @@ def fit(db: str, out: str, min_visits: int, max_depth: int | None, hidden: str, 
     Example:
       treelab fit c4.db -o c4-model.npz --min-visits 20
     """
-    from ..learn.fit import fit as run
+    from ..learn.fitting import fit as run
 
     layers = _layers(hidden)
     bar: Any = None

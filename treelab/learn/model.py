@@ -97,9 +97,24 @@ class Model:
         return dict(zip(legal, picked.tolist(), strict=True))
 
     def predict(self, state: State) -> tuple[dict[int, float], float]:
-        """``(priors of the legal moves, value for the player to move in [0, 1])`` of one position."""
-        raw, value = self.forward(state.features().reshape(1, -1))
-        return self.priors(raw[0], state.legal_moves()), float(value[0])
+        """``(priors of the legal moves, value for the player to move in [0, 1])`` of one position.
+
+        The same numbers as :meth:`forward` and :meth:`priors`, on one row with plain lists for the few
+        moves (a search calls it once per simulation: numpy's overhead on tiny arrays would dominate).
+        """
+        x = state.features().reshape(-1)
+        last = len(self.weights) - 1
+        for i in range(last):
+            x = x @ self.weights[i]
+            x += self.biases[i]
+            np.maximum(x, 0.0, out=x)
+        out = (x @ self.weights[last] + self.biases[last]).tolist()
+        first, floor = self.first_move, PRIOR_FLOOR
+        legal = state.legal_moves()
+        picked = [max(out[m - first], floor) for m in legal]
+        total = sum(picked)
+        value = min(1.0, max(0.0, (out[self.num_moves] + 1.0) * 0.5))
+        return {m: p / total for m, p in zip(legal, picked, strict=True)}, value
 
     def predict_many(self, states: Sequence[State]) -> list[tuple[dict[int, float], float]]:
         """:meth:`predict` for many positions in one batch through the network."""
