@@ -160,11 +160,14 @@ class ConnectFourState(State):
         """Two planes of 6 x 7 cells (top row first, as :meth:`grid`): the mover's discs, then the other's."""
         import numpy as np
 
+        global _FEATURE_INDEX
+        if _FEATURE_INDEX is None:
+            _FEATURE_INDEX = np.array(_FEATURE_BITS, dtype=np.intp)
         bits = np.unpackbits(
             np.frombuffer((self.cur | (self.mask ^ self.cur) << 56).to_bytes(14, "little"), np.uint8),
             bitorder="little",
         )
-        return bits[_FEATURE_BITS].astype(np.float32).reshape(2, HEIGHT, WIDTH)
+        return bits[_FEATURE_INDEX].astype(np.float32).reshape(2, HEIGHT, WIDTH)
 
     def centrality(self, move: int) -> float:
         """Four-in-a-row lines through the cell where a disc dropped in column ``move`` lands."""
@@ -220,6 +223,8 @@ _FEATURE_BITS = [
     plane * 56 + _H1 * c + HEIGHT - 1 - r for plane in range(2) for r in range(HEIGHT) for c in range(WIDTH)
 ]
 """For each place of the features (plane, row from the top, column), its bit in ``cur | other << 56``."""
+_FEATURE_INDEX: Any = None
+""":data:`_FEATURE_BITS` as a numpy index, made at the first :meth:`ConnectFourState.features` (numpy loads late)."""
 
 
 def _column_mask(c: int) -> int:
