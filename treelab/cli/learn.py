@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .options import ExampleLast, database, json_option, library_errors, option
+from .options import ExampleLast, database, finite, json_option, library_errors, option
 
 
 def _layers(text: str) -> tuple[int, ...]:
@@ -31,7 +31,7 @@ def _layers(text: str) -> tuple[int, ...]:
         help="Learn only from positions at most this many moves deep.")
 @option("--hidden", type=str, default="128,64", help="Hidden layer sizes, comma-separated.")
 @option("--epochs", type=click.IntRange(min=1), default=200, help="At most this many passes over the examples.")
-@option("--heldout", type=click.FloatRange(min=0.0, max=1.0, max_open=True), default=0.1,
+@option("--heldout", type=finite(min=0.0, max=1.0), default=0.1,
         help="Share of positions kept out of training to measure the model on.")
 @option("--seed", type=int, default=0, help="Seed of the split and of the network's initial weights.")
 @json_option
