@@ -254,3 +254,19 @@ def test_examples_take_selections_means_and_proofs(tmp_path: Path) -> None:
     assert len(deep) == 3  # the root, 1 and 14
     augmented = augment(deep, game)
     assert len(augmented) == 8 * 3 and augmented.policy.sum(axis=1).tolist() == [1.0] * 24
+
+
+def test_mix_blends_a_playout_into_the_value(trained: tuple[Path, Path]) -> None:
+    _, out = trained
+    state = find_game("tictactoe").replay("15")
+    alone = ModelEvaluator(out)(state, random.Random(1)).value
+    assert alone == load_model(out).predict(state)[1]
+    results = {ModelEvaluator(out, mix=1.0)(state, random.Random(seed)).value for seed in range(30)}
+    assert results <= {0.0, 0.5, 1.0} and len(results) >= 2  # a real playout's result each time
+    half = ModelEvaluator(out, mix=0.5)(state, random.Random(2)).value
+    assert min(abs(half - (alone + r) / 2) for r in (0.0, 0.5, 1.0)) < 1e-12
+    assert_clean_error(run("arena", "tictactoe", "--a", f"puct:model={out},mix=2", "--b", "random", "--games", "2"),
+                       "mix 2.0 must be in [0, 1]")
+    assert_clean_error(run("arena", "tictactoe", "--a", "puct:mix=0.5", "--b", "random", "--games", "2"), "needs model=")
+    match = treelab.play_match("tictactoe", f"puct:iterations=40,model={out},mix=0.5", "random", games=4, seed=5)
+    assert match.b_wins == 0

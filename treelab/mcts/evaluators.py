@@ -179,7 +179,7 @@ def find_evaluator(name: str | Evaluator, **options: object) -> Evaluator:
     """The evaluator called ``name``, built with ``options`` (a callable is returned as it is).
 
     ``model:PATH`` is a fitted model's :class:`~treelab.mcts.modeleval.ModelEvaluator`
-    (options: ``game``, checked against the model at once).
+    (options: ``game``, checked against the model at once; ``mix`` and ``playout``).
 
     Raises:
         UnknownOptionError: ``name`` is not a known evaluator.
@@ -190,7 +190,7 @@ def find_evaluator(name: str | Evaluator, **options: object) -> Evaluator:
     if name.startswith("model:"):
         from .modeleval import ModelEvaluator
 
-        return ModelEvaluator(name[len("model:"):], game=options.get("game"))  # type: ignore[arg-type]
+        return ModelEvaluator(name[len("model:"):], **options)  # type: ignore[arg-type]
     try:
         factory = EVALUATORS[name]
     except KeyError:

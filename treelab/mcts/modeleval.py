@@ -12,9 +12,11 @@ import os
 import random
 from dataclasses import replace
 
+from ..errors import BudgetError
 from ..games import Game, State
 from ..learn.model import Model, load_model
 from .evaluators import Evaluation
+from .policies import PlayoutFn, find_playout
 from .summary import SearchSummary
 
 __all__ = ["ModelEvaluator", "with_model"]
@@ -26,13 +28,21 @@ class ModelEvaluator:
     Args:
         model: a :class:`~treelab.learn.model.Model` or the path of its file.
         game: if given, the model is checked against it now (else at the first position).
+        mix: the playout's share of the value: ``(1 - mix) * model + mix * playout result``
+            (0: the model's value alone, no playout).
+        playout: the playout policy when ``mix > 0``.
 
     Raises:
         ModelFileError: no such model file, or a damaged one.
         ModelMismatchError: a model of another game or encoding.
     """
 
-    def __init__(self, model: Model | str | os.PathLike[str], *, game: Game | str | None = None) -> None:
+    def __init__(self, model: Model | str | os.PathLike[str], *, game: Game | str | None = None, mix: float = 0.0,
+                 playout: str | PlayoutFn = "random") -> None:
+        if not 0.0 <= mix <= 1.0:
+            raise BudgetError(f"mix {mix!r} must be in [0, 1]: the playout's share of the value")
+        self.mix = mix
+        self.playout = find_playout(playout)
         self.model = model if isinstance(model, Model) else load_model(model, game)
         if isinstance(model, Model) and game is not None:
             from ..games import find_game
@@ -46,6 +56,10 @@ class ModelEvaluator:
             self.model.check_game(state.game)
             self._checked = state.game
         priors, value = self.model.predict(state)
+        if self.mix > 0.0:
+            winner = self.playout(state, rng)
+            result = 0.5 if winner is None else float(winner == state.to_move)
+            value = (1.0 - self.mix) * value + self.mix * result
         return Evaluation(priors, value)
 
     def refresh(self) -> bool:

@@ -11,7 +11,7 @@ A player spec is ``kind[:key=value,...]`` (``treelab arena --a SPEC``):
              defaults to the tree's), ``playout=random|decisive``, ``solver=0|1``, ``temperature=TAU``
 ``solver``   UCT with MCTS-Solver (``uct:...,solver=1``), same keys
 ``puct``     PUCT: ``iterations``, ``seconds``, ``c`` (``c_puct``), ``evaluator=rollout|heuristic``,
-             ``model=PATH`` (a model fitted by ``treelab fit``: its priors and values),
+             ``model=PATH`` (a model fitted by ``treelab fit``: its priors and values), ``mix=W``
              ``playout``, ``dirichlet=ALPHA|auto``, ``fraction=EPS``, ``solver=0|1``,
              ``temperature``, ``db``
 ``openspiel`` OpenSpiel's Python ``MCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``:
@@ -64,7 +64,7 @@ SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "mc": ("playouts", "playout"),
     "uct": _SEARCH_KEYS,
     "solver": _SEARCH_KEYS,
-    "puct": (*_SEARCH_KEYS, "evaluator", "dirichlet", "fraction", "model"),
+    "puct": (*_SEARCH_KEYS, "evaluator", "dirichlet", "fraction", "model", "mix"),
     "openspiel": ("simulations", "uct_c", "solve"),
 }
 """The keys each kind of player spec accepts."""
@@ -182,11 +182,14 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
     evaluator = _choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic")
     from ..mcts.evaluators import find_evaluator
 
-    if "model" in opts and ("evaluator" in opts or "playout" in opts):
-        raise SpecError(f"spec {spec!r} gives model= with evaluator= or playout=: the model is the evaluator, drop one")
+    if "model" in opts and "evaluator" in opts or "mix" in opts and "model" not in opts:
+        raise SpecError(f"spec {spec!r}: model= replaces evaluator=, and mix= (the playout's share of the value) "
+                        "needs model=")
+    mix = _number(opts, "mix", spec, float, 0.0, 0.0)
     return PUCTPlayer(tree=tree, iterations=iterations, seconds=seconds,
                       c_puct=_number(opts, "c", spec, float, C_PUCT, 0.0),
-                      evaluator=find_evaluator(f"model:{opts['model']}", game=the_game) if "model" in opts
+                      evaluator=find_evaluator(f"model:{opts['model']}", game=the_game, mix=mix, playout=playout)
+                      if "model" in opts
                       else find_evaluator(evaluator, playout=playout),
                       solver=_flag(opts, "solver", spec, True), dirichlet_alpha=alpha,
                       dirichlet_fraction=_number(opts, "fraction", spec, float, 0.25, 0.0),
