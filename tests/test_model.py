@@ -267,6 +267,7 @@ def test_mix_blends_a_playout_into_the_value(trained: tuple[Path, Path]) -> None
     assert min(abs(half - (alone + r) / 2) for r in (0.0, 0.5, 1.0)) < 1e-12
     assert_clean_error(run("arena", "tictactoe", "--a", f"puct:model={out},mix=2", "--b", "random", "--games", "2"),
                        "mix 2.0 must be in [0, 1]")
-    assert_clean_error(run("arena", "tictactoe", "--a", "puct:mix=0.5", "--b", "random", "--games", "2"), "needs model=")
+    no_model = run("arena", "tictactoe", "--a", "puct:mix=0.5", "--b", "random", "--games", "2")
+    assert_clean_error(no_model, "needs model=")
     match = treelab.play_match("tictactoe", f"puct:iterations=40,model={out},mix=0.5", "random", games=4, seed=5)
     assert match.b_wins == 0

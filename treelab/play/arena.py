@@ -182,7 +182,7 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
     evaluator = _choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic")
     from ..mcts.evaluators import find_evaluator
 
-    if "model" in opts and "evaluator" in opts or "mix" in opts and "model" not in opts:
+    if ("model" in opts and "evaluator" in opts) or ("mix" in opts and "model" not in opts):
         raise SpecError(f"spec {spec!r}: model= replaces evaluator=, and mix= (the playout's share of the value) "
                         "needs model=")
     mix = _number(opts, "mix", spec, float, 0.0, 0.0)
