@@ -121,7 +121,14 @@ class Model:
         if not states:
             return []
         raw, values = self.forward(np.stack([s.features().reshape(-1) for s in states]))
-        return [(self.priors(r, s.legal_moves()), float(v)) for r, v, s in zip(raw, values, states, strict=True)]
+        first, floor = self.first_move, PRIOR_FLOOR
+        found = []
+        for row, value, state in zip(raw.tolist(), values.tolist(), states, strict=True):
+            legal = state.legal_moves()
+            picked = [max(row[m - first], floor) for m in legal]
+            total = sum(picked)
+            found.append(({m: p / total for m, p in zip(legal, picked, strict=True)}, value))
+        return found
 
     def meta(self) -> dict[str, Any]:
         """The JSON ``meta`` written in the file."""
