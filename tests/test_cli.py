@@ -176,9 +176,10 @@ def test_choice_ucb1_plays_the_best_ucb1_score(tmp_path: Path) -> None:
 
 def test_the_lazy_group_knows_every_command() -> None:
     """Every command of the command modules is listed in the group's table, under its own module."""
-    from treelab.cli import _COMMANDS, cli, combine, explorer, grow, match, view
+    from treelab.cli import _COMMANDS, cli, combine, explorer, grow, learn, match, view
 
-    listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in (grow, view, match, explorer, combine) for c in m.COMMANDS}
+    listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in (grow, view, match, explorer, combine, learn)
+              for c in m.COMMANDS}
     assert listed == _COMMANDS
     assert cli.list_commands(None) == sorted(listed)  # type: ignore[arg-type]
 

@@ -48,8 +48,11 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.shape": ("plot_shape",),
     "analysis.sqlstats": ("db_stats",),
     "games": ("Game", "State", "find_game", "register_game"),
+    "learn.fitting": ("fit",),
+    "learn.model": ("Model", "load_model"),
     "mcts.config": ("SearchConfig",),
     "mcts.evaluators": ("Evaluation", "Evaluator", "HeuristicEvaluator", "RolloutEvaluator", "find_evaluator"),
+    "mcts.modeleval": ("ModelEvaluator",),
     "mcts.policies": ("decisive_playout", "random_playout", "ucb1"),
     "mcts.puct": ("C_PUCT", "PUCTPlayer", "dirichlet_alpha_for", "puct_search"),
     "mcts.summary": ("ChildStats", "SearchSummary", "choose_move"),
@@ -83,8 +86,11 @@ if TYPE_CHECKING:
     from .analysis.shape import plot_shape
     from .analysis.sqlstats import db_stats
     from .games import Game, State, find_game, register_game
+    from .learn.fitting import fit
+    from .learn.model import Model, load_model
     from .mcts.config import SearchConfig
     from .mcts.evaluators import Evaluation, Evaluator, HeuristicEvaluator, RolloutEvaluator, find_evaluator
+    from .mcts.modeleval import ModelEvaluator
     from .mcts.policies import decisive_playout, random_playout, ucb1
     from .mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
     from .mcts.summary import ChildStats, SearchSummary, choose_move
@@ -142,6 +148,8 @@ __all__ = [
     "MCTSPlayer",
     "MatchResult",
     "MergeSummary",
+    "Model",
+    "ModelEvaluator",
     "MonteCarloPlayer",
     "NotATreelabDatabaseError",
     "NotationError",
@@ -180,9 +188,11 @@ __all__ = [
     "explore",
     "find_evaluator",
     "find_game",
+    "fit",
     "growth_data",
     "info",
     "load",
+    "load_model",
     "make_player",
     "merge",
     "open_tree",

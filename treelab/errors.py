@@ -11,9 +11,13 @@ __all__ = [
     "BudgetError",
     "DamagedDatabaseError",
     "ExecutableNotFoundError",
+    "FitError",
     "GameMismatchError",
     "GameOverError",
     "IllegalMoveError",
+    "ModelFileError",
+    "ModelMismatchError",
+    "NoEncodingError",
     "NotATreelabDatabaseError",
     "NotationError",
     "PathNotFoundError",
@@ -46,6 +50,22 @@ class UnknownGameError(TreelabError, KeyError):
 
 class UnsupportedGameError(TreelabError, ValueError):
     """A game treelab cannot play (imperfect information, chance, scores, players), or whose package is missing."""
+
+
+class NoEncodingError(UnsupportedGameError):
+    """A game without an input encoding (``State.features``): no model can be fitted or used for it."""
+
+
+class FitError(TreelabError, ValueError):
+    """A tree a model cannot be fitted from (too few well-visited positions)."""
+
+
+class ModelFileError(TreelabError, ValueError):
+    """A model file that cannot be read: missing, damaged, or not written by ``treelab fit``."""
+
+
+class ModelMismatchError(ModelFileError):
+    """A model fitted for another game or input encoding than the one it is used with."""
 
 
 class NotationError(TreelabError, ValueError):

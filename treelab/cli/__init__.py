@@ -30,6 +30,7 @@ _COMMANDS = {
     "arena": "match",
     "serve": "explorer", "diff": "explorer",
     "merge": "combine",
+    "fit": "learn",
 }
 """Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
 

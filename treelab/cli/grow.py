@@ -76,6 +76,11 @@ def _search_options(f):  # type: ignore[no-untyped-def]
         option("--choice", type=click.Choice(["visits", "ucb1"]), default="visits",
                help="Move to play: the most selected (simulations that chose it, not pass-through visits), "
                     "or the best UCB1 score (the original rule)."),
+        option("--model", type=click.Path(dir_okay=False), metavar="PATH", default=None, show_default="none",
+               help="A model fitted by 'treelab fit': PUCT's priors and values (analyse: needs --algorithm puct; "
+                    "its JSON adds model_prior per move and model_value; train: see --refit-every)."),
+        option("--mix", type=finite(min=0.0, max=1.0), default=None, show_default="0",
+               help="With --model: the playout's share of a leaf's value (0: the model's value alone)."),
     ]
     for decorate in reversed(options):
         f = decorate(f)

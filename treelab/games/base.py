@@ -29,6 +29,9 @@ module here plus one registry entry, and nothing else changes.
 - the heuristic evaluator: :meth:`State.centrality` (1.0 for every move) and
   :meth:`State.prior_weights` (None: the evaluator's generic rule, written with
   ``winning_moves``/``threats``/``play``/``centrality``);
+- models (:mod:`treelab.games.encoding`): :attr:`Game.encoding` (None: no input encoding, so
+  ``treelab fit`` refuses the game), :attr:`Game.feature_shape`, :meth:`State.features`,
+  :attr:`Game.first_move` and :attr:`Game.symmetries`;
 - speed: :meth:`Game.playout_board`, :attr:`Game.compiled_playout`,
   :attr:`Game.compiled_replay` (None: the Python reference runs) and
   :meth:`State.play_all`.
@@ -41,8 +44,14 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..errors import GameOverError, IllegalMoveError, NotationError
+from ..errors import GameOverError, IllegalMoveError, NoEncodingError, NotationError
+from .encoding import Symmetry
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["BoardLook", "Game", "Grid", "State", "mover_at_depth", "other_player", "written"]
 
@@ -179,6 +188,16 @@ class State(ABC):
         block); the games' tests hold the two equal.
         """
         return None
+
+    def features(self) -> npt.NDArray[np.float32]:
+        """The position as a model's input: a float32 array of :attr:`Game.feature_shape`, seen by the player to move.
+
+        Only for games with an :attr:`Game.encoding`; the default raises :class:`NoEncodingError`.
+        """
+        raise NoEncodingError(
+            f"game {self.game.name!r} has no input encoding, so no model can be fitted or used for it: "
+            "give its State a features() method and its Game an encoding and feature_shape"
+        )
 
     def __str__(self) -> str:
         return self.board()
@@ -342,6 +361,14 @@ class Game(ABC):
     """An example sequence for messages and help texts."""
     look: BoardLook = BoardLook()
     """How diagrams draw this game's :meth:`State.grid` (the default: X and O marks)."""
+    encoding: str | None = None
+    """The name of :meth:`State.features`' encoding (recorded in model files); None: the game has none."""
+    feature_shape: tuple[int, ...] = ()
+    """The shape of :meth:`State.features`' array."""
+    first_move: int = 1
+    """The smallest move id: a move's place in a model's policy vector is ``move - first_move``."""
+    symmetries: tuple[Symmetry, ...] = ()
+    """The board's symmetries other than the identity (see :class:`~treelab.games.encoding.Symmetry`)."""
 
     def notation(self, moves: Iterable[int]) -> str:
         """The compact notation of a move sequence (``"4453"``)."""

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import random
 from operator import attrgetter
+from typing import Any
 
 from .. import speedups
 from ..errors import GameOverError, IllegalMoveError
 from .base import BoardLook, Game, Grid, State
+from .encoding import grid_symmetry
 
 __all__ = ["C4_LINES", "HEIGHT", "WIDTH", "ConnectFour", "ConnectFourState"]
 
@@ -154,6 +156,19 @@ class ConnectFourState(State):
     def grid(self) -> Grid:
         return tuple(tuple(self.cell(c, row) for c in range(WIDTH)) for row in range(HEIGHT - 1, -1, -1))
 
+    def features(self) -> Any:
+        """Two planes of 6 x 7 cells (top row first, as :meth:`grid`): the mover's discs, then the other's."""
+        import numpy as np
+
+        global _FEATURE_INDEX
+        if _FEATURE_INDEX is None:
+            _FEATURE_INDEX = np.array(_FEATURE_BITS, dtype=np.intp)
+        bits = np.unpackbits(
+            np.frombuffer((self.cur | (self.mask ^ self.cur) << 56).to_bytes(14, "little"), np.uint8),
+            bitorder="little",
+        )
+        return bits[_FEATURE_INDEX].astype(np.float32).reshape(2, HEIGHT, WIDTH)
+
     def centrality(self, move: int) -> float:
         """Four-in-a-row lines through the cell where a disc dropped in column ``move`` lands."""
         c = move - 1
@@ -204,6 +219,14 @@ class ConnectFourState(State):
         return hash((self.cur, self.mask))
 
 
+_FEATURE_BITS = [
+    plane * 56 + _H1 * c + HEIGHT - 1 - r for plane in range(2) for r in range(HEIGHT) for c in range(WIDTH)
+]
+"""For each place of the features (plane, row from the top, column), its bit in ``cur | other << 56``."""
+_FEATURE_INDEX: Any = None
+""":data:`_FEATURE_BITS` as a numpy index, made at the first :meth:`ConnectFourState.features` (numpy loads late)."""
+
+
 def _column_mask(c: int) -> int:
     return ((1 << HEIGHT) - 1) << (_H1 * c)
 
@@ -242,6 +265,12 @@ class ConnectFour(Game):
     compiled_replay = _COMPILED_REPLAY
     compiled_loop = 0
     compiled_decisive = _COMPILED_DECISIVE
+    encoding = "connect4-planes-v1"
+    feature_shape = (2, HEIGHT, WIDTH)
+    symmetries = (
+        grid_symmetry("mirror", 2, HEIGHT, WIDTH, lambda r, c: (r, WIDTH - 1 - c), range(WIDTH - 1, -1, -1)),
+    )
+    """The left-right mirror: column ``c`` becomes ``8 - c``."""
 
     def initial(self) -> ConnectFourState:
         return ConnectFourState()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from typing import Any
 
 from ..errors import GameOverError, IllegalMoveError, NotationError
 from .base import Game, State
@@ -75,6 +76,14 @@ class NimState(State):
     def key(self) -> tuple[tuple[int, ...], int]:
         return (self.piles, self.ply & 1)
 
+    def features(self) -> Any:
+        """One row per pile: a one-hot of the objects left (0-7). Nim is impartial: no view to take."""
+        import numpy as np
+
+        out = np.zeros((len(PILES), _MOST + 1), dtype=np.float32)
+        out[range(len(PILES)), self.piles] = 1.0
+        return out
+
     def board(self) -> str:
         return "\n".join(f"{'abcd'[i]} {'|' * n or '-'}" for i, n in enumerate(self.piles))
 
@@ -104,6 +113,8 @@ class Nim(Game):
     move_word = "move"
     full_word = "more than the pile holds"
     example = "d7,c5"
+    encoding = "nim-onehot-v1"
+    feature_shape = (len(PILES), _MOST + 1)
 
     @property
     def move_hint(self) -> str:

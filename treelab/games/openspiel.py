@@ -99,6 +99,17 @@ class OpenSpielState(State):
             )
         return OpenSpielState(self.game, child, self.ply + 1, mover)
 
+    def features(self) -> Any:
+        """OpenSpiel's observation tensor (else its information state tensor) for the player to move."""
+        tensor = getattr(self.game, "_tensor", None)
+        if tensor is None:
+            return super().features()  # raises NoEncodingError
+        import numpy as np
+
+        player = self._spiel.current_player()
+        values = getattr(self._spiel, tensor)(player if player >= 0 else 0)
+        return np.asarray(values, dtype=np.float32).reshape(self.game.feature_shape)
+
     def key(self) -> tuple[str, int]:
         return (str(self._spiel), self._spiel.current_player())
 
@@ -130,6 +141,8 @@ class OpenSpielGame(Game):
     full_word = "not legal there"
     shows_actions = True
     glued = False  # "12" is action 12, never 1 then 2
+    _tensor: str | None = None
+    """The pyspiel state's method that gives :meth:`OpenSpielState.features` (None: the game has no tensor)."""
 
     def __init__(self, name: str, spiel_game: Any) -> None:
         self.name = name
@@ -146,6 +159,14 @@ class OpenSpielGame(Game):
             line.append(action)
             first = first.child(action)
         self.example = ",".join(map(str, line))
+        self.first_move = 0
+        kind = spiel_game.get_type()
+        if kind.provides_observation_tensor:
+            self.encoding, self._tensor = f"openspiel-observation:{name}", "observation_tensor"
+            self.feature_shape = tuple(int(n) for n in spiel_game.observation_tensor_shape())
+        elif kind.provides_information_state_tensor:
+            self.encoding, self._tensor = f"openspiel-information-state:{name}", "information_state_tensor"
+            self.feature_shape = tuple(int(n) for n in spiel_game.information_state_tensor_shape())
 
     def initial(self) -> OpenSpielState:
         return OpenSpielState(self, self.spiel_game.new_initial_state())

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import random
 from operator import attrgetter
+from typing import Any
 
 from .. import speedups
 from ..errors import GameOverError, IllegalMoveError
 from .base import Game, Grid, State
+from .encoding import Symmetry, grid_symmetry
 
 __all__ = ["TTT_LINES", "TicTacToe", "TicTacToeState"]
 
@@ -93,6 +95,14 @@ class TicTacToeState(State):
     def grid(self) -> Grid:
         return tuple(tuple(self.cell(3 * r + c + 1) for c in range(3)) for r in range(3))
 
+    def features(self) -> Any:
+        """Two planes of 3 x 3 cells (rows from the top): the marks of the player to move, then the other's."""
+        import numpy as np
+
+        mine, theirs = (self.o, self.x) if self.ply & 1 else (self.x, self.o)
+        return np.array([[mine >> i & 1 for i in range(9)], [theirs >> i & 1 for i in range(9)]],
+                        dtype=np.float32).reshape(2, 3, 3)
+
     def centrality(self, move: int) -> float:
         """Three-in-a-row lines through cell ``move``."""
         return float(TTT_LINES[move - 1]) if 1 <= move <= 9 else 1.0
@@ -114,6 +124,28 @@ class TicTacToeState(State):
         return hash((self.x, self.o))
 
 
+_SQUARE_MAPS = {
+    "rotate90": lambda r, c: (c, 2 - r),
+    "rotate180": lambda r, c: (2 - r, 2 - c),
+    "rotate270": lambda r, c: (2 - c, r),
+    "mirror": lambda r, c: (r, 2 - c),
+    "flip": lambda r, c: (2 - r, c),
+    "transpose": lambda r, c: (c, r),
+    "antitranspose": lambda r, c: (2 - c, 2 - r),
+}
+"""The seven symmetries of the square other than the identity, as maps of a cell ``(row, column)``."""
+
+
+def _square_symmetry(name: str) -> Symmetry:
+    cell_map = _SQUARE_MAPS[name]
+    moves = [0] * 9
+    for r in range(3):
+        for c in range(3):
+            r2, c2 = cell_map(r, c)
+            moves[3 * r2 + c2] = 3 * r + c
+    return grid_symmetry(name, 2, 3, 3, cell_map, moves)
+
+
 class TicTacToe(Game):
     """Tic-tac-toe: three in a row on a 3x3 board."""
 
@@ -126,6 +158,10 @@ class TicTacToe(Game):
     compiled_playout = _COMPILED_PLAYOUT
     compiled_replay = _COMPILED_REPLAY
     compiled_loop = 1
+    encoding = "tictactoe-planes-v1"
+    feature_shape = (2, 3, 3)
+    symmetries = tuple(_square_symmetry(name) for name in _SQUARE_MAPS)
+    """The square's rotations and reflections."""
 
     def initial(self) -> TicTacToeState:
         return TicTacToeState()

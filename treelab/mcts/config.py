@@ -111,6 +111,12 @@ class SearchConfig:
     """``> 0`` samples the move in proportion to ``visits ** (1 / temperature)`` (AlphaZero); 0: the most visited."""
     max_new_nodes: int = MAX_NEW_NODES
     """Nodes one search may add; the search stops when it has added that many (a memory bound)."""
+    model: str | None = None
+    """A model file fitted by :func:`treelab.fit`: PUCT's evaluator (its priors, and its value in place of
+    the playout), replacing :attr:`evaluator`. Needs ``algorithm="puct"``."""
+    mix: float = 0.0
+    """With :attr:`model`: the playout's share of a leaf's value, ``(1 - mix) * model + mix * playout``
+    (0: the model's value alone; Silver et al. 2016 mixed half and half)."""
 
     def __post_init__(self) -> None:
         check_name("algorithm", self.algorithm, ALGORITHMS)
@@ -125,6 +131,15 @@ class SearchConfig:
             raise BudgetError(f"temperature {self.temperature!r} must be a finite number >= 0 "
                               "(0 plays the most visited move)")
         node_cap_for(0, self.max_new_nodes)
+        if self.model is not None:
+            if not isinstance(self.model, str) or not self.model:
+                raise UnknownOptionError(f"model {self.model!r} must be the path of a model file (treelab fit)")
+            if self.algorithm != "puct":
+                raise UnknownOptionError(f"model {self.model!r} guides PUCT only: search with algorithm 'puct'")
+        if not (isinstance(self.mix, (int, float)) and 0.0 <= self.mix <= 1.0):
+            raise BudgetError(f"mix {self.mix!r} must be in [0, 1]: the playout's share of a model's value")
+        if self.mix and self.model is None:
+            raise UnknownOptionError(f"mix {self.mix!r} blends a playout into a model's value: give model= too")
 
     @property
     def exploration(self) -> float:

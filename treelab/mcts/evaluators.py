@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from ..errors import BudgetError, UnknownOptionError
-from ..games import State
+from ..games import Game, State
+from .config import SearchConfig
 from .policies import PlayoutFn, find_playout
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "Evaluator",
     "HeuristicEvaluator",
     "RolloutEvaluator",
+    "evaluator_of",
     "find_evaluator",
     "generic_weights",
     "uniform_priors",
@@ -178,13 +180,31 @@ EVALUATORS: dict[str, Callable[..., Evaluator]] = {
 def find_evaluator(name: str | Evaluator, **options: object) -> Evaluator:
     """The evaluator called ``name``, built with ``options`` (a callable is returned as it is).
 
+    ``model:PATH`` is a fitted model's :class:`~treelab.mcts.modeleval.ModelEvaluator`
+    (options: ``game``, checked against the model at once; ``mix`` and ``playout``).
+
     Raises:
         UnknownOptionError: ``name`` is not a known evaluator.
+        ModelFileError, ModelMismatchError: ``model:PATH`` names no model file, or one of another game.
     """
     if callable(name):
         return name
+    if name.startswith("model:"):
+        from .modeleval import ModelEvaluator
+
+        return ModelEvaluator(name[len("model:"):], **options)  # type: ignore[arg-type]
     try:
         factory = EVALUATORS[name]
     except KeyError:
-        raise UnknownOptionError(f"unknown evaluator {name!r}: use one of {', '.join(EVALUATORS)}") from None
+        raise UnknownOptionError(
+            f"unknown evaluator {name!r}: use one of {', '.join(EVALUATORS)}, or model:PATH"
+        ) from None
     return factory(**options)
+
+
+def evaluator_of(search: SearchConfig, game: Game | None = None) -> Evaluator:
+    """PUCT's leaf evaluator that ``search`` names: its :attr:`~SearchConfig.model` (checked against
+    ``game`` now when given), else its :attr:`~SearchConfig.evaluator` with its playout policy."""
+    if search.model is not None:
+        return find_evaluator(f"model:{search.model}", game=game, mix=search.mix, playout=search.playout)
+    return find_evaluator(search.evaluator, playout=search.playout)

@@ -32,6 +32,8 @@ class ChildStats:
     """``"win"``, ``"draw"``, ``"loss"`` for the mover, or None if unknown."""
     action: str | None = None
     """What people read for the move (OpenSpiel's action string, ``"a7a6"``); None for games whose label says it all."""
+    model_prior: float | None = None
+    """The prior a fitted model gives the move (``analyse --model``); None without a model."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class SearchSummary:
     """Wall-clock time of the search."""
     best_action: str | None = None
     """:attr:`best_move` as people read it (OpenSpiel's action string); None as for :attr:`ChildStats.action`."""
+    model_value: float | None = None
+    """A fitted model's value of the position for the player to move (``analyse --model``); None without one."""
 
     def to_dict(self) -> dict[str, Any]:
         """Exactly the ``treelab analyse --json`` object of DESIGN.md.
@@ -83,12 +87,15 @@ class SearchSummary:
                     "ucb1": ch.ucb1,
                     "proven": ch.proven,
                     **({} if ch.action is None else {"action": ch.action}),
+                    **({} if ch.model_prior is None else {"model_prior": ch.model_prior}),
                 }
                 for ch in self.children
             ],
         }
         if self.best_action is not None:
             data["best_action"] = self.best_action
+        if self.model_value is not None:
+            data["model_value"] = self.model_value
         return data
 
 

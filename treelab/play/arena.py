@@ -64,7 +64,7 @@ SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "mc": ("playouts", "playout"),
     "uct": _SEARCH_KEYS,
     "solver": _SEARCH_KEYS,
-    "puct": (*_SEARCH_KEYS, "evaluator", "dirichlet", "fraction"),
+    "puct": (*_SEARCH_KEYS, "evaluator", "dirichlet", "fraction", "model", "mix"),
     "openspiel": ("simulations", "uct_c", "solve"),
 }
 """The keys each kind of player spec accepts."""
@@ -180,13 +180,16 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
     if dirichlet is not None:
         alpha = (dirichlet_alpha_for(the_game.num_moves) if dirichlet.lower() == "auto"
                  else _number(opts, "dirichlet", spec, float, None, 1e-9))
-    evaluator = _choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic")
-    from ..mcts.evaluators import find_evaluator
+    if ("model" in opts and "evaluator" in opts) or ("mix" in opts and "model" not in opts):
+        raise SpecError(f"spec {spec!r}: model= replaces evaluator=, and mix= (the playout's share of the value) "
+                        "needs model=")
+    from ..mcts.evaluators import evaluator_of
 
-    named["evaluator"] = evaluator
+    named.update(evaluator=_choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic"),
+                 model=opts.get("model"), mix=_number(opts, "mix", spec, float, 0.0, 0.0))
     search = SearchConfig(algorithm="puct", c=_number(opts, "c", spec, float, C_PUCT, 0.0), **named)
     return PUCTPlayer(tree=tree, iterations=iterations, seconds=seconds, search=search,
-                      evaluator=find_evaluator(evaluator, playout=playout),
+                      evaluator=evaluator_of(search, the_game),
                       solver=_flag(opts, "solver", spec, True), dirichlet_alpha=alpha,
                       dirichlet_fraction=_number(opts, "fraction", spec, float, 0.25, 0.0), rng=rng, name=name)
 

@@ -42,7 +42,9 @@ def analyse(
             PUCT's ``c_puct``; the reported ``ucb1`` uses it for UCT, sqrt(2) for PUCT),
             ``playout`` (a name or a playout function), ``evaluator`` (PUCT), ``temperature``
             (``> 0`` samples the best move from visit counts; a proven win is always played),
-            ``choice`` (``"visits"`` or ``"ucb1"``) and ``max_new_nodes`` (a memory bound).
+            ``choice`` (``"visits"`` or ``"ucb1"``), ``max_new_nodes`` (a memory bound) and ``model``
+            (a model file fitted by :func:`treelab.fit`, PUCT's evaluator; the summary then carries
+            its value and each move's prior) with ``mix``.
         seed: replay the search exactly.
         db: search in (and save to) this stored tree, created if missing; only the
             subtree at the position is read. None: a fresh in-memory tree.
@@ -50,7 +52,8 @@ def analyse(
             ``config`` and ``how`` are the old spellings of ``search`` and ``choice``.
 
     Raises:
-        UnknownOptionError: an unknown option, algorithm, playout, evaluator or move choice.
+        UnknownOptionError: an unknown option, algorithm, playout, evaluator or move choice; a model without PUCT.
+        ModelFileError, ModelMismatchError: ``model`` is no model file, or one of another game.
 
     Example:
         >>> import treelab
@@ -68,6 +71,10 @@ def analyse(
     limit = Limit(iterations=iterations, seconds=seconds)
     parsed = the_game.parse(moves)
     the_game.replay(parsed)  # bad input fails before any file is touched
+    if cfg.model is not None:
+        from ..learn.model import load_model
+
+        load_model(cfg.model, the_game)  # a missing, damaged or foreign model too
     rng = make_rng(seed)
     ucb_c = cfg.ucb_c
     if db is not None:
@@ -78,11 +85,10 @@ def analyse(
         tree = Tree(the_game, c=ucb_c)
     started = time.perf_counter()
     if cfg.algorithm == "puct":
-        from ..mcts.evaluators import find_evaluator
+        from ..mcts.evaluators import evaluator_of
         from ..mcts.puct import puct_search
 
-        done = puct_search(tree, parsed, limit=limit, c_puct=cfg.exploration,
-                           evaluator=find_evaluator(cfg.evaluator, playout=cfg.playout),
+        done = puct_search(tree, parsed, limit=limit, c_puct=cfg.exploration, evaluator=evaluator_of(cfg, the_game),
                            rng=rng, max_new_nodes=cfg.max_new_nodes)
     else:
         done = uct_search(tree, parsed, limit=limit, c=ucb_c, solver=cfg.solver, playout=cfg.playout,
@@ -93,4 +99,10 @@ def analyse(
     node = tree.find(parsed)
     best = (choose_move(node, choice=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng)
             if node.kids else None)
-    return summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed)
+    summary = summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed)
+    if cfg.model is not None:  # the model's value of the position and its prior of each move
+        from ..learn.model import load_model
+        from ..mcts.modeleval import with_model
+
+        summary = with_model(summary, load_model(cfg.model, the_game), the_game.replay(parsed))
+    return summary

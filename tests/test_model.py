@@ -1,0 +1,273 @@
+"""Policy/value models: fitted from a real self-play tree, saved, loaded, refused, and searched with."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_helpers import assert_clean_error, run
+from test_protocol_game import Heap
+
+import treelab
+from treelab.errors import (
+    FitError,
+    GameMismatchError,
+    ModelFileError,
+    ModelMismatchError,
+    NoEncodingError,
+    NotATreelabDatabaseError,
+)
+from treelab.games import GAMES, find_game, registry
+from treelab.learn.dataset import augment, build_dataset
+from treelab.learn.model import load_model
+from treelab.mcts.modeleval import ModelEvaluator
+from treelab.nodes import Proof
+from treelab.store.fitrows import read_fit_rows
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A tic-tac-toe tree grown by 120 self-play games, and a model fitted from it."""
+    base = tmp_path_factory.mktemp("model")
+    db, out = base / "ttt.db", base / "ttt.npz"
+    treelab.train("tictactoe", db, games=120, iterations=300, seed=7, progress=False)
+    treelab.fit(db, out, min_visits=40, hidden=(64, 32), epochs=80, seed=1)
+    return db, out
+
+
+def test_fitted_policy_plays_the_right_moves(trained: tuple[Path, Path]) -> None:
+    _, out = trained
+    model = load_model(out, "tictactoe")
+    game = find_game("tictactoe")
+
+    def top(moves: str) -> int:
+        priors, _ = model.predict(game.replay(moves))
+        return max(priors, key=lambda m: priors[m])
+
+    assert top("1425") == 3  # X completes the top row
+    assert top("152") == 3  # O blocks X's top row
+    assert top("") == 5  # the centre: the most selected first move of a self-play tree
+    _, won = model.predict(game.replay("1425"))
+    _, lost = model.predict(game.replay("14253"[:-1] + "7"))  # X played 7 instead of 3, O to move wins at 6
+    assert won > 0.6 and lost > 0.6  # each for the player to move, who can win at once
+
+
+def test_model_file_records_its_training(trained: tuple[Path, Path]) -> None:
+    db, out = trained
+    model = load_model(out)
+    info = model.info
+    assert model.game == "tictactoe" and model.encoding == "tictactoe-planes-v1" and model.feature_shape == (2, 3, 3)
+    assert info["source_db"] == str(db.resolve()) and info["source_nodes"] == treelab.info(db)["nodes"]
+    assert info["examples"] == 8 * (info["positions"] - info["heldout_positions"])  # the square's 8 symmetries
+    assert info["treelab_version"] == treelab.__version__ and info["library"].startswith("scikit-learn")
+    held = info["metrics"]["heldout"]
+    assert held["examples"] == info["heldout_positions"] > 0
+    assert held["value_sign_accuracy"] >= 0.7 and held["policy_top1"] >= 0.6
+
+
+def test_round_trip_keeps_weights_and_predictions(trained: tuple[Path, Path], tmp_path: Path) -> None:
+    _, out = trained
+    model = load_model(out)
+    copy = model.save(tmp_path / "copy.npz")
+    again = load_model(tmp_path / "copy.npz")
+    assert again.meta() == model.meta() and copy.path == str(tmp_path / "copy.npz")
+    for a, b in zip(model.weights + model.biases, again.weights + again.biases, strict=True):
+        assert np.array_equal(a, b)
+    state = find_game("tictactoe").replay("51")
+    assert again.predict(state) == model.predict(state)
+    batch = model.predict_many([state, state.play(9)])
+    assert batch[0][0] == pytest.approx(model.predict(state)[0]) and len(batch) == 2
+
+
+def test_bad_model_files_are_one_clear_error(trained: tuple[Path, Path], tmp_path: Path) -> None:
+    _, out = trained
+    with pytest.raises(ModelMismatchError, match="fitted for 'tictactoe', not 'connect4'"):
+        load_model(out, "connect4")
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a model at all")
+    with pytest.raises(ModelFileError, match="is not a treelab model file"):
+        load_model(garbage)
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
+    with pytest.raises(ModelFileError, match="is not a treelab model file"):
+        load_model(cut)
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, W0=np.zeros((18, 10)))
+    with pytest.raises(ModelFileError, match="no readable meta"):
+        load_model(foreign)
+    with pytest.raises(ModelFileError, match="no such model file"):
+        load_model(tmp_path / "missing.npz")
+    for args in (["--moves", "4", "--model", str(out)], ["--model", str(garbage)]):
+        result = run("analyse", "connect4", "--algorithm", "puct", "--iterations", "10", *args)
+        assert_clean_error(result, "model" if "--moves" in args else "not a treelab model file")
+    assert_clean_error(run("analyse", "tictactoe", "--model", str(out)), "guides PUCT only")
+    assert_clean_error(run("arena", "connect4", "--a", f"puct:iterations=10,model={out}", "--b", "random",
+                           "--games", "2"), "fitted for 'tictactoe'")
+    assert_clean_error(run("arena", "tictactoe", "--a", f"puct:model={out},evaluator=rollout", "--b", "random",
+                           "--games", "2"), "model=")
+
+
+def test_fit_refuses_and_writes_nothing(trained: tuple[Path, Path], tmp_path: Path) -> None:
+    db, out = trained
+    target = tmp_path / "new.npz"
+    with pytest.raises(GameMismatchError):
+        treelab.fit(db, target, game="connect4")
+    with pytest.raises(FitError, match="lower --min-visits"):
+        treelab.fit(db, target, min_visits=10**9)
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"precious data, not a model")
+    assert_clean_error(run("fit", str(db), "-o", str(junk), "--epochs", "1"), "not a treelab model file")
+    assert junk.read_bytes() == b"precious data, not a model"
+    c4 = tmp_path / "c4.db"
+    treelab.train("connect4", c4, games=2, iterations=30, seed=1, progress=False)
+    mine = tmp_path / "mine.npz"
+    shutil.copy(out, mine)
+    before = mine.read_bytes()
+    assert_clean_error(run("fit", str(c4), "-o", str(mine), "--min-visits", "1"), "fitted for 'tictactoe'")
+    assert mine.read_bytes() == before
+    assert_clean_error(run("fit", str(out), "-o", str(tmp_path / "x.npz")), "not a treelab database")
+    with pytest.raises(NotATreelabDatabaseError):
+        treelab.fit(out, tmp_path / "x.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c4.db", "junk.npz", "mine.npz"]
+
+
+def test_a_game_without_encoding_cannot_be_fitted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "GAMES", dict(GAMES))
+    treelab.register_game(Heap.game)
+    db = tmp_path / "sub.db"
+    treelab.train("subtraction", db, games=5, iterations=50, seed=1, progress=False)
+    with pytest.raises(NoEncodingError, match="'subtraction' has no input encoding"):
+        treelab.fit(db, tmp_path / "m.npz", min_visits=1)
+    assert_clean_error(run("fit", str(db), "-o", str(tmp_path / "m.npz"), "--min-visits", "1"), "no input encoding")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_model_guides_a_real_puct_search_and_game(trained: tuple[Path, Path]) -> None:
+    _, out = trained
+    result = run("analyse", "tictactoe", "--moves", "152", "--algorithm", "puct", "--model", str(out),
+                 "--iterations", "60", "--seed", "1", "--json")
+    data = json.loads(result.output)
+    assert data["best_move"] == "3" and 0.0 <= data["model_value"] <= 1.0
+    priors = {ch["move"]: ch["model_prior"] for ch in data["children"]}
+    assert sum(priors.values()) == pytest.approx(1.0, abs=1e-4) and max(priors, key=priors.__getitem__) == "3"
+    plain = json.loads(run("analyse", "tictactoe", "--moves", "152", "--iterations", "60", "--json").output)
+    assert "model_value" not in plain and all("model_prior" not in ch for ch in plain["children"])
+    match = treelab.play_match("tictactoe", f"puct:iterations=40,model={out}", "random", games=10, seed=3)
+    assert match.b_wins == 0 and match.a_wins >= 7
+    evaluator = treelab.find_evaluator(f"model:{out}")
+    assert isinstance(evaluator, ModelEvaluator) and evaluator.refresh() is False
+    priors_now = evaluator(find_game("tictactoe").replay("1"), random.Random(0)).priors
+    assert set(priors_now) == set(range(2, 10))
+
+
+def test_refresh_reads_a_refitted_model(trained: tuple[Path, Path], tmp_path: Path) -> None:
+    db, out = trained
+    path = tmp_path / "live.npz"
+    shutil.copy(out, path)
+    evaluator = ModelEvaluator(path, game="tictactoe")
+    first = evaluator.model
+    treelab.fit(db, path, min_visits=200, hidden=(16,), epochs=3, seed=5)
+    assert evaluator.refresh() is True and evaluator.model is not first
+    assert evaluator.model.info["min_visits"] == 200 and evaluator.refresh() is False
+
+
+def test_cli_fit_reports_and_writes_json(trained: tuple[Path, Path], tmp_path: Path) -> None:
+    db, _ = trained
+    out = tmp_path / "cli.npz"
+    result = run("fit", str(db), "-o", str(out), "--min-visits", "100", "--hidden", "16", "--epochs", "3", "--json")
+    assert result.exit_code == 0, result.output
+    meta = json.loads(result.output.strip().splitlines()[-1])
+    assert meta["game"] == "tictactoe" and meta["layers"] == [16, 10] and meta["min_visits"] == 100
+    assert load_model(out).meta() == meta
+    text = run("fit", "--db", str(db), "-o", str(out), "--min-visits", "100", "--hidden", "8", "--epochs", "2")
+    assert "held-out" in text.output and "policy top-1" in text.output
+    assert_clean_error(run("fit", str(db), "-o", str(out), "--hidden", "8,x"), "'8,x'")
+
+
+@pytest.mark.parametrize("name", ["connect4", "tictactoe"])
+def test_symmetries_map_positions_onto_their_images(name: str) -> None:
+    game = find_game(name)
+    rng = random.Random(4)
+    for _ in range(20):
+        state, moves = game.initial(), []
+        for _ in range(rng.randrange(1, 8)):
+            if state.is_terminal:
+                break
+            moves.append(rng.choice(state.legal_moves()))
+            state = state.play(moves[-1])
+        for sym in game.symmetries:
+            image_of = {sym.moves[j] + game.first_move: j + game.first_move for j in range(game.num_moves)}
+            image = game.replay([image_of[m] for m in moves])
+            assert np.array_equal(image.features().ravel(), state.features().ravel()[list(sym.features)]), sym.name
+    assert len(game.symmetries) == {"connect4": 1, "tictactoe": 7}[name]
+
+
+def test_features_are_seen_by_the_player_to_move() -> None:
+    c4 = find_game("connect4")
+    after = c4.replay("4")
+    assert after.features().shape == c4.feature_shape == (2, 6, 7)
+    assert after.features()[1, 5, 3] == 1 and after.features()[0].sum() == 0  # the opponent's disc, bottom centre
+    assert c4.replay("44").features()[0, 5, 3] == 1
+    nim = find_game("nim")
+    assert nim.replay("d7").features().tolist()[3] == [1.0] + [0.0] * 7
+    pytest.importorskip("pyspiel")
+    spiel = find_game("openspiel:tic_tac_toe")
+    state = spiel.replay("4")
+    assert spiel.first_move == 0 and spiel.encoding == "openspiel-observation:openspiel:tic_tac_toe"
+    assert state.features().shape == spiel.feature_shape
+    expected = state.spiel_state.observation_tensor(state.spiel_state.current_player())
+    assert state.features().ravel().tolist() == expected
+
+
+def test_examples_take_selections_means_and_proofs(tmp_path: Path) -> None:
+    tree = treelab.Tree("tictactoe")
+    for _ in range(6):
+        tree.record("14253", winner=1)  # X completes the top row
+    for _ in range(2):
+        tree.record("14257", winner=2)
+    for _ in range(4):
+        tree.record("14", winner=None)
+    tree.find("14253").proven = Proof.WIN
+    db = tmp_path / "hand.db"
+    tree.save(db)
+    game = find_game("tictactoe")
+    data = build_dataset(game, read_fit_rows(db, min_visits=1, max_depth=None), min_visits=1, max_depth=None)
+    assert len(data) == 5 and data.from_selections == 4  # root, 1, 14, 142 (1425 takes its proven win)
+
+    def example(moves: str) -> int:
+        found = np.flatnonzero((data.features == game.replay(moves).features().reshape(-1)).all(axis=1))
+        assert len(found) == 1
+        return int(found[0])
+
+    i = example("1425")
+    assert data.policy[i].tolist() == [0, 0, 1, 0, 0, 0, 0, 0, 0]  # the proven win takes it all
+    assert data.value[i] == pytest.approx(0.75)  # O (who moved in) won 2 of 8: X to move expects 6 of 8
+    j = example("14")
+    assert data.policy[j][1] == 1.0 and data.value[j] == pytest.approx((6 + 2) / 12)  # X's wins and half the draws
+    assert data.legal[j].sum() == 7 and not data.legal[j][0] and not data.legal[j][3]
+    deep = build_dataset(game, read_fit_rows(db, min_visits=1, max_depth=2), min_visits=1, max_depth=2)
+    assert len(deep) == 3  # the root, 1 and 14
+    augmented = augment(deep, game)
+    assert len(augmented) == 8 * 3 and augmented.policy.sum(axis=1).tolist() == [1.0] * 24
+
+
+def test_mix_blends_a_playout_into_the_value(trained: tuple[Path, Path]) -> None:
+    _, out = trained
+    state = find_game("tictactoe").replay("15")
+    alone = ModelEvaluator(out)(state, random.Random(1)).value
+    assert alone == load_model(out).predict(state)[1]
+    results = {ModelEvaluator(out, mix=1.0)(state, random.Random(seed)).value for seed in range(30)}
+    assert results <= {0.0, 0.5, 1.0} and len(results) >= 2  # a real playout's result each time
+    half = ModelEvaluator(out, mix=0.5)(state, random.Random(2)).value
+    assert min(abs(half - (alone + r) / 2) for r in (0.0, 0.5, 1.0)) < 1e-12
+    assert_clean_error(run("arena", "tictactoe", "--a", f"puct:model={out},mix=2", "--b", "random", "--games", "2"),
+                       "mix 2.0 must be in [0, 1]")
+    no_model = run("arena", "tictactoe", "--a", "puct:mix=0.5", "--b", "random", "--games", "2")
+    assert_clean_error(no_model, "needs model=")
+    match = treelab.play_match("tictactoe", f"puct:iterations=40,model={out},mix=0.5", "random", games=4, seed=5)
+    assert match.b_wins == 0

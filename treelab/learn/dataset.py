@@ -1,0 +1,165 @@
+"""Training examples from a stored tree: one per well-visited position, multiplied by the game's symmetries.
+
+For a node with at least ``min_visits`` visits that is not the end of a game:
+
+- **input**: the position's :meth:`~treelab.games.State.features`, seen by the player to move;
+- **policy target**: the children's selection counts (``nb_select``, the edge counts that moves
+  are chosen from), normalised; where the children hold fewer than ``min_visits`` selections (a
+  node only passed through by searches started deeper), their visits instead. A proof overrides
+  both: the proven winning moves share it evenly; proven losing moves get nothing while another
+  move is not proven lost;
+- **value target**: the node's proof when known, else its mean reward, for the player to move,
+  in [0, 1] (the model learns it as ``2 v - 1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import NoEncodingError
+from ..games import Game, State
+from ..store.fitrows import FitRows
+
+__all__ = ["Dataset", "augment", "build_dataset"]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Training examples as arrays, one row per position (before augmentation)."""
+
+    features: npt.NDArray[np.float32]
+    """``(n, features)``: each position's flat features."""
+    policy: npt.NDArray[np.float32]
+    """``(n, num_moves)``: the policy target (sums to 1 over legal moves)."""
+    value: npt.NDArray[np.float32]
+    """``(n,)``: the value target for the player to move, in [0, 1]."""
+    legal: npt.NDArray[np.bool_]
+    """``(n, num_moves)``: which moves are legal."""
+    groups: npt.NDArray[np.int64]
+    """``(n,)``: a number per distinct position (transpositions share one), for splitting without leaks."""
+    visits: npt.NDArray[np.int64]
+    """``(n,)``: each node's visits."""
+    proven: int
+    """Examples whose value target is a proof."""
+    from_selections: int
+    """Examples whose policy target is the selection counts (the others: visits, or a proof)."""
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def take(self, index: npt.NDArray[np.int64]) -> Dataset:
+        """The examples at ``index``."""
+        return Dataset(self.features[index], self.policy[index], self.value[index], self.legal[index],
+                       self.groups[index], self.visits[index], self.proven, self.from_selections)
+
+
+def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None) -> Dataset:
+    """The examples of the nodes in ``fit_rows`` (see the module doc).
+
+    Raises:
+        NoEncodingError: ``game`` has no input encoding.
+    """
+    if game.encoding is None:
+        State.features(game.initial())  # the protocol's default: one clear NoEncodingError
+        raise NoEncodingError(f"game {game.name!r} has no input encoding")  # pragma: no cover
+    rows = fit_rows.rows
+    parent = {r[0]: r[1] for r in rows}
+    label = {r[0]: r[2] for r in rows}
+    kids: dict[int, list[tuple[int, str, int, int, int | None]]] = {}
+    for nid, pid, move, _, visits, _, _, proven, select in rows:
+        if pid is not None:
+            kids.setdefault(pid, []).append((nid, move, visits, select, proven))
+    states: dict[int, State] = {}
+
+    def state_of(nid: int) -> State:
+        found = states.get(nid)
+        if found is None:
+            pid = parent[nid]
+            found = game.initial() if pid is None else state_of(pid).play(game.parse_move(label[nid]))
+            states[nid] = found
+        return found
+
+    first, size = game.first_move, game.num_moves
+    deepest = max_depth if max_depth is not None else 1 << 62
+    features: list[npt.NDArray[np.float32]] = []
+    policies: list[npt.NDArray[np.float32]] = []
+    legals: list[npt.NDArray[np.bool_]] = []
+    values: list[float] = []
+    keys: list[int] = []
+    visit_counts: list[int] = []
+    proven_count = selected_count = 0
+    group_of: dict[object, int] = {}
+    for nid, pid, _, depth, visits, wins, draws, proven, _ in rows:
+        children = kids.get(nid)
+        if visits < min_visits or depth > deepest or not children:
+            continue
+        state = state_of(nid)
+        if state.is_terminal:
+            continue
+        target, used_selections = _policy_target(children, min_visits, game.parse_move)
+        if target is None:
+            continue
+        mover = 3 - state.to_move if pid is None else state_of(pid).to_move
+        if proven is not None:
+            value = (float(proven) + 1.0) / 2.0
+            proven_count += 1
+        else:
+            value = (wins + 0.5 * draws) / visits
+        if mover != state.to_move:
+            value = 1.0 - value
+        row = np.zeros(size, dtype=np.float32)
+        for played, share in target.items():
+            row[played - first] = share
+        legal = np.zeros(size, dtype=bool)
+        legal[[m - first for m in state.legal_moves()]] = True
+        features.append(state.features().reshape(-1))
+        policies.append(row)
+        values.append(value)
+        legals.append(legal)
+        keys.append(group_of.setdefault(state.key(), len(group_of)))
+        visit_counts.append(visits)
+        selected_count += used_selections
+    width = int(np.prod(game.feature_shape))
+    return Dataset(
+        np.array(features, dtype=np.float32).reshape(-1, width), np.array(policies, dtype=np.float32).reshape(-1, size),
+        np.array(values, dtype=np.float32), np.array(legals, dtype=bool).reshape(-1, size),
+        np.array(keys, dtype=np.int64), np.array(visit_counts, dtype=np.int64), proven_count, selected_count,
+    )
+
+
+def _policy_target(
+    children: list[tuple[int, str, int, int, int | None]], min_visits: int, parse: Callable[[str], int]
+) -> tuple[dict[int, float] | None, bool]:
+    """The policy target over the stored children, and whether it came from the selection counts."""
+    winners = [parse(move) for _, move, _, _, proven in children if proven == 1]
+    if winners:
+        return dict.fromkeys(winners, 1.0 / len(winners)), False
+    alive = [k for k in children if k[4] != -1] or children
+    selections = sum(k[3] for k in alive)
+    use_selections = selections >= min_visits
+    counts = {parse(k[1]): float(k[3] if use_selections else k[2]) for k in alive}
+    total = sum(counts.values())
+    if total <= 0:
+        return None, False
+    return {m: c / total for m, c in counts.items()}, use_selections
+
+
+def augment(data: Dataset, game: Game) -> Dataset:
+    """``data`` followed by its image under each of the game's symmetries (the groups kept)."""
+    if not game.symmetries:
+        return data
+    parts = [data]
+    for sym in game.symmetries:
+        moves = np.array(sym.moves)
+        parts.append(Dataset(data.features[:, np.array(sym.features)], data.policy[:, moves], data.value,
+                             data.legal[:, moves], data.groups, data.visits, data.proven, data.from_selections))
+    def joined(name: str) -> Any:
+        return np.concatenate([getattr(p, name) for p in parts])
+
+    return Dataset(joined("features"), joined("policy"), joined("value"), joined("legal"), joined("groups"),
+                   joined("visits"), data.proven * len(parts), data.from_selections * len(parts))

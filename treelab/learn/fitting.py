@@ -1,0 +1,198 @@
+"""``treelab.fit``: a policy/value model fitted from a stored tree with scikit-learn, and its metrics.
+
+The network is scikit-learn's :class:`~sklearn.neural_network.MLPRegressor`
+(ReLU hidden layers, Adam) with one output per move (the policy shares) and
+one for the value (``2 v - 1``), trained one epoch at a time with
+``partial_fit`` so progress can be shown, until the training loss stops
+improving. The positions are split into training and held-out sets by
+position (transpositions and, after augmentation, mirror images stay on one
+side); the held-out set is only measured, never trained or stopped on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import BudgetError, FitError
+from ..games import Game, find_game
+from ..store.fitrows import read_fit_rows
+from ..store.schema import DbPath, display
+from .dataset import Dataset, augment, build_dataset
+from .model import Model, load_model
+
+__all__ = ["FitProgress", "fit", "measure"]
+
+FitProgress = Callable[[int, int, float], None]
+"""``progress(epoch, max_epochs, training_loss)`` after each epoch."""
+
+BATCH = 512
+"""Examples per Adam step."""
+MIN_EXAMPLES = 8
+"""Fewer positions than this cannot make a model worth its file."""
+
+
+def fit(
+    db: DbPath,
+    out: str | os.PathLike[str] | None,
+    *,
+    min_visits: int = 20,
+    max_depth: int | None = None,
+    hidden: tuple[int, ...] = (128, 64),
+    epochs: int = 200,
+    patience: int = 10,
+    heldout: float = 0.1,
+    seed: int = 0,
+    game: str | Game | None = None,
+    progress: FitProgress | None = None,
+) -> Model:
+    """Fit a policy/value model on the tree in ``db`` and save it to ``out`` (None: keep it in memory).
+
+    Args:
+        db: the tree's database (only read).
+        out: the model file to write, replaced atomically; an existing file must be a model of the same game.
+        min_visits: positions with fewer visits are left out (their statistics are noise).
+        max_depth: positions deeper than this are left out (None: any depth).
+        hidden: the sizes of the hidden layers.
+        epochs: at most this many passes over the training examples.
+        patience: stop after this many epochs without the training loss improving by 0.1%.
+        heldout: the share of positions kept out of training, to measure the model on.
+        seed: the split's and the network's random seed.
+        game: if given, ``db`` must hold this game.
+        progress: called after each epoch (the command line's progress bar).
+
+    Raises:
+        StoreError, GameMismatchError: ``db`` cannot be read, or holds another game than ``game``.
+        NoEncodingError: the game has no input encoding.
+        ModelFileError, ModelMismatchError: ``out`` exists and is not a model of this game.
+        FitError: too few positions with ``min_visits`` visits.
+        BudgetError: a setting out of range.
+    """
+    _check(min_visits, max_depth, hidden, epochs, patience, heldout)
+    started = time.perf_counter()
+    wanted = None if game is None else find_game(game).name
+    if out is not None and Path(out).exists():
+        load_model(out, wanted)  # an old model of another game or a foreign file: refuse before any work
+    rows = read_fit_rows(db, min_visits=min_visits, max_depth=max_depth, game=wanted)
+    rules = find_game(rows.game)
+    if out is not None and Path(out).exists():
+        load_model(out, rules)
+    data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth)
+    if len(data) < MIN_EXAMPLES:
+        raise FitError(
+            f"{display(db)!r} has {len(data)} positions with at least {min_visits} visits (need {MIN_EXAMPLES}): "
+            "lower --min-visits, or train the tree longer"
+        )
+    rng = np.random.default_rng(seed)
+    groups = np.unique(data.groups)
+    held = rng.permutation(groups)[: max(1, round(len(groups) * heldout))] if heldout > 0 else groups[:0]
+    held_mask = np.isin(data.groups, held)
+    train, test = data.take(np.flatnonzero(~held_mask)), data.take(np.flatnonzero(held_mask))
+    train_aug = augment(train, rules)
+    regressor = _train(train_aug, hidden, epochs, patience, seed, progress)
+    model = Model(
+        rules.name, str(rules.encoding), tuple(rules.feature_shape), rules.first_move, rules.num_moves,
+        tuple(np.asarray(w, dtype=np.float32) for w in regressor.coefs_),
+        tuple(np.asarray(b, dtype=np.float32) for b in regressor.intercepts_),
+    )
+    info: dict[str, Any] = {
+        "source_db": str(Path(db).resolve()), "source_nodes": rows.nodes, "source_simulations": rows.simulations,
+        "positions": len(data), "examples": len(train_aug), "heldout_positions": len(test),
+        "proven_positions": data.proven, "policy_from_selections": data.from_selections,
+        "symmetries": [s.name for s in rules.symmetries], "min_visits": min_visits, "max_depth": max_depth,
+        "hidden": list(hidden), "epochs": regressor.n_iter_, "seed": seed,
+        "treelab_version": _version(), "library": f"scikit-learn {_sklearn_version()}",
+        "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "metrics": {"train": measure(model, train), "heldout": measure(model, test) if len(test) else None},
+    }
+    info["fit_seconds"] = round(time.perf_counter() - started, 3)
+    model = Model(model.game, model.encoding, model.feature_shape, model.first_move, model.num_moves,
+                  model.weights, model.biases, info)
+    return model.save(out) if out is not None else model
+
+
+def _check(min_visits: int, max_depth: int | None, hidden: tuple[int, ...], epochs: int, patience: int,
+           heldout: float) -> None:
+    if isinstance(min_visits, bool) or not isinstance(min_visits, int) or min_visits < 1:
+        raise BudgetError(f"min_visits {min_visits!r} must be a whole number >= 1")
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0):
+        raise BudgetError(f"max_depth {max_depth!r} must be a whole number >= 0, or None for any depth")
+    if not hidden or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in hidden):
+        raise BudgetError(f"hidden layers {hidden!r} must be one or more whole numbers >= 1, e.g. (128, 64)")
+    if epochs < 1 or patience < 1:
+        raise BudgetError(f"epochs {epochs!r} and patience {patience!r} must be at least 1")
+    if not 0.0 <= heldout < 1.0:
+        raise BudgetError(f"heldout {heldout!r} must be in [0, 1): the share of positions kept out of training")
+
+
+def _targets(data: Dataset) -> npt.NDArray[np.float32]:
+    return np.hstack([data.policy, (2.0 * data.value - 1.0)[:, None]]).astype(np.float32)
+
+
+def _train(data: Dataset, hidden: tuple[int, ...], epochs: int, patience: int, seed: int,
+           progress: FitProgress | None) -> Any:
+    from sklearn.neural_network import MLPRegressor
+    from threadpoolctl import threadpool_limits
+
+    regressor = MLPRegressor(hidden_layer_sizes=hidden, activation="relu", solver="adam", alpha=1e-4,
+                             batch_size=min(BATCH, len(data)), learning_rate_init=2e-3, random_state=seed)
+    x, y = data.features, _targets(data)
+    best, stale = float("inf"), 0
+    with threadpool_limits(1):  # small matrices: BLAS threads only fight (measured 8x slower on a busy 2-core machine)
+        for epoch in range(1, epochs + 1):
+            regressor.partial_fit(x, y)
+            loss = float(regressor.loss_)
+            if progress is not None:
+                progress(epoch, epochs, loss)
+            if loss < best * 0.999:
+                best, stale = loss, 0
+            else:
+                stale += 1
+                if stale >= patience:
+                    break
+    regressor.n_iter_ = epoch
+    return regressor
+
+
+def measure(model: Model, data: Dataset) -> dict[str, Any]:
+    """A model's metrics on examples: ``loss`` (half the mean squared error over all outputs, as
+    scikit-learn's, without the weight penalty), ``value_mae``, ``value_sign_accuracy`` (over
+    examples whose target is not a draw: the predicted value on the same side of 1/2) and
+    ``policy_top1`` (the legal move with the highest output is a move with the highest target)."""
+    if not len(data):
+        return {"examples": 0}
+    raw, value = model.forward(data.features)
+    predicted = np.hstack([raw, (2.0 * value - 1.0)[:, None]])
+    loss = float(((predicted - _targets(data)) ** 2).mean() / 2.0)
+    decided = np.abs(data.value - 0.5) > 1e-6
+    sign = float(((value[decided] > 0.5) == (data.value[decided] > 0.5)).mean()) if decided.any() else None
+    masked = np.where(data.legal, raw, -np.inf)
+    choice = masked.argmax(axis=1)
+    chosen = data.policy[np.arange(len(data)), choice]
+    top1 = float((chosen >= data.policy.max(axis=1) - 1e-6).mean())
+    mae = float(np.abs(value - data.value).mean())
+    return {"examples": len(data), "loss": round(loss, 6), "value_mae": round(mae, 4),
+            "value_sign_accuracy": None if sign is None else round(sign, 4),
+            "value_sign_examples": int(decided.sum()), "policy_top1": round(top1, 4)}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("treelab")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _sklearn_version() -> str:
+    import sklearn
+
+    return str(sklearn.__version__)
+
