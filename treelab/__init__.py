@@ -48,7 +48,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.shape": ("plot_shape",),
     "analysis.sqlstats": ("db_stats",),
     "games": ("Game", "State", "find_game", "register_game"),
-    "learn.fitting": ("fit",),
+    "learn.fitting": ("FitConfig", "fit"),
     "learn.model": ("Model", "load_model"),
     "mcts.config": ("SearchConfig",),
     "mcts.evaluators": ("Evaluation", "Evaluator", "HeuristicEvaluator", "RolloutEvaluator", "find_evaluator"),
@@ -86,7 +86,7 @@ if TYPE_CHECKING:
     from .analysis.shape import plot_shape
     from .analysis.sqlstats import db_stats
     from .games import Game, State, find_game, register_game
-    from .learn.fitting import fit
+    from .learn.fitting import FitConfig, fit
     from .learn.model import Model, load_model
     from .mcts.config import SearchConfig
     from .mcts.evaluators import Evaluation, Evaluator, HeuristicEvaluator, RolloutEvaluator, find_evaluator
@@ -137,6 +137,7 @@ __all__ = [
     "Evaluator",
     "ExecutableNotFoundError",
     "Explorer",
+    "FitConfig",
     "Game",
     "GameMismatchError",
     "GameOverError",

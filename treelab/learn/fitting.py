@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..store.schema import DbPath, display
 from .dataset import Dataset, augment, build_dataset
 from .model import Model, load_model
 
-__all__ = ["FitProgress", "fit", "measure"]
+__all__ = ["FitConfig", "FitProgress", "fit", "measure"]
 
 FitProgress = Callable[[int, int, float], None]
 """``progress(epoch, max_epochs, training_loss)`` after each epoch."""
@@ -38,34 +39,47 @@ MIN_EXAMPLES = 8
 """Fewer positions than this cannot make a model worth its file."""
 
 
+@dataclass(frozen=True)
+class FitConfig:
+    """What a fit takes from the tree and how long it trains (``treelab fit``'s options)."""
+
+    min_visits: int = 20
+    """Positions with fewer visits are left out (their statistics are noise)."""
+    max_depth: int | None = None
+    """Positions deeper than this are left out (None: any depth)."""
+    hidden: tuple[int, ...] = (128, 64)
+    """The sizes of the hidden layers."""
+    epochs: int = 200
+    """At most this many passes over the training examples."""
+    patience: int = 10
+    """Stop after this many epochs without the training loss improving by 0.1%."""
+    heldout: float = 0.1
+    """The share of positions kept out of training, to measure the model on."""
+    seed: int = 0
+    """The split's and the network's random seed."""
+
+    def __post_init__(self) -> None:
+        _check(self.min_visits, self.max_depth, self.hidden, self.epochs, self.patience, self.heldout)
+
+
 def fit(
     db: DbPath,
     out: str | os.PathLike[str] | None,
     *,
-    min_visits: int = 20,
-    max_depth: int | None = None,
-    hidden: tuple[int, ...] = (128, 64),
-    epochs: int = 200,
-    patience: int = 10,
-    heldout: float = 0.1,
-    seed: int = 0,
+    config: FitConfig | None = None,
     game: str | Game | None = None,
     progress: FitProgress | None = None,
+    **options: Any,
 ) -> Model:
     """Fit a policy/value model on the tree in ``db`` and save it to ``out`` (None: keep it in memory).
 
     Args:
         db: the tree's database (only read).
         out: the model file to write, replaced atomically; an existing file must be a model of the same game.
-        min_visits: positions with fewer visits are left out (their statistics are noise).
-        max_depth: positions deeper than this are left out (None: any depth).
-        hidden: the sizes of the hidden layers.
-        epochs: at most this many passes over the training examples.
-        patience: stop after this many epochs without the training loss improving by 0.1%.
-        heldout: the share of positions kept out of training, to measure the model on.
-        seed: the split's and the network's random seed.
+        config: what to fit on and how long (:class:`FitConfig`).
         game: if given, ``db`` must hold this game.
         progress: called after each epoch (the command line's progress bar).
+        options: fields of ``config`` as keywords (``min_visits=50, hidden=(64, 32)``), replacing them.
 
     Raises:
         StoreError, GameMismatchError: ``db`` cannot be read, or holds another game than ``game``.
@@ -73,8 +87,11 @@ def fit(
         ModelFileError, ModelMismatchError: ``out`` exists and is not a model of this game.
         FitError: too few positions with ``min_visits`` visits.
         BudgetError: a setting out of range.
+        TypeError: an option that is not a field of :class:`FitConfig`.
     """
-    _check(min_visits, max_depth, hidden, epochs, patience, heldout)
+    cfg = replace(config or FitConfig(), **options) if options else (config or FitConfig())
+    min_visits, max_depth, hidden, epochs, patience, heldout, seed = (
+        cfg.min_visits, cfg.max_depth, tuple(cfg.hidden), cfg.epochs, cfg.patience, cfg.heldout, cfg.seed)
     started = time.perf_counter()
     wanted = None if game is None else find_game(game).name
     if out is not None and Path(out).exists():
