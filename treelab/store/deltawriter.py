@@ -21,11 +21,11 @@ import numpy as np
 
 from ..errors import StoreError
 from ..games import find_game
+from .binding import stored_counts
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .deltas import Delta, Earlier, apply, depth_counts
 from .increments import Increment, log_sources, read
 from .schema import DbPath, check_meta, display, migrate
-from .writers import stored_counts
 
 __all__ = ["GROWN_LOG", "DeltaWriter"]
 
