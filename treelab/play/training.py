@@ -230,7 +230,6 @@ def train(
     except BaseException:
         saver.finish()
         raise
-    saver.track(tree)
     gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me, other = make_players(tree, rng, **settings)
@@ -255,6 +254,7 @@ def train(
                 bar.update(1)
 
     with _stop_on_signals() as stopped, kept_open(tree), saver:
+        saver.track(tree)  # decides, once, which process saves this run's games (a Ctrl-C meanwhile: a flag)
         me.should_stop = stopped
         for _ in range(games):
             game_id = tree.last_game_id + 1
