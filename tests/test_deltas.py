@@ -103,7 +103,8 @@ def test_a_contradicting_proof_writes_nothing(tmp_path: Path) -> None:
     b.find("12").proven = Proof.of(-1)
     writer.store([("a", None, take(a)[0])])
     before = by_path(db)
-    with pytest.raises(ProofConflictError, match=r"holds proof 'win' for '[0-9/]+' \(node id \d+\) but this tree proved 'loss'"):
+    conflict = r"holds proof 'win' for '[0-9/]+' \(node id \d+\) but this tree proved 'loss'"
+    with pytest.raises(ProofConflictError, match=conflict):
         writer.store([("b", None, take(b)[0])])
     writer.close()
     assert by_path(db) == before

@@ -119,8 +119,9 @@ class BackgroundSaver:
     """Saves the games of one training run into ``db``, from a writer process once that is ready.
 
     The writer starts at once, so it gets ready while the tree loads; then
-    :meth:`track` the tree (which decides who writes: :attr:`by_writer`), :meth:`save` after every game (it returns the game
-    rows committed since the last call) and :meth:`finish` at the end, which
+    :meth:`track` the tree (which decides who writes: :attr:`by_writer`),
+    :meth:`save` after every game (it returns the game rows committed since the last call)
+    and :meth:`finish` at the end, which
     waits for the last game. As a context manager, leaving the block stops the
     writer after the game it holds, whatever happened.
 

@@ -340,8 +340,9 @@ def _check_proofs(conn: sqlite3.Connection, delta: Delta, ids: np.ndarray, found
         if stored is not None and stored != proof:
             nid = int(delta.known[pos]) if pos < k else int(ids[pos - k])
             raise ProofConflictError(
-                f"{name!r} holds proof {proof_word(stored)!r} for {_sequence(conn, nid)!r} (node id {nid}) but this "
-                f"tree proved {proof_word(proof)!r}: one of them is wrong, so nothing was saved; check both runs' games")
+                f"{name!r} holds proof {proof_word(stored)!r} for {_sequence(conn, nid)!r} (node id {nid}) but "
+                f"this tree proved {proof_word(proof)!r}: one of them is wrong, so nothing was saved; "
+                "check both runs' games")
 
 
 def _sequence(conn: sqlite3.Connection, nid: int) -> str:
