@@ -1,10 +1,10 @@
 """The package's architecture, held by reading its source: layers, sizes and the front door.
 
 The layers read core (``tree``, ``errors``, ``games``, ``fastpath``) <- {``mcts``, ``store``} <-
-{``view``, ``analysis``} <- ``play`` <- ``cli``: a module imports, at module level, only from its own
-layer or a lower one, and the parts import each other without a circle. Imports inside functions
-(the command line's lazy loading, a late import that breaks a start-up cost) and imports under
-``if TYPE_CHECKING:`` (never run) are not module-level imports and are not held to the order.
+{``view``, ``analysis``} <- ``play`` <- ``cli``: a module imports only from its own layer or a lower
+one, and no modules import each other in a circle, at any depth. Imports inside functions (the
+command line's lazy loading, a late import that saves start-up time) count like any other; only
+imports under ``if TYPE_CHECKING:`` (never run) are not held to the order.
 """
 
 from __future__ import annotations
@@ -61,27 +61,28 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _module_level(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The import statements that run when the module is imported (not in functions, classes, TYPE_CHECKING)."""
+def _imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run: at module level, in functions and classes, at any depth
+    (not those under ``if TYPE_CHECKING:``, which never runs)."""
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        elif isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
-                yield from _module_level(node.body)
-            yield from _module_level(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
-                yield from _module_level(block)
-        elif isinstance(node, ast.With):
-            yield from _module_level(node.body)
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from _imports(node.orelse)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(node, field, ()) or ():
+                    if isinstance(child, ast.stmt):
+                        yield from _imports([child])
+                    elif isinstance(child, ast.excepthandler | ast.match_case):
+                        yield from _imports(child.body)
 
 
 def imports_of(name: str, path: Path) -> set[str]:
-    """The treelab modules that module ``name`` (at ``path``) imports at module level."""
+    """The treelab modules that module ``name`` (at ``path``) imports, inside functions included."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _module_level(ast.parse(path.read_text(), str(path)).body):
+    for node in _imports(ast.parse(path.read_text(), str(path)).body):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "treelab")
             continue
@@ -104,7 +105,7 @@ def part(name: str) -> str:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module-level imports between treelab's modules."""
+    """Imports between treelab's modules (inside functions included)."""
     return {name: imports_of(name, path) for name, path in modules().items()}
 
 

@@ -45,7 +45,7 @@ from ..store.persistence import open_tree
 from ..tree import Tree, TreeNode
 from .training import TrainSummary, _progress_bar, exploration, make_players, play_game
 
-__all__ = ["REFRESH", "SHARED", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
+__all__ = ["REFRESH", "SHARED", "SHARE_EVERY", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
 
 REFRESH = 25.0
 """On Ray, a worker reloads its copy once it has played this many times as long as the last load took."""
@@ -57,6 +57,12 @@ There every game passes, so that is where the other workers' games matter; deepe
 grows by its own games. Reloading whole copies instead (once a worker had played 25 times as long
 as a load took) cost a quarter of the workers' CPU in a 24-game, 2,000-iteration run with two
 workers (``benchmarks/parallel.py``: 10.2 against 8.1 microseconds a simulation)."""
+
+
+SHARE_EVERY = 10.0
+"""A worker shares the file's counts (:data:`SHARED`) again once it has played this many times as long as the
+last share took: about a tenth of its time at most. At 200 simulations a move a share cost as much as a game
+(2,800 rows read and set), so sharing before every game spent a third of the workers' time on it."""
 
 
 def _now() -> str:
@@ -128,6 +134,7 @@ class Worker:
         self.pending = None if self.pending else []  # ids still owed for the old copy's nodes: ignore them
         self.load_seconds = time.perf_counter() - began
         self.played_seconds = 0.0
+        self.share_seconds = self.since_share = 0.0  # a fresh copy holds the file's counts: nothing to share yet
         self.stale = False
 
     def stored(self, ids: Sequence[int] | None) -> None:
@@ -149,8 +156,10 @@ class Worker:
         due = not self._share and self.job.workers > 1 and self.played_seconds > REFRESH * self.load_seconds
         if self.stale or due:
             self._refresh()  # a copy whose ids went astray; on Ray, now and then, the other workers' games
-        elif self._share:
+        elif self._share and self.since_share > 0 and self.since_share >= SHARE_EVERY * self.share_seconds:
+            began = time.perf_counter()
             share_top(self.job.db, self.tree, SHARED)
+            self.share_seconds, self.since_share = time.perf_counter() - began, 0.0
         began = time.perf_counter()
         self.tree.current_game = game_id
         self.me.should_stop = self.stopped
@@ -169,6 +178,7 @@ class Worker:
         delta, self.pending = take(self.tree, self.seen)
         gc.freeze()  # the game's new nodes live on: full collections need not walk them again
         self.played_seconds += time.perf_counter() - began
+        self.since_share += time.perf_counter() - began
         return Result(self.number, row, delta)
 
 
