@@ -21,14 +21,15 @@ PACKAGE = Path(treelab.__file__).resolve().parent
 ROOT = PACKAGE.parent
 
 LAYERS: dict[str, int] = {
-    "": 0, "tree": 0, "nodes": 0, "errors": 0, "games": 0, "fastpath": 0, "_speedups": 0, "movernode": 0,
+    "tree": 0, "nodes": 0, "errors": 0, "games": 0, "fastpath": 0, "_speedups": 0, "movernode": 0,
     "mcts": 1, "store": 1,
     "view": 2, "analysis": 2,
     "play": 3,
     "cli": 4,
-    "__main__": 5,
+    "": 5, "__main__": 5,
 }
-"""Each part of ``treelab`` (its first dotted name below ``treelab``; ``""`` is ``treelab`` itself) and its layer."""
+"""Each part of ``treelab`` (its first dotted name below ``treelab``; ``""`` is ``treelab`` itself, the front
+door, which re-exports every layer and wires the store and the view into the core) and its layer."""
 
 MAX_TOP_LEVEL_MODULES = 8
 MAX_LINES = 400
@@ -169,7 +170,8 @@ def test_the_import_reader_sees_real_imports(tmp_path: Path) -> None:
     assert {"treelab.errors", "treelab.games", "treelab.fastpath"} <= graph["treelab.tree"]
     assert "treelab.cli" in graph["treelab.__main__"]
     assert "treelab.store.bulk" in graph["treelab.store.persistence"]  # `from . import bulk`
-    assert "treelab.errors" in graph["treelab"] and not any(part(t) == "view" for t in graph["treelab"])
+    assert {"treelab.errors", "treelab.store.persistence", "treelab.view.jupyter"} <= graph["treelab"]
+    assert not any(part(t) in ("store", "view") for t in graph["treelab.tree"] | graph["treelab.nodes"])
     bad = "from __future__ import annotations\nfrom typing import TYPE_CHECKING\nfrom ..cli import main\n"
     probe = tmp_path / "probe.py"  # read as if it were treelab/games/probe.py
     probe.write_text(bad + "if TYPE_CHECKING:\n    from ..play import arena\n")

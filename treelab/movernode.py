@@ -9,64 +9,13 @@ instead (``Tree(game)`` returns one), whose nodes are :class:`MoverNode` s that
 keep the mover in one more slot. The movers are saved in the database's
 ``movers`` table (:mod:`treelab.store.movers`), so a loaded tree knows them
 without replaying a game; the built-in games keep the parity path and its speed.
+
+Both live in :mod:`treelab.tree` (``Tree(game)`` picks ``MoverTree`` by itself, so the tree module holds it);
+this module names them for code that imports them from here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
-from .games import Game
-from .tree import Tree, TreeNode
+from .tree import MoverNode, MoverTree
 
 __all__ = ["MoverNode", "MoverTree"]
-
-
-class MoverNode(TreeNode):
-    """A :class:`~treelab.tree.TreeNode` that stores the player who moved into it."""
-
-    __slots__ = ("mover",)
-
-    mover: int  # a slot here, the depth parity's property in TreeNode
-    """The player (1 or 2) who made the move into this node (the root: the player not to move first)."""
-
-
-class MoverTree(Tree):
-    """A :class:`~treelab.tree.Tree` whose nodes store their movers (``Tree(game)`` picks it by itself)."""
-
-    node_class = MoverNode
-
-    def __init__(self, game: str | Game, **kwargs: Any) -> None:
-        super().__init__(game, **kwargs)
-        self.root.mover = 3 - self.game.initial().to_move  # type: ignore[misc]
-
-    def add_child(self, parent: TreeNode, label: str, mover: int | None = None) -> TreeNode:
-        """Create the child of ``parent`` reached by ``label``; ``mover`` is the player to move at ``parent``.
-
-        Without ``mover`` (:meth:`Tree.path`, :meth:`Tree.record`) it is read from the game,
-        replaying the moves to ``parent``; the search passes it.
-        """
-        node = super().add_child(parent, label)
-        if mover is None:
-            mover = self.game.replay(parent.moves).to_move
-        elif mover not in (1, 2):
-            raise ValueError(f"mover {mover!r} is not 1 or 2 (the player to move at {parent.sequence!r})")
-        node.mover = mover  # type: ignore[misc]
-        return node
-
-    def backup(self, nodes: Iterable[TreeNode], winner: int | None, *, start: int = 0) -> None:
-        """Add one simulation with result ``winner`` (1, 2, None = draw) to every node, a win where it moved.
-
-        The nodes after ``nodes[start]`` (where the search started) were selected: ``nb_select += 1``.
-        """
-        baselines = self.baselines
-        for i, node in enumerate(nodes):
-            if node not in baselines:
-                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
-            node.nb_visit += 1
-            if i > start:
-                node.nb_select += 1
-            if winner is None:
-                node.nb_draw += 1
-            elif winner == node.mover:
-                node.nb_win += 1

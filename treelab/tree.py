@@ -18,14 +18,14 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from . import fastpath
-from .errors import IllegalMoveError, NotationError, PathNotFoundError
+from .errors import IllegalMoveError, NotationError, PathNotFoundError, StoreError
 from .games import Game, State, find_game
-from .nodes import SQRT2, TreeNode, walk
+from .nodes import HOOKS, SQRT2, TreeNode, display, walk
 
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["SQRT2", "Counts", "Moves", "Tree", "TreeNode"]
+__all__ = ["SQRT2", "Counts", "MoverNode", "MoverTree", "Moves", "Tree", "TreeNode"]
 
 Counts = tuple[int, int, int, int]
 """A node's ``(nb_visit, nb_win, nb_draw, nb_select)``."""
@@ -54,7 +54,6 @@ class Tree:
 
     node_class: type[TreeNode] = TreeNode  # MoverNode in a MoverTree, for games whose players need not alternate
     def __new__(cls, game: str | Game | None = None, **_: Any) -> Tree:
-        from .movernode import MoverTree  # a subclass, imported once this module is loaded
         return super().__new__(MoverTree if cls is Tree and game and not find_game(game).alternating else cls)
 
     def __init__(self, game: str | Game, *, c: float = SQRT2) -> None:
@@ -284,11 +283,14 @@ class Tree:
 
         The first save writes every node; later saves to the same file write
         only new and changed nodes. ``games`` are logged in the same transaction
-        (see :func:`treelab.store.save`).
+        (see :func:`treelab.store.save`, which :mod:`treelab.store` wires in here when it loads;
+        the front door ``treelab`` loads it).
         """
-        from .store.persistence import save
-
-        return save(self, db, games=games)
+        hook = HOOKS.get("save")
+        if hook is None:
+            raise StoreError("Tree.save needs treelab.store, which is not loaded: use treelab.Tree (the front door "
+                             "wires it), or import treelab.store.persistence first")
+        return hook(self, db, games=games)  # type: ignore[no-any-return]
 
     @property
     def unsaved(self) -> int:
@@ -302,6 +304,54 @@ class Tree:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Jupyter shows the tree's top as an SVG diagram (a text reason if ``dot`` is missing)."""
-        from .view.jupyter import Diagram
+        return display(self, include, exclude)
 
-        return Diagram(self)._repr_mimebundle_(include, exclude)
+
+class MoverNode(TreeNode):
+    """A :class:`~treelab.tree.TreeNode` that stores the player who moved into it."""
+
+    __slots__ = ("mover",)
+
+    mover: int  # a slot here, the depth parity's property in TreeNode
+    """The player (1 or 2) who made the move into this node (the root: the player not to move first)."""
+
+
+class MoverTree(Tree):
+    """A :class:`~treelab.tree.Tree` whose nodes store their movers (``Tree(game)`` picks it by itself)."""
+
+    node_class = MoverNode
+
+    def __init__(self, game: str | Game, **kwargs: Any) -> None:
+        super().__init__(game, **kwargs)
+        self.root.mover = 3 - self.game.initial().to_move  # type: ignore[misc]
+
+    def add_child(self, parent: TreeNode, label: str, mover: int | None = None) -> TreeNode:
+        """Create the child of ``parent`` reached by ``label``; ``mover`` is the player to move at ``parent``.
+
+        Without ``mover`` (:meth:`Tree.path`, :meth:`Tree.record`) it is read from the game,
+        replaying the moves to ``parent``; the search passes it.
+        """
+        node = super().add_child(parent, label)
+        if mover is None:
+            mover = self.game.replay(parent.moves).to_move
+        elif mover not in (1, 2):
+            raise ValueError(f"mover {mover!r} is not 1 or 2 (the player to move at {parent.sequence!r})")
+        node.mover = mover  # type: ignore[misc]
+        return node
+
+    def backup(self, nodes: Iterable[TreeNode], winner: int | None, *, start: int = 0) -> None:
+        """Add one simulation with result ``winner`` (1, 2, None = draw) to every node, a win where it moved.
+
+        The nodes after ``nodes[start]`` (where the search started) were selected: ``nb_select += 1``.
+        """
+        baselines = self.baselines
+        for i, node in enumerate(nodes):
+            if node not in baselines:
+                baselines[node] = (node.nb_visit, node.nb_win, node.nb_draw, node.nb_select)
+            node.nb_visit += 1
+            if i > start:
+                node.nb_select += 1
+            if winner is None:
+                node.nb_draw += 1
+            elif winner == node.mover:
+                node.nb_win += 1

@@ -14,9 +14,10 @@ from typing import Any
 
 import click
 
-from .. import __version__
 from ..fastpath import describe
 from .options import ExampleLast
+
+__version__ = sys.modules["treelab"].__version__  # the front door: loaded before its modules, and above them
 
 __all__ = ["cli", "main"]
 

@@ -20,14 +20,12 @@ and ``seed`` replays the run.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import os
 import random
-import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -38,8 +36,10 @@ from ..mcts.choice import check_exploration
 from ..mcts.config import Algorithm, Choice, EvaluatorName, PlayoutName, SearchConfig, check_name
 from ..mcts.policies import PlayoutFn, make_rng
 from ..tree import Tree
+from .console import progress_bar, stop_on_signals
 from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
+from .workers import play_game
 
 if TYPE_CHECKING:
     from ..mcts.puct import PUCTPlayer
@@ -221,8 +221,9 @@ def train(
     if workers is not None or ray is not None:  # parallel self-play, merged by one writer
         from .parallel import train_parallel
 
-        return train_parallel(the_game, db, games=games, workers=workers, ray=ray, seed=rng,
-                              progress=progress, on_game=on_game, **settings)
+        counts = train_parallel(the_game, db, games=games, workers=workers, ray=ray, seed=rng, progress=progress,
+                                on_game=on_game, players=make_players, logged_as=exploration(settings), **settings)
+        return TrainSummary(db=os.fspath(db), game=the_game.name, opponent=opponent, by_opponent=(), **counts)
     the_pool = None if members is None else open_pool(members, the_game, db, iterations=iterations, rng=rng)
     saver = BackgroundSaver(db, the_game.name, background=games > 1 and _cores() > 1)  # a lone core: saves here
     try:  # the writer process starts up while the tree loads
@@ -237,7 +238,7 @@ def train(
     logged_as = exploration(settings if members is None else {**settings, "pool": list(members)})
     tally, scores = {"wins": 0, "draws": 0, "losses": 0}, dict[str, list[int]]()
     started = time.perf_counter()
-    bar = _progress_bar(games, progress, the_game.name)
+    bar = progress_bar(games, progress, the_game.name)
     score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
 
     def logged(rows: list[dict[str, Any]]) -> None:  # committed games: callback, progress
@@ -253,7 +254,7 @@ def train(
                 )
                 bar.update(1)
 
-    with _stop_on_signals() as stopped, kept_open(tree), saver:
+    with stop_on_signals() as stopped, kept_open(tree), saver:
         saver.track(tree)  # decides, once, which process saves this run's games (a Ctrl-C meanwhile: a flag)
         me.should_stop = stopped
         for _ in range(games):
@@ -352,49 +353,3 @@ def make_players(
     elif opponent == "heuristic":
         other = HeuristicPlayer(rng=random.Random(rng.getrandbits(64)))
     return Opening(me, temperature, temperature_moves), other
-
-
-def play_game(
-    game: Game, me: Player, other: Player | None, tree_player: int, stopped: Callable[[], bool]
-) -> tuple[State, list[int]]:
-    """One game from the start: ``me`` plays ``tree_player`` (both sides if ``other`` is None).
-
-    Returns the last position (not terminal if ``stopped()`` became true) and the moves.
-    """
-    state, moves = game.initial(), list[int]()
-    while not state.is_terminal and not stopped():
-        mover = me if other is None or state.to_move == tree_player else other
-        move = mover.choose(state, moves)
-        state = state.play(move)
-        moves.append(move)
-    return state, moves
-
-
-def _progress_bar(total: int, enabled: bool, name: str) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=f"training {name}", unit="game", dynamic_ncols=True)
-
-
-@contextlib.contextmanager
-def _stop_on_signals() -> Iterator[Callable[[], bool]]:
-    """Turn SIGINT/SIGTERM into a flag the search polls, so work ends between simulations."""
-    flag = {"stop": False}
-
-    def handler(signum: int, frame: Any) -> None:
-        flag["stop"] = True
-
-    previous = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:  # not the main thread: no signal handling, run to the end
-        previous = {}
-    try:
-        yield lambda: flag["stop"]
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-

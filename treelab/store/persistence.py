@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ import sqlite_utils
 
 from ..errors import NotATreelabDatabaseError, PathNotFoundError
 from ..games import Game, find_game
-from ..nodes import Proof
+from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers
 from .binding import Binding, check_update, stored_counts
@@ -60,8 +61,7 @@ def _now() -> str:
 
 
 def _version() -> str:
-    from .. import __version__  # late: treelab/__init__ imports this module
-    return __version__
+    return str(sys.modules["treelab"].__version__)  # the package is loaded before any of its modules
 
 
 def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -345,3 +345,6 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
     tree = Tree(game, c=SQRT2 if c is None else c)
     tree.binding = Binding(Path(db).resolve(), None)
     return tree
+
+
+wire("save", save)  # Tree.save (the core does not import the store)
