@@ -73,10 +73,6 @@ class Tree:
         self._next_id = 2
         self._baselines: dict[TreeNode, Counts] = {self.root: _ZERO}
         self._new: list[TreeNode] = [self.root]
-        self.binding: Any = None
-        """The file this tree mirrors (a :class:`treelab.store.persistence.Binding`; None: none yet)."""
-        self.kept: Any = None
-        """The connection :func:`treelab.store.persistence.kept_open` keeps open for this tree's saves, if any."""
         self.priors: dict[TreeNode, float] = {}
         """PUCT's prior ``P`` of the move into each node it expanded (not stored; empty for UCT).
         Kept here rather than in a node slot: a UCT tree of a million nodes saves 8 MB."""

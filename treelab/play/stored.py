@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import SpecError, StoreError
 from ..games import Game, State
 from ..nodes import PARENT_SLOT, kids_of, unlink
+from ..store.binding import binding_of
 from ..tree import Tree, TreeNode
 from .players import SearchPlayer, Wrapper
 
@@ -56,7 +57,7 @@ def revert(tree: Tree) -> int:
     """
     from ..store.dbfile import reading
 
-    binding = tree.binding
+    binding = binding_of(tree)
     new, changed = list(tree.new_nodes), tree.changed_nodes()
     if not new and not changed:
         return 0

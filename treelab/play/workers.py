@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..games import Game, State, find_game
+from ..store.binding import binding_of
 from ..store.deltas import Delta, renumber, share_top, start, take
 from ..store.deltawriter import DeltaWriter
 from ..store.persistence import open_tree
@@ -137,7 +138,7 @@ class Worker:
         began = time.perf_counter()
         gc.unfreeze()  # frozen objects are never collected: the old copy's cycles must be, once replaced
         self.tree = start(self._snapshot())
-        self.seen = getattr(self.tree.binding, "generation", -1)  # the file's save count it was loaded at
+        self.seen = getattr(binding_of(self.tree), "generation", -1)  # the file's save count it was loaded at
         if self.job.players is None:
             raise StoreError("a parallel training job needs its players function (Job.players)")
         self.me, self.other = self.job.players(self.tree, self.rng, **self.job.settings)

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..errors import StoreError, WorkerError
 from ..tree import Tree, TreeNode
+from .binding import binding_of
 from .deltas import Earlier, renumber, start, take
 from .deltawriter import DeltaWriter
 from .persistence import run_meta, save
@@ -154,7 +155,7 @@ class BackgroundSaver:
         every game; if it is not ready in time it is stopped, and every game is saved here.
         """
         self.tree = tree
-        binding = getattr(tree, "binding", None)
+        binding = binding_of(tree)
         if binding is None or binding.tree_id is None:
             save(tree, self.db)  # a new file, before any game: the writer process and this one both add to it
         if self._conn is not None and not self._ready and self._conn.poll(timeout):
@@ -163,7 +164,7 @@ class BackgroundSaver:
         if not self._ready or tree.new_nodes or tree.baselines:
             self._end(wait=False)  # decided: every game of this run is saved here
             return
-        self._seen = tree.binding.generation
+        self._seen = binding_of(tree).generation  # type: ignore[union-attr]
         start(tree)  # new nodes get local ids until the writer stores them
         self._handing = True
 

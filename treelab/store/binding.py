@@ -14,17 +14,19 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 from ..errors import StoreError
 from ..nodes import PARENT_SLOT
 from ..tree import Tree, TreeNode
+from .dbfile import KeptConnection
 from .schema import check_meta, migrate
 
-__all__ = ["Binding", "check_update", "stored_counts"]
+__all__ = ["Binding", "bind", "binding_of", "check_update", "keep", "kept_of", "stored_counts"]
 
 @dataclass
 class Binding:
-    """The database state a tree mirrors (``tree.binding``)."""
+    """The database state a tree mirrors (:func:`binding_of`; the tree itself knows nothing of files)."""
 
     path: Path
     """The resolved file path (where it was loaded from or last saved to)."""
@@ -38,6 +40,38 @@ class Binding:
     """The ``path`` of a partial load (``""``: from the root)."""
     foreign: bool = False
     """True once someone else wrote the file since this tree was loaded: later saves merge by ``(parent, move)``."""
+
+
+_BINDINGS: WeakKeyDictionary[Tree, Binding] = WeakKeyDictionary()
+"""Each tree's binding, beside the tree (which holds only the tree): gone with the tree."""
+_KEPT: WeakKeyDictionary[Tree, KeptConnection] = WeakKeyDictionary()
+"""The connection :func:`treelab.store.persistence.kept_open` keeps open for a tree's saves."""
+
+
+def binding_of(tree: Tree) -> Binding | None:
+    """The file ``tree`` mirrors (loaded from, saved to, or opened for), or None."""
+    return _BINDINGS.get(tree)
+
+
+def bind(tree: Tree, binding: Binding | None) -> None:
+    """Record the file ``tree`` mirrors (None: none, so its next save is a first save to a new file)."""
+    if binding is None:
+        _BINDINGS.pop(tree, None)
+    else:
+        _BINDINGS[tree] = binding
+
+
+def kept_of(tree: Tree) -> KeptConnection | None:
+    """The connection kept open for ``tree``'s saves (:func:`treelab.store.persistence.kept_open`), or None."""
+    return _KEPT.get(tree)
+
+
+def keep(tree: Tree, kept: KeptConnection | None) -> None:
+    """Keep ``kept`` open for ``tree``'s saves (None: stop)."""
+    if kept is None:
+        _KEPT.pop(tree, None)
+    else:
+        _KEPT[tree] = kept
 
 
 def check_update(

@@ -1,7 +1,7 @@
 """Keep trees in SQLite files: save (incremental, one transaction), load (whole or a subtree).
 
 The format is in :mod:`treelab.schema`. A tree remembers the database state
-it mirrors (a :class:`Binding` in ``tree.binding``: the file's ``tree_id`` and save
+it mirrors (a :class:`Binding`, :func:`~treelab.store.binding.binding_of`: the file's ``tree_id`` and save
 counter ``generation``), so a later save writes only the nodes created (INSERT)
 or changed (UPDATE by the increments since) and refuses another tree's
 database; two writers of one file merge (see :func:`save`). Every save is one
@@ -32,7 +32,7 @@ from ..games import Game, find_game
 from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers
-from .binding import Binding, check_update, stored_counts
+from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .deltas import apply, changes, depth_counts, renumber
 from .schema import DbPath, create, display
@@ -166,8 +166,8 @@ def save(
     rows = [_game_row(tree.game, row) for row in games]
     name = display(db)
     merged = False
-    with writing(db, tree.kept) as (conn, meta):
-        binding = tree.binding if isinstance(tree.binding, Binding) else None
+    with writing(db, kept_of(tree)) as (conn, meta):
+        binding = binding_of(tree)
         if meta is None:  # a new file: everything
             tree_id: str | None = secrets.token_hex(8)
             generation = 0
@@ -199,7 +199,8 @@ def save(
         renumber(new, ids.tolist())
     if meta is None or binding is None:
         tree.truncated.clear()  # the new file holds exactly this tree
-        binding = tree.binding = Binding(Path(db).resolve(), tree_id)
+        binding = Binding(Path(db).resolve(), tree_id)
+        bind(tree, binding)
     binding.generation, binding.path = generation + 1, Path(db).resolve()
     binding.foreign = binding.foreign or merged
     tree.mark_saved(next_id=top + 1)
@@ -217,11 +218,12 @@ def kept_open(tree: Tree) -> Iterator[Tree]:
     whenever it grows past SQLite's checkpoint size): a save per game on a
     million-node file costs about a quarter less (``benchmarks/growth.py``).
     """
-    kept = tree.kept = KeptConnection()
+    kept = KeptConnection()
+    keep(tree, kept)
     try:
         yield tree
     finally:
-        tree.kept = None
+        keep(tree, None)
         kept.close()
 
 
@@ -273,8 +275,8 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
         movers.read(conn, tree, nodes, name)
         tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
         tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
-        tree.binding = Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
-                           tree.game.notation(tree.game.parse(labels)))
+        bind(tree, Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
+                           tree.game.notation(tree.game.parse(labels))))
     tree.mark_saved(next_id=top + 1)
     return tree
 
@@ -343,7 +345,7 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
             tree.c = c
         return tree
     tree = Tree(game, c=SQRT2 if c is None else c)
-    tree.binding = Binding(Path(db).resolve(), None)
+    bind(tree, Binding(Path(db).resolve(), None))
     return tree
 
 
