@@ -1,7 +1,8 @@
 """The ``treelab`` command line: a thin click group; every command calls the library.
 
-Commands live in small modules (``grow.py``: train, analyse, play, info,
-compact; ``view.py``: render, stats, growth, shape; ``match.py``: arena). The
+Commands live in small modules, most named for their command (``train.py``, ``analyse.py``,
+``play.py``, ``info.py``, ``compact.py``, ``merge.py``; ``view.py``: render, stats, growth, shape;
+``match.py``: arena; ``explorer.py``: serve, diff). The
 group imports a command's module only when that command runs (click's "lazy
 group" pattern), so ``treelab analyse`` never loads the drawing code.
 """
@@ -26,11 +27,11 @@ _VERSION = f"%(prog)s %(version)s; hot paths: {describe()}"
 
 
 _COMMANDS = {
-    "train": "grow", "analyse": "grow", "play": "grow", "info": "grow", "compact": "grow",
+    "train": "train", "analyse": "analyse", "play": "play", "info": "info", "compact": "compact",
     "render": "view", "stats": "view", "growth": "view", "shape": "view",
     "arena": "match",
     "serve": "explorer", "diff": "explorer",
-    "merge": "combine",
+    "merge": "merge",
 }
 """Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
 

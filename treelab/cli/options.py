@@ -196,3 +196,46 @@ class ExampleLast(click.Command):
             head, _, example = text.partition(marker)
             self.help = head.rstrip()
             self.epilog = marker + example.rstrip()
+
+
+def iterations_option(default: int | None):  # type: ignore[no-untyped-def]
+    return option(
+        "--iterations", type=click.IntRange(min=1), default=default,
+        show_default=True if default is not None else "1000, or as many as --seconds allows",
+        help="Simulations per search.",
+    )
+
+
+def playout_option(f):  # type: ignore[no-untyped-def]
+    from ..mcts.policies import PLAYOUTS
+
+    return option("--playout", type=click.Choice(sorted(PLAYOUTS)), default="random",
+                        help="Playout policy: uniform random, or take wins / block losses first.")(f)
+
+
+def solver_option(f):  # type: ignore[no-untyped-def]
+    return option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
+
+
+def search_options(f):  # type: ignore[no-untyped-def]
+    """The options every searching command shares: algorithm, c, solver, playout, evaluator,
+    temperature and move choice."""
+    options = [
+        option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct",
+               help="UCT (UCB1) or AlphaZero-style PUCT."),
+        option("--c", "c", type=finite(min=0.0), default=None, show_default="sqrt(2) for uct, 1.25 for puct",
+               help="Exploration constant: UCB1's c or PUCT's c_puct."),
+        solver_option,
+        playout_option,
+        option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout",
+               help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality."),
+        option("--temperature", type=finite(min=0.0), default=None, show_default="0; train's self-play: 1",
+               help="Pick moves by sampling selections^(1/T); 0: the most selected (train: 1 over the opening "
+                    "in self-play, see --temperature-moves; otherwise 0)."),
+        option("--choice", "how", type=click.Choice(["visits", "ucb1"]), default="visits",
+               help="Move to play: the most selected (simulations that chose it, not pass-through visits), "
+                    "or the best UCB1 score (the original rule)."),
+    ]
+    for decorate in reversed(options):
+        f = decorate(f)
+    return f
