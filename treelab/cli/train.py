@@ -69,10 +69,17 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, pool:
     config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
                              choice=how)
     moves = TEMPERATURE_MOVES if temperature_moves is None else None if temperature_moves == -1 else temperature_moves
+    note = ""
+    if workers is not None and 1 <= workers <= games and ray is None:  # local workers: only where they pay
+        from ..play.parallel import advice
+
+        workers, note = advice(workers)
     summary = run(game, db, games=games, iterations=iterations, opponent=opponent, pool=pool or None, seed=seed,
                   config=config, temperature=temperature, temperature_moves=moves, noise=noise, alpha=alpha,
                   progress=not quiet, workers=workers, ray=None if ray is None else True if ray == "local" else ray)
     click.echo(summary.describe())
+    if note:
+        click.echo(f"note: {note}")
     if summary.interrupted:
         click.echo("stopped early: run the same command again to resume")
 

@@ -39,7 +39,36 @@ from ..games import Game, find_game
 from .console import progress_bar
 from .workers import Job, PlayersFn, Writer, check_unlocked
 
-__all__ = ["train_parallel"]
+__all__ = ["advice", "train_parallel"]
+
+
+def advice(workers: int, *, cores: int | None = None, load: float | None = None) -> tuple[int | None, str]:
+    """How many local worker processes to run for ``--workers N`` here, and a note saying why ('' if as asked).
+
+    A worker searches *and* writes its own games, so it uses about twice the CPU a simulation that one
+    process does (whose writer process works on the other core meanwhile): workers pay only when each
+    has a core of its own (``benchmarks/parallel.py``). So: on one core, one process (None); never more
+    workers than cores; with other jobs loading the cores, the workers run as asked, with a warning.
+
+    Args:
+        workers: the workers asked for.
+        cores: the CPUs this process may use (None: read them).
+        load: the one-minute load average (None: read it).
+    """
+    if cores is None:
+        affinity = getattr(os, "sched_getaffinity", None)
+        cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if cores < 2:
+        return None, (f"--workers {workers} on 1 core: trained in one process instead (its writer process saves "
+                      "while it plays), which is faster than workers taking turns")
+    if workers > cores:
+        return cores, f"--workers {workers} on {cores} cores: {cores} workers instead (more would take turns)"
+    if load >= 1.0:
+        return workers, (f"the cores are busy (load average {load:.1f} on {cores} cores): workers compete with "
+                         "other jobs and may be slower than one process (drop --workers)")
+    return workers, ""
 
 
 def train_parallel(
