@@ -36,8 +36,9 @@ from typing import Any
 
 from ..errors import BudgetError
 from ..games import Game, find_game
+from ..store.connect import check_unlocked
 from .console import progress_bar
-from .workers import Job, PlayersFn, Writer, check_unlocked
+from .workers import Job, PlayersFn, Writer
 
 __all__ = ["advice", "train_parallel"]
 

@@ -27,14 +27,11 @@ seed: which snapshot a game sees depends on timing.
 from __future__ import annotations
 
 import gc
-import os
 import random
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
@@ -47,7 +44,7 @@ from ..tree import Tree, TreeNode
 from .players import Player
 
 __all__ = [
-    "REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayersFn", "Result", "Worker", "Writer", "check_unlocked", "play_game",
+    "REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayersFn", "Result", "Worker", "Writer", "play_game",
 ]
 
 PlayersFn = Callable[..., tuple[Any, Player | None]]
@@ -208,32 +205,6 @@ class Writer(DeltaWriter):
     def write(self, results: list[Result]) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`)."""
         return self.store([(f"worker {r.worker}", r.row, r.delta) for r in results])
-
-
-def check_unlocked(db: str | os.PathLike[str]) -> None:
-    """Refuse a database another writer holds locked now (nothing is written).
-
-    Raises:
-        StoreError: a write transaction cannot start within half a second.
-    """
-    path = Path(db)
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=0.5, isolation_level=None)
-    except sqlite3.Error:
-        return  # not openable for writing: the save says why, in its own words
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("ROLLBACK")
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StoreError(
-                f"{os.fspath(db)!r} is locked by another writer (another training run?): "
-                "wait for it to finish, or train into another file"
-            ) from None
-    finally:
-        conn.close()
 
 
 def play_game(
