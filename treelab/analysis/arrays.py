@@ -126,7 +126,7 @@ class TreeArrays:
         """
         from ..games import find_game
         from ..store.dbfile import reading
-        from ..view.loading import path_rows
+        from ..store.rows import path_rows
 
         name = os.fspath(db)
         cols = (

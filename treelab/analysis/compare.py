@@ -29,9 +29,9 @@ from ..errors import GameMismatchError, PathNotFoundError
 from ..games import Game, find_game
 from ..nodes import proof_word
 from ..store.dbfile import reading
+from ..store.rows import principal_variation
 from ..store.schema import display
 from ..tree import Moves
-from ..view.loading import principal_variation
 
 _COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game"
 """The row of :func:`_node_at` (columns every schema version has; ``{schema}.nodes`` skips the compat view)."""

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..games import find_game
 from ..store.dbfile import diagnosed, reading
+from ..store.rows import path_rows, principal_variation
 from ..tree import Moves
-from ..view.loading import path_rows, principal_variation
 from .arrays import assemble
 
 __all__ = ["db_stats"]
