@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import PathNotFoundError
@@ -15,8 +16,8 @@ from ..mcts.choice import best_index
 from ..tree import Moves
 
 __all__ = [
-    "COLUMNS", "children", "counts_below", "created_by", "kid_rows", "logged_root", "path_rows", "principal_variation",
-    "totals",
+    "COLUMNS", "child_visits", "children", "counts_below", "created_by", "depth_rows", "kid_rows", "logged_root",
+    "path_rows", "principal_variation", "totals",
 ]
 
 COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select"
@@ -139,3 +140,28 @@ def logged_root(conn: sqlite3.Connection, game_id: int) -> tuple[int, dict[str, 
     if snap is None:
         return 0, {}
     return int(snap[0]), json.loads(snap[1])
+
+
+_SUBTREE = (
+    "WITH RECURSIVE sub(id, d) AS (SELECT ?, 0 UNION ALL "
+    "SELECT n.id, sub.d + 1 FROM nodes n JOIN sub ON n.parent_id = sub.id) "
+)
+
+
+def depth_rows(conn: sqlite3.Connection, node_id: int, whole: bool) -> list[tuple[int, int, int]]:
+    """``(depth below the node, nodes, leaves)`` per depth of the subtree at ``node_id`` (``whole``: the
+    whole table, the node being the root: one scan instead of a recursive walk)."""
+    leaf = "NOT EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = {}.id)"
+    if whole:
+        return conn.execute(f"SELECT depth, count(*), sum({leaf.format('n')}) FROM nodes n GROUP BY depth").fetchall()
+    query = _SUBTREE + f"SELECT d, count(*), sum({leaf.format('sub')}) FROM sub GROUP BY d"
+    return conn.execute(query, (node_id,)).fetchall()
+
+
+def child_visits(conn: sqlite3.Connection, node_id: int, whole: bool) -> Iterator[tuple[int, int]]:
+    """``(parent_id, nb_visit)`` of every node below ``node_id``, in table order (``whole``: as above)."""
+    if whole:
+        return conn.execute("SELECT parent_id, nb_visit FROM nodes WHERE parent_id IS NOT NULL")  # type: ignore[return-value]
+    return conn.execute(  # type: ignore[return-value]
+        _SUBTREE + "SELECT n.parent_id, n.nb_visit FROM nodes n JOIN sub ON n.parent_id = sub.id", (node_id,)
+    )
