@@ -17,7 +17,7 @@ from ..tree import Moves
 
 __all__ = [
     "COLUMNS", "child_visits", "children", "counts_below", "created_by", "depth_rows", "kid_rows", "logged_root",
-    "path_rows", "principal_variation", "totals",
+    "path_rows", "principal_variation", "subtree_table", "totals",
 ]
 
 COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select"
@@ -165,3 +165,31 @@ def child_visits(conn: sqlite3.Connection, node_id: int, whole: bool) -> Iterato
     return conn.execute(  # type: ignore[return-value]
         _SUBTREE + "SELECT n.parent_id, n.nb_visit FROM nodes n JOIN sub ON n.parent_id = sub.id", (node_id,)
     )
+
+
+def subtree_table(conn: sqlite3.Connection, top: int, root_depth: int, max_depth: int | None, no_proof: int,
+                  name: str, game: Game) -> tuple[list[tuple[int, ...]], list[str], list[int] | None]:
+    """The rows below (and at) row ``top`` down to ``max_depth`` levels (None: all), in id order, as
+    ``(id, parent_id or -1, depth, nb_visit, nb_win, nb_draw, proven or no_proof, created_game or -1,
+    nb_select)``; their moves; their movers (None for a game whose players alternate)."""
+    from .movers import column
+
+    cols = (
+        "n.id, coalesce(n.parent_id, -1), n.depth, n.nb_visit, n.nb_win, n.nb_draw, "
+        f"coalesce(n.proven, {int(no_proof)}), coalesce(n.created_game, -1), n.nb_select"
+    )
+    limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
+    args: tuple[int, ...]
+    if root_depth == 0:
+        prefix, source, where, args = "", "nodes n", "WHERE n.depth <= ?", (limit,)
+    else:
+        prefix = (
+            "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
+            "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) "
+        )
+        source, where, args = "nodes n JOIN sub USING (id)", "", (top, limit)
+    rows = conn.execute(f"{prefix}SELECT {cols} FROM {source} {where} ORDER BY n.id", args).fetchall()
+    moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move FROM {source} {where} ORDER BY n.id", args)]
+    # only the subtree's movers: the table joined on the same rows, in the same order
+    mover = None if game.alternating else column(conn, (prefix, source, where, args), name, game.name)
+    return rows, moves, mover
