@@ -10,6 +10,7 @@ imports under ``if TYPE_CHECKING:`` (never run) are not held to the order.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -232,3 +233,10 @@ def test_front_door_table_imports_and_all_agree() -> None:
         module, attr = where.split(":")
         assert exists(f"treelab.{module}"), where
         assert getattr(treelab, public) is getattr(__import__(f"treelab.{module}", fromlist=[attr]), attr)
+
+
+def test_sql_on_the_schema_lives_in_the_store() -> None:
+    """view/, analysis/, play/ and the rest read a tree's file through store/ readers, never with SQL of their own."""
+    outside = sorted(name for name, path in modules().items()
+                     if part(name) != "store" and re.search(r"\.execute(many)?\(|\bSELECT\b", path.read_text()))
+    assert outside == [], f"move their SQL into treelab/store/: {outside}"
