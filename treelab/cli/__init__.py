@@ -1,7 +1,8 @@
 """The ``treelab`` command line: a thin click group; every command calls the library.
 
-Commands live in small modules, most named for their command (``train.py``, ``analyse.py``,
-``play.py``, ``info.py``, ``compact.py``, ``merge.py``; ``view.py``: render, stats, growth, shape;
+Commands live in small modules, most named for their command (``train_cmd.py``, ``analyse_cmd.py``,
+``play_cmd.py``, ``info_cmd.py``, ``compact_cmd.py``, ``merge_cmd.py``: no module may share a public
+name such as ``treelab.train``; ``view.py``: render, stats, growth, shape;
 ``match.py``: arena; ``explorer.py``: serve, diff). The
 group imports a command's module only when that command runs (click's "lazy
 group" pattern), so ``treelab analyse`` never loads the drawing code.
@@ -27,11 +28,11 @@ _VERSION = f"%(prog)s %(version)s; hot paths: {describe()}"
 
 
 _COMMANDS = {
-    "train": "train", "analyse": "analyse", "play": "play", "info": "info", "compact": "compact",
+    "train": "train_cmd", "analyse": "analyse_cmd", "play": "play_cmd", "info": "info_cmd", "compact": "compact_cmd",
     "render": "view", "stats": "view", "growth": "view", "shape": "view",
     "arena": "match",
     "serve": "explorer", "diff": "explorer",
-    "merge": "merge",
+    "merge": "merge_cmd",
 }
 """Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
 
