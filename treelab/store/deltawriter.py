@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import StoreError
+from ..errors import StoreError, UnknownGameError
 from ..games import find_game
 from .binding import stored_counts
 from .dbfile import KeptConnection, is_empty, reading, writing
@@ -56,7 +56,12 @@ class DeltaWriter:
         self.meta = dict(meta or {})
         if not Path(db).exists() or is_empty(db):
             save(open_tree(db, game, c=c), db)  # a new file: workers load their snapshots from it
-        with reading(db, find_game(game).name) as (conn, meta):
+        try:
+            wanted = find_game(game).name
+        except UnknownGameError:  # a game registered only in the process that started this writer: its name
+            wanted = game
+        self.game = wanted
+        with reading(db, wanted) as (conn, meta):
             self.logged = {gid for (gid,) in conn.execute("SELECT id FROM games")}
             self._generation = self.found = int(meta.get("generation", 0))
         self._kept = KeptConnection()
