@@ -4,8 +4,8 @@ The tree plays itself (``opponent="self"``), a ``random`` / ``heuristic``
 opponent, or one drawn for each game from a ``pool`` (:mod:`treelab.play.pool`,
 earlier trees too), changing colours every game. Each game is logged in the database's
 ``games`` table and the tree is saved incrementally, in one transaction, after
-every game: from a writer process while the next game is played, once it has
-started (:mod:`treelab.store.background`; the file is the same). Ctrl-C (SIGINT)
+every game: by a writer process while the next game is played, or by this one,
+decided once per run (:mod:`treelab.store.background`; the file is the same). Ctrl-C (SIGINT)
 or SIGTERM ends the current search at once; the unfinished game is dropped, the
 tree saved, and training returns normally. Running it again resumes from the saved tree.
 
