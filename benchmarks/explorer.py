@@ -50,8 +50,8 @@ from render_subtree import build
 from treelab.play.explorer import explorer_app
 from treelab.view.dot import run_dot, source_dot
 from treelab.view.explorer import diagram, lean
-from treelab.view.explorer.lean import lean_svg
 from treelab.view.explorer.server import Background
+from treelab.view.explorer.svgdot import lean_svg
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync"]
@@ -209,7 +209,7 @@ def first_layouts(db: Path, pv: list[str], rounds: int = 7) -> None:
 
 
 def layouts(db: Path, pv: list[str], repeat: int) -> None:
-    """The explorer's lean ``dot`` (:mod:`treelab.view.explorer.lean`) against a plain ``dot``, same DOT, alternated."""
+    """The explorer's lean ``dot`` (:mod:`treelab.view.explorer.svgdot`) against a plain ``dot``, alternated."""
     plain_times, lean_times = [], []
     texts = [source_dot(db, path=pv[:k], depth=d, top=t) for k, d, t in ((3, 2, 3), (1, 2, 5), (5, 3, 2))]
     for _ in range(max(3, repeat // 3)):

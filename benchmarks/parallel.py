@@ -7,7 +7,11 @@ process and the writer) and ``--workers 2``, and times the whole run
 ratios of the medians. The machine's load average is printed beside them:
 the team shares these 2 cores, so read ratios, not absolute rates.
 
-    .venv/bin/python benchmarks/parallel.py --games 16 --iterations 400 --rounds 3
+    .venv/bin/python benchmarks/parallel.py --budgets 100,200,400,2000 --rounds 3
+
+Several budgets (simulations a move) run in one call, each with its own number of
+games (about the same work per run: ``--sims`` simulations in all, at least 8 games),
+the rounds alternating the modes' order; one line of ratios per budget at the end.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import argparse
 import os
 import resource
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -50,19 +55,32 @@ def run(folder: Path, name: str, games: int, iterations: int, workers: int | Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", type=int, default=16)
-    parser.add_argument("--iterations", type=int, default=400)
+    parser.add_argument("--budgets", default="100,200,400,2000", help="simulations a move, comma-separated")
+    parser.add_argument("--sims", type=int, default=300_000, help="simulations a run, about (sets the games)")
+    parser.add_argument("--games", type=int, default=0, help="games a run (0: from --sims)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    lines = []
+    for budget in (int(b) for b in args.budgets.split(",")):
+        games = args.games or max(8, round(args.sims / (budget * 30)))  # about 30 moves a self-play game
+        lines.append(measure(budget, games, args.rounds))
+    print("\nsummary (medians; --workers 2 / --workers 1, --workers 2 / one process):")
+    for line in lines:
+        print(line)
+
+
+def measure(iterations: int, games: int, rounds: int) -> str:
+    """Run the rounds at one budget; print them; return the line of ratios."""
     folder = Path(tempfile.mkdtemp(prefix="treelab-parallel-"))
     rates: dict[str, list[float]] = {mode: [] for mode in MODES}
     cpus: dict[str, list[tuple[float, float]]] = {mode: [] for mode in MODES}
-    print(f"{args.games} self-play games x {args.iterations} iterations per move, {args.rounds} rounds; "
+    print(f"{games} self-play games x {iterations} iterations per move, {rounds} rounds; "
           f"load average before: {os.getloadavg()[0]:.2f}")
-    for r in range(args.rounds):
+    print(f"\n== {iterations} simulations a move, uptime: {_uptime()}")
+    for r in range(rounds):
         order = list(MODES) if r % 2 == 0 else list(reversed(MODES))  # alternate the order too
         for mode in order:
-            rate, here, kids = run(folder, mode, args.games, args.iterations, MODES[mode], seed=r)
+            rate, here, kids = run(folder, mode, games, iterations, MODES[mode], seed=r)
             rates[mode].append(rate)
             cpus[mode].append((here, kids))
             print(f"round {r + 1} {mode:>12}: {rate:>9,.0f} sims/s  (load {os.getloadavg()[0]:.2f}); CPU us/sim: "
@@ -80,6 +98,17 @@ def main() -> None:
     print(f"CPU us/sim (medians): one process {one['one process'][0]:.2f}; --workers 1 writer {w1[0]:.2f} + worker "
           f"{w1[1]:.2f}; --workers 2 writer {w2[0]:.2f} + workers {w2[1]:.2f}; on 2 idle cores --workers 2 / "
           f"--workers 1 would be at most {bound:.2f}x")
+    w2w1 = median["--workers 2"] / median["--workers 1"]
+    w2one = median["--workers 2"] / median["one process"]
+    return (f"{iterations:>5} sims/move, {games} games: {w2w1:.2f}x, {w2one:.2f}x "
+            f"(one process {median['one process']:,.0f} sims/s; load {os.getloadavg()[0]:.2f})")
+
+
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return f"load average {os.getloadavg()}"
 
 
 if __name__ == "__main__":

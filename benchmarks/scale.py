@@ -30,6 +30,7 @@ import treelab
 from treelab.mcts.choice import best_child
 from treelab.play.players import MCTSPlayer
 from treelab.store import bulk  # the rows a first save writes, so both sides insert identical rows
+from treelab.store.binding import bind
 
 LOADER = r"""
 import gc, json, sys, time
@@ -118,7 +119,7 @@ def main() -> None:
         ref_path, our_path = tmp / f"ref{r}.db", tmp / f"ours{r}.db"
         theirs.append(reference_insert(rows, ref_path))
         theirs_indexed.append(reference_insert(rows, tmp / f"refi{r}.db", indexed=True))
-        tree.binding = None  # a first save to a new file writes every node
+        bind(tree, None)  # a first save to a new file writes every node
         started = time.perf_counter()
         treelab.save(tree, our_path)
         ours.append(time.perf_counter() - started)

@@ -55,10 +55,8 @@ def trained(db: Path, seed: int, iterations: int, *, games: int = 0, until: int 
         return tree
 
     class Saver(real_saver):  # type: ignore[misc, valid-type]
-        def track(self, tree: treelab.Tree) -> None:
-            super().track(tree)
-            if ready:
-                self.wait()
+        def track(self, tree: treelab.Tree, *, timeout: float = 60.0) -> None:
+            super().track(tree, timeout=timeout)  # waits for the writer, which then saves every game
 
     marks: list[tuple[float, int, int]] = []  # (time, nodes, simulations) after each logged game
 

@@ -176,10 +176,23 @@ def test_choice_ucb1_plays_the_best_ucb1_score(tmp_path: Path) -> None:
 
 def test_the_lazy_group_knows_every_command() -> None:
     """Every command of the command modules is listed in the group's table, under its own module."""
-    from treelab.cli import _COMMANDS, cli, combine, explorer, grow, learn, match, view
+    from treelab.cli import (
+        _COMMANDS,
+        analyse_cmd,
+        cli,
+        compact_cmd,
+        explorer,
+        fit_cmd,
+        info_cmd,
+        match,
+        merge_cmd,
+        play_cmd,
+        train_cmd,
+        view,
+    )
 
-    listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in (grow, view, match, explorer, combine, learn)
-              for c in m.COMMANDS}
+    modules = (train_cmd, analyse_cmd, play_cmd, info_cmd, compact_cmd, view, match, explorer, merge_cmd, fit_cmd)
+    listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in modules for c in m.COMMANDS}
     assert listed == _COMMANDS
     assert cli.list_commands(None) == sorted(listed)  # type: ignore[arg-type]
 
@@ -193,4 +206,4 @@ def test_a_command_imports_only_what_it_needs() -> None:
         "main()"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "['treelab.cli.grow', 'treelab.cli.options']"
+    assert out.strip().splitlines()[-1] == "['treelab.cli.analyse_cmd', 'treelab.cli.options']"

@@ -20,6 +20,7 @@ import treelab
 from treelab import StoreError
 from treelab.store import dbfile
 from treelab.store import persistence as store
+from treelab.store.binding import kept_of
 from treelab.store.persistence import kept_open, save
 
 
@@ -50,8 +51,8 @@ def test_saves_in_a_kept_block_share_one_connection(tmp_path: Path, opened: list
             grow(tree, seed)
             save(tree, db, games=[{"moves": "4"}])
         assert len(opened) <= 1  # the first save builds the file aside; the next four share one connection
-        assert tree.kept.conn is not None
-    assert tree.kept is None
+        assert kept_of(tree).conn is not None
+    assert kept_of(tree) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db"]  # closed: log folded in, no -wal/-shm
     back = treelab.load(db)
     assert back.root.nb_visit == tree.root.nb_visit == 200 and back.size == tree.size
@@ -79,13 +80,13 @@ def test_a_replaced_file_is_never_written_through_the_old_connection(tmp_path: P
         save(tree, db)
         grow(tree, 2)
         save(tree, db)  # now kept open
-        kept = tree.kept.conn
+        kept = kept_of(tree).conn
         shutil.copy(other_db, tmp_path / "copy.db")
         os.replace(tmp_path / "copy.db", db)  # someone puts another tree's file in its place
         grow(tree, 3)
         with pytest.raises(StoreError, match="replaced while a training run kept it open"):
             save(tree, db)
-        assert tree.kept.conn is None  # the old connection was closed, not written through
+        assert kept_of(tree).conn is None  # the old connection was closed, not written through
         with pytest.raises(sqlite3.ProgrammingError):
             kept.execute("SELECT 1")
     # the new file is untouched; its stale log is the old file's (SQLite would replay it on open)
@@ -114,11 +115,11 @@ def test_an_error_closes_the_kept_connection_and_the_next_save_reopens(
         grow(tree, 3)
         with pytest.raises(OSError):
             save(tree, db, games=[{"moves": "44"}])
-        assert tree.kept.conn is None
+        assert kept_of(tree).conn is None
         assert treelab.load(db).root.nb_visit == before  # rolled back
         monkeypatch.undo()
         save(tree, db, games=[{"moves": "44"}])
-        assert tree.kept.conn is not None
+        assert kept_of(tree).conn is not None
     assert treelab.load(db).root.nb_visit == tree.root.nb_visit
 
 

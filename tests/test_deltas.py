@@ -18,6 +18,7 @@ from treelab.errors import ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
 from treelab.store import deltas
+from treelab.store.binding import binding_of
 from treelab.store.deltas import LOCAL, Earlier, renumber, share_top, start, take
 from treelab.store.deltawriter import DeltaWriter
 from treelab.tree import Tree
@@ -49,7 +50,7 @@ def test_two_copies_add_up_exactly_on_every_path(tmp_path: Path) -> None:
     expected = by_path(db)
     copies = [start(treelab.load(db)), start(treelab.load(db))]
     bases = [counts_by_path(c) for c in copies]
-    seen = copies[0].binding.generation  # lookups only under rows grown since: the writer's log is used
+    seen = binding_of(copies[0]).generation  # type: ignore[union-attr]  # lookups only under rows grown since: the writer's log is used
     rng = random.Random(3)
     for round_ in range(4):
         order = [0, 1] if round_ % 2 == 0 else [1, 0]
@@ -103,7 +104,8 @@ def test_a_contradicting_proof_writes_nothing(tmp_path: Path) -> None:
     b.find("12").proven = Proof.of(-1)
     writer.store([("a", None, take(a)[0])])
     before = by_path(db)
-    with pytest.raises(ProofConflictError, match=r"holds proof 'win' for node id \d+ but a worker proved 'loss'"):
+    conflict = r"holds proof 'win' for '[0-9/]+' \(node id \d+\) but this tree proved 'loss'"
+    with pytest.raises(ProofConflictError, match=conflict):
         writer.store([("b", None, take(b)[0])])
     writer.close()
     assert by_path(db) == before

@@ -249,7 +249,7 @@ def test_partial_loads_of_chains(builder: str, tmp_path: Path) -> None:
 
 def test_mover_nodes_of_an_openspiel_game(builder: str, tmp_path: Path) -> None:
     pytest.importorskip("pyspiel")
-    from treelab.mover_tree import MoverNode
+    from treelab.tree import MoverNode
 
     tree = recorded("openspiel:dots_and_boxes(num_rows=1,num_cols=2)", 15, seed=2)
     assert type(tree.root) is MoverNode and slot_shapes(tree)["one"] > 0

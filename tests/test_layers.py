@@ -1,15 +1,16 @@
 """The package's architecture, held by reading its source: layers, sizes and the front door.
 
 The layers read core (``tree``, ``errors``, ``games``, ``speedups``) <- {``mcts``, ``store``} <-
-{``view``, ``analysis``} <- ``play`` <- ``cli``: a module imports, at module level, only from its own
-layer or a lower one, and the parts import each other without a circle. Imports inside functions
-(the command line's lazy loading, a late import that breaks a start-up cost) and imports under
-``if TYPE_CHECKING:`` (never run) are not module-level imports and are not held to the order.
+{``view``, ``analysis``} <- ``play`` <- ``cli``: a module imports only from its own layer or a lower
+one, and no modules import each other in a circle, at any depth. Imports inside functions (the
+command line's lazy loading, a late import that saves start-up time) count like any other; only
+imports under ``if TYPE_CHECKING:`` (never run) are not held to the order.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,14 +22,15 @@ PACKAGE = Path(treelab.__file__).resolve().parent
 ROOT = PACKAGE.parent
 
 LAYERS: dict[str, int] = {
-    "": 0, "tree": 0, "nodes": 0, "errors": 0, "games": 0, "speedups": 0, "_speedups": 0, "mover_tree": 0,
+    "tree": 0, "nodes": 0, "errors": 0, "games": 0, "speedups": 0, "_speedups": 0,
     "mcts": 1, "store": 1, "learn": 1,
     "view": 2, "analysis": 2,
     "play": 3,
     "cli": 4,
-    "__main__": 5,
+    "": 5, "__main__": 5,
 }
-"""Each part of ``treelab`` (its first dotted name below ``treelab``; ``""`` is ``treelab`` itself) and its layer."""
+"""Each part of ``treelab`` (its first dotted name below ``treelab``; ``""`` is ``treelab`` itself, the front
+door, which re-exports every layer and wires the store and the view into the core) and its layer."""
 
 MAX_TOP_LEVEL_MODULES = 8
 MAX_LINES = 400
@@ -61,27 +63,28 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _module_level(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The import statements that run when the module is imported (not in functions, classes, TYPE_CHECKING)."""
+def _imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run: at module level, in functions and classes, at any depth
+    (not those under ``if TYPE_CHECKING:``, which never runs)."""
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        elif isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
-                yield from _module_level(node.body)
-            yield from _module_level(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
-                yield from _module_level(block)
-        elif isinstance(node, ast.With):
-            yield from _module_level(node.body)
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from _imports(node.orelse)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(node, field, ()) or ():
+                    if isinstance(child, ast.stmt):
+                        yield from _imports([child])
+                    elif isinstance(child, ast.excepthandler | ast.match_case):
+                        yield from _imports(child.body)
 
 
 def imports_of(name: str, path: Path) -> set[str]:
-    """The treelab modules that module ``name`` (at ``path``) imports at module level."""
+    """The treelab modules that module ``name`` (at ``path``) imports, inside functions included."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _module_level(ast.parse(path.read_text(), str(path)).body):
+    for node in _imports(ast.parse(path.read_text(), str(path)).body):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "treelab")
             continue
@@ -104,7 +107,7 @@ def part(name: str) -> str:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module-level imports between treelab's modules."""
+    """Imports between treelab's modules (inside functions included)."""
     return {name: imports_of(name, path) for name, path in modules().items()}
 
 
@@ -168,7 +171,8 @@ def test_the_import_reader_sees_real_imports(tmp_path: Path) -> None:
     assert {"treelab.errors", "treelab.games", "treelab.speedups"} <= graph["treelab.tree"]
     assert "treelab.cli" in graph["treelab.__main__"]
     assert "treelab.store.bulk" in graph["treelab.store.persistence"]  # `from . import bulk`
-    assert "treelab.errors" in graph["treelab"] and not any(part(t) == "view" for t in graph["treelab"])
+    assert {"treelab.errors", "treelab.store.persistence", "treelab.view.jupyter"} <= graph["treelab"]
+    assert not any(part(t) in ("store", "view") for t in graph["treelab.tree"] | graph["treelab.nodes"])
     bad = "from __future__ import annotations\nfrom typing import TYPE_CHECKING\nfrom ..cli import main\n"
     probe = tmp_path / "probe.py"  # read as if it were treelab/games/probe.py
     probe.write_text(bad + "if TYPE_CHECKING:\n    from ..play import arena\n")
@@ -229,3 +233,10 @@ def test_front_door_table_imports_and_all_agree() -> None:
         module, attr = where.split(":")
         assert exists(f"treelab.{module}"), where
         assert getattr(treelab, public) is getattr(__import__(f"treelab.{module}", fromlist=[attr]), attr)
+
+
+def test_sql_on_the_schema_lives_in_the_store() -> None:
+    """view/, analysis/, play/ and the rest read a tree's file through store/ readers, never with SQL of their own."""
+    outside = sorted(name for name, path in modules().items()
+                     if part(name) != "store" and re.search(r"\.execute(many)?\(|\bSELECT\b", path.read_text()))
+    assert outside == [], f"move their SQL into treelab/store/: {outside}"

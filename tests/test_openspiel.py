@@ -29,8 +29,7 @@ from treelab.errors import (  # noqa: E402
 from treelab.games import find_game, registry  # noqa: E402
 from treelab.games.openspiel import OpenSpielGame  # noqa: E402
 from treelab.mcts.choice import best_child  # noqa: E402
-from treelab.mover_tree import MoverNode  # noqa: E402
-from treelab.tree import TreeNode  # noqa: E402
+from treelab.tree import MoverNode, TreeNode  # noqa: E402
 
 DOTS = "openspiel:dots_and_boxes"
 SMALL_DOTS = "openspiel:dots_and_boxes(num_rows=1,num_cols=2)"

@@ -22,8 +22,7 @@ from treelab.analysis.arrays import TreeArrays, stats  # noqa: E402
 from treelab.errors import NotATreelabDatabaseError, UnsupportedGameError  # noqa: E402
 from treelab.games import find_game  # noqa: E402
 from treelab.games.openspiel import OpenSpielGame, strictly_alternating  # noqa: E402
-from treelab.mover_tree import MoverNode  # noqa: E402
-from treelab.tree import TreeNode  # noqa: E402
+from treelab.tree import MoverNode, TreeNode  # noqa: E402
 
 DOTS = "openspiel:dots_and_boxes"
 

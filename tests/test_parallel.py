@@ -218,3 +218,15 @@ def test_ray_trains_24_games_into_a_consistent_tree(tmp_path: Path) -> None:
     with sqlite3.connect(db) as conn:
         sources = {s for (s,) in conn.execute(f"SELECT source FROM {SOURCES}")}
     assert sources and sources <= {"worker 1", "worker 2"}
+
+
+def test_workers_run_only_where_they_pay() -> None:
+    """One core: one process; never more workers than cores; busy cores: as asked, with a warning."""
+    from treelab.play.parallel import advice
+
+    workers, note = advice(2, cores=1, load=0.0)
+    assert workers is None and "one process" in note
+    assert advice(4, cores=2, load=0.0) == (2, "--workers 4 on 2 cores: 2 workers instead (more would take turns)")
+    assert advice(2, cores=2, load=0.1) == (2, "")
+    workers, note = advice(2, cores=2, load=3.5)
+    assert workers == 2 and "load average 3.5 on 2 cores" in note

@@ -96,7 +96,8 @@ def test_a_contradicting_proof_is_refused_and_nothing_is_written(db: Path) -> No
     b.mark_dirty(node)
     node.proven = Proof.LOSS  # wrong: the file proved a win
     b.record("11", 1)
-    with pytest.raises(ProofConflictError, match=r"holds proof 'win' for '4/4/5/3' but this tree proved 'loss'"):
+    conflict = r"holds proof 'win' for '4/4/5/3' \(node id \d+\) but this tree proved 'loss'"
+    with pytest.raises(ProofConflictError, match=conflict):
         save(b, db)
     assert rows(db) == before and b.unsaved > 0
     node.proven = Proof.WIN  # agreeing proofs merge

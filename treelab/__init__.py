@@ -111,11 +111,20 @@ if TYPE_CHECKING:
     from .view.jupyter import Diagram, draw, side_by_side
 
 
+def _wire() -> None:
+    """Load the layers that wire themselves into the core: the store (``Tree.save``), the view (Jupyter display)."""
+    from .store import persistence  # noqa: F401
+    from .view import jupyter  # noqa: F401
+
+
 def __getattr__(name: str) -> Any:
     try:
         module, attr = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'treelab' has no attribute {name!r}") from None
+    if "_wired" not in globals():
+        globals()["_wired"] = True
+        _wire()
     value = getattr(importlib.import_module(f".{module}", __name__), attr)
     globals()[name] = value
     return value

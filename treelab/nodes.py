@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anytree import LightNodeMixin
@@ -33,12 +33,30 @@ from .errors import TreelabError
 from .games import mover_at_depth
 
 __all__ = [
-    "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "kids_of", "link", "proof_word", "seal", "ucb1_score",
-    "unlink", "walk",
+    "HOOKS", "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "display", "kids_of", "link", "proof_word",
+    "seal", "ucb1_score", "unlink", "walk", "wire",
 ]
 
 SQRT2 = math.sqrt(2.0)
 """The UCB1 exploration constant of Auer et al. (2002) for rewards in [0, 1]."""
+
+HOOKS: dict[str, Callable[..., Any]] = {}
+"""What the layers above the core wire in when they load (the core imports neither): ``"save"``
+(:func:`treelab.store.persistence.save`, behind :meth:`treelab.tree.Tree.save`) and ``"display"``
+(:mod:`treelab.view.jupyter`'s diagram, behind Jupyter's ``_repr_mimebundle_``). The front door
+``treelab/__init__.py`` loads both on its first lookup."""
+
+
+def wire(name: str, hook: Callable[..., Any]) -> None:
+    """Register ``hook`` as :data:`HOOKS` ``[name]`` (called by :mod:`treelab.store` and :mod:`treelab.view`)."""
+    HOOKS[name] = hook
+
+
+def display(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    """Jupyter's view of a tree or node: the wired diagram, else its text."""
+    hook = HOOKS.get("display")
+    return {"text/plain": repr(obj)} if hook is None else hook(obj, include, exclude)
+
 
 KIDS_SLOT = "_LightNodeMixin__children"
 """anytree's mangled slot holding a node's children: unset (or None), the one child, or a list/tuple of them
@@ -292,10 +310,8 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
         return max(kid.height for kid in kids) + 1 if kids else 0
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """Jupyter shows the subtree below this node as an SVG diagram."""
-        from .view.jupyter import Diagram
-
-        return Diagram(self)._repr_mimebundle_(include, exclude)
+        """Jupyter shows the subtree below this node as an SVG diagram (once :mod:`treelab.view` is wired)."""
+        return display(self, include, exclude)
 
     def _pre_attach(self, parent: TreeNode) -> None:
         raise TreelabError(

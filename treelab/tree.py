@@ -18,14 +18,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import speedups
-from .errors import IllegalMoveError, NotationError, PathNotFoundError
+from .errors import IllegalMoveError, NotationError, PathNotFoundError, StoreError
 from .games import Game, State, find_game
-from .nodes import SQRT2, TreeNode, walk
+from .nodes import HOOKS, SQRT2, TreeNode, display, walk
 
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["SQRT2", "Counts", "Moves", "Tree", "TreeNode", "backup"]
+__all__ = ["SQRT2", "Counts", "MoverNode", "MoverTree", "Moves", "Tree", "TreeNode", "backup"]
 
 Counts = tuple[int, int, int, int]
 """A node's ``(nb_visit, nb_win, nb_draw, nb_select)``."""
@@ -54,7 +54,7 @@ def backup(path: Sequence[TreeNode], winner: int | None, baselines: dict[TreeNod
     started) ``nb_select``. ``path`` is a stored path, each node the parent of the next. With
     ``baselines`` (:attr:`Tree.baselines`), each node's counts before its first change since the
     last save are recorded there first. ``movers``: the nodes store their movers
-    (:mod:`treelab.mover_tree`); else the mover is the depth's parity and wins go to every other
+    (:class:`MoverTree`); else the mover is the depth's parity and wins go to every other
     node. ``treelab._speedups.backup`` runs this rule in C for one simulation on parity nodes.
     """
     if baselines is not None:
@@ -87,7 +87,6 @@ class Tree:
 
     node_class: type[TreeNode] = TreeNode  # MoverNode in a MoverTree, for games whose players need not alternate
     def __new__(cls, game: str | Game | None = None, **_: Any) -> Tree:
-        from .mover_tree import MoverTree  # a subclass, imported once this module is loaded
         return super().__new__(MoverTree if cls is Tree and game and not find_game(game).alternating else cls)
 
     def __init__(self, game: str | Game, *, c: float = SQRT2) -> None:
@@ -107,10 +106,6 @@ class Tree:
         self._next_id = 2
         self._baselines: dict[TreeNode, Counts] = {self.root: _ZERO}
         self._new: list[TreeNode] = [self.root]
-        self.binding: Any = None
-        """The file this tree mirrors (a :class:`treelab.store.persistence.Binding`; None: none yet)."""
-        self.kept: Any = None
-        """The connection :func:`treelab.store.persistence.kept_open` keeps open for this tree's saves, if any."""
         self.priors: dict[TreeNode, float] = {}
         """PUCT's prior ``P`` of the move into each node it expanded (not stored; empty for UCT).
         Kept here rather than in a node slot: a UCT tree of a million nodes saves 8 MB."""
@@ -307,11 +302,14 @@ class Tree:
 
         The first save writes every node; later saves to the same file write
         only new and changed nodes. ``games`` are logged in the same transaction
-        (see :func:`treelab.store.persistence.save`).
+        (see :func:`treelab.store.save`, which :mod:`treelab.store` wires in here when it loads;
+        the front door ``treelab`` loads it).
         """
-        from .store.persistence import save
-
-        return save(self, db, games=games)
+        hook = HOOKS.get("save")
+        if hook is None:
+            raise StoreError("Tree.save needs treelab.store, which is not loaded: use treelab.Tree (the front door "
+                             "wires it), or import treelab.store.persistence first")
+        return hook(self, db, games=games)  # type: ignore[no-any-return]
 
     @property
     def unsaved(self) -> int:
@@ -325,6 +323,37 @@ class Tree:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Jupyter shows the tree's top as an SVG diagram (a text reason if ``dot`` is missing)."""
-        from .view.jupyter import Diagram
+        return display(self, include, exclude)
 
-        return Diagram(self)._repr_mimebundle_(include, exclude)
+
+class MoverNode(TreeNode):
+    """A :class:`~treelab.tree.TreeNode` that stores the player who moved into it."""
+
+    __slots__ = ("mover",)
+
+    mover: int  # a slot here, the depth parity's property in TreeNode
+    """The player (1 or 2) who made the move into this node (the root: the player not to move first)."""
+
+
+class MoverTree(Tree):
+    """A :class:`~treelab.tree.Tree` whose nodes store their movers (``Tree(game)`` picks it by itself)."""
+
+    node_class = MoverNode
+
+    def __init__(self, game: str | Game, **kwargs: Any) -> None:
+        super().__init__(game, **kwargs)
+        self.root.mover = 3 - self.game.initial().to_move  # type: ignore[misc]
+
+    def add_child(self, parent: TreeNode, label: str, mover: int | None = None) -> TreeNode:
+        """Create the child of ``parent`` reached by ``label``; ``mover`` is the player to move at ``parent``.
+
+        Without ``mover`` (:meth:`Tree.path`, :meth:`Tree.record`) it is read from the game,
+        replaying the moves to ``parent``; the search passes it.
+        """
+        node = super().add_child(parent, label)
+        if mover is None:
+            mover = self.game.replay(parent.moves).to_move
+        elif mover not in (1, 2):
+            raise ValueError(f"mover {mover!r} is not 1 or 2 (the player to move at {parent.sequence!r})")
+        node.mover = mover  # type: ignore[misc]
+        return node

@@ -37,12 +37,10 @@ import numpy as np
 
 from ..games import Game, State, find_game, written
 from ..mcts.choice import best_index
-from ..mover_tree import MoverNode
 from ..nodes import PARENT_SLOT, proof_word, ucb1_score
 from ..store.dbfile import diagnosed
 from ..store.integrity import check_table
-from ..store.movers import column
-from ..tree import SQRT2, Moves, Tree, TreeNode
+from ..tree import SQRT2, MoverNode, Moves, Tree, TreeNode
 
 __all__ = ["TreeArrays", "child_rows", "gini", "normalised_entropy", "stats"]
 
@@ -79,7 +77,7 @@ class TreeArrays:
     """The game's name, when known."""
     mover: np.ndarray | None = None
     """The player (1 or 2) who moved into each node, for games whose players need not alternate
-    (:mod:`treelab.mover_tree`); None: the parity of the depth (the built-in games' fast path)."""
+    (:class:`treelab.tree.MoverTree`); None: the parity of the depth (the built-in games' fast path)."""
 
     # -- building -------------------------------------------------------------
     @classmethod
@@ -126,31 +124,14 @@ class TreeArrays:
         """
         from ..games import find_game
         from ..store.dbfile import reading
-        from ..view.loading import path_rows
+        from ..store.rows import path_rows, subtree_table
 
         name = os.fspath(db)
-        cols = (
-            "n.id, coalesce(n.parent_id, -1), n.depth, n.nb_visit, n.nb_win, n.nb_draw, "
-            f"coalesce(n.proven, {NO_PROOF}), coalesce(n.created_game, -1), n.nb_select"
-        )
         with reading(name) as (conn, meta):
             game = find_game(meta["game"])
             chain = path_rows(conn, game, path, name)
             top, root_depth = chain[-1][0], len(chain) - 1
-            limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
-            args: tuple[int, ...]
-            if root_depth == 0:
-                prefix, source, where, args = "", "nodes n", "WHERE n.depth <= ?", (limit,)
-            else:
-                prefix = (
-                    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
-                    "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) "
-                )
-                source, where, args = "nodes n JOIN sub USING (id)", "", (top, limit)
-            rows = conn.execute(f"{prefix}SELECT {cols} FROM {source} {where} ORDER BY n.id", args).fetchall()
-            moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move FROM {source} {where} ORDER BY n.id", args)]
-            # only the subtree's movers: the table joined on the same rows, in the same order
-            mover = None if game.alternating else column(conn, (prefix, source, where, args), name, game.name)
+            rows, moves, mover = subtree_table(conn, top, root_depth, max_depth, NO_PROOF, name, game)
         table = np.array(rows, dtype=np.int64).reshape(len(rows), 9)
         check_table(table, NO_PROOF, moves, game)
         return cls.from_table(table, moves, top, root_depth, game.name, None if mover is None else np.array(mover))
@@ -367,7 +348,7 @@ def assemble(
     action = None
     if rules is not None and rules.shows_actions:  # OpenSpiel's action strings beside the ids
         action = partial(_action_text, rules, rules.replay(list(moves)))
-    if rules is not None and not rules.alternating:  # the movers come from the game (treelab.mover_tree)
+    if rules is not None and not rules.alternating:  # the movers come from the game (treelab.tree.MoverTree)
         mover, to_move = rules.turn(moves)
         proven = proven if mover != to_move or proven is None else -proven  # a double move into this node
     return {

@@ -26,29 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import GameMismatchError, PathNotFoundError
-from ..games import Game, find_game
+from ..games import find_game
 from ..nodes import proof_word
 from ..store.dbfile import reading
+from ..store.pairs import aligned, attached, kid_moves, node_at, subtree_size
+from ..store.rows import principal_variation
 from ..store.schema import display
 from ..tree import Moves
-from ..view.loading import principal_variation
-
-_COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game"
-"""The row of :func:`_node_at` (columns every schema version has; ``{schema}.nodes`` skips the compat view)."""
 
 __all__ = ["DiffResult", "MoveDiff", "diff"]
-
-_ALIGNED = (
-    "WITH RECURSIVE pair(a, b) AS (SELECT ?, ? UNION ALL "
-    "SELECT na.id, nb.id FROM pair JOIN main.nodes na ON na.parent_id = pair.a "
-    "JOIN other.nodes nb ON nb.parent_id = pair.b AND nb.move = na.move) "
-    "SELECT count(*) FROM pair"
-)
-_SUBTREE = (
-    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL "
-    "SELECT n.id FROM {db}.nodes n JOIN sub ON n.parent_id = sub.id) SELECT count(*) FROM sub"
-)
-
 
 @dataclass(frozen=True)
 class MoveDiff:
@@ -161,36 +147,8 @@ class DiffResult:
         }
 
 
-def _node_at(conn: sqlite3.Connection, schema: str, game: Game, moves: tuple[int, ...]) -> tuple[Any, ...] | None:
-    """The row (:data:`_COLUMNS`) at ``moves`` in the attached ``schema``, or None if not stored."""
-    row = conn.execute(f"SELECT {_COLUMNS} FROM {schema}.nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
-    for move in moves:
-        if row is None:
-            return None
-        row = conn.execute(
-            f"SELECT {_COLUMNS} FROM {schema}.nodes WHERE parent_id = ? AND move = ?", (row[0], game.label(move))
-        ).fetchone()
-    return row
-
-
-def _kids(conn: sqlite3.Connection, schema: str, node_id: int) -> dict[str, tuple[int, int, int, int | None]]:
-    rows = conn.execute(
-        f"SELECT move, nb_visit, nb_win, nb_draw, proven FROM {schema}.nodes WHERE parent_id = ? ORDER BY id",
-        (node_id,),
-    )
-    return {m: (n, w, d, p) for m, n, w, d, p in rows}
-
-
 def _pv(conn: sqlite3.Connection, schema: str, row: tuple[Any, ...] | None) -> tuple[str, ...]:
     return () if row is None else tuple(m for m, _ in principal_variation(conn, row[0], schema=schema))
-
-
-def _size(conn: sqlite3.Connection, schema: str, row: tuple[Any, ...] | None, whole: bool) -> int:
-    if row is None:
-        return 0
-    if whole:
-        return int(conn.execute(f"SELECT count(*) FROM {schema}.nodes").fetchone()[0])
-    return int(conn.execute(_SUBTREE.format(db=schema), (row[0],)).fetchone()[0])
 
 
 def _mean(n: int, w: int, d: int) -> float | None:
@@ -226,11 +184,8 @@ def diff(
             )
         game = find_game(meta_a["game"])
         moves = game.parse(path)
-        conn.execute("COMMIT")  # SQLite attaches only outside a transaction
-        conn.execute("ATTACH DATABASE ? AS other", (f"file:{_quote_uri(os.path.abspath(name_b))}?mode=ro",))
-        conn.execute("BEGIN")  # one read transaction over both files
-        try:
-            row_a, row_b = _node_at(conn, "main", game, moves), _node_at(conn, "other", game, moves)
+        with attached(conn, name_b):  # one read transaction over both files, B as schema "other"
+            row_a, row_b = node_at(conn, "main", game, moves), node_at(conn, "other", game, moves)
             where = game.notation(moves)
             if row_a is None and row_b is None:
                 raise PathNotFoundError(
@@ -241,23 +196,19 @@ def diff(
             if not count_nodes:
                 common = None
             elif row_a is not None and row_b is not None:
-                common = int(conn.execute(_ALIGNED, (row_a[0], row_b[0])).fetchone()[0])
-            kids_a = _kids(conn, "main", row_a[0]) if row_a is not None else {}
-            kids_b = _kids(conn, "other", row_b[0]) if row_b is not None else {}
+                common = aligned(conn, row_a[0], row_b[0])
+            kids_a = kid_moves(conn, "main", row_a[0]) if row_a is not None else {}
+            kids_b = kid_moves(conn, "other", row_b[0]) if row_b is not None else {}
             result = DiffResult(
                 game=game.name, path=where, a=name_a, b=name_b,
-                nodes_a=_size(conn, "main", row_a, whole) if count_nodes else None,
-                nodes_b=_size(conn, "other", row_b, whole) if count_nodes else None,
+                nodes_a=subtree_size(conn, "main", row_a, whole) if count_nodes else None,
+                nodes_b=subtree_size(conn, "other", row_b, whole) if count_nodes else None,
                 common=common,
                 nb_visit_a=row_a[3] if row_a is not None else 0, nb_visit_b=row_b[3] if row_b is not None else 0,
                 principal_variation_a=_pv(conn, "main", row_a),
                 principal_variation_b=_pv(conn, "other", row_b),
                 children=_children(kids_a, kids_b),
             )
-        finally:
-            if conn.in_transaction:
-                conn.execute("COMMIT")
-            conn.execute("DETACH DATABASE other")
     return result
 
 
@@ -276,8 +227,4 @@ def _children(
     out.sort(key=lambda m: (-(m.nb_visit_a + m.nb_visit_b), int(m.move) if m.move.isdigit() else math.inf, m.move))
     return tuple(out)
 
-
-def _quote_uri(path: str) -> str:
-    """A file path made safe inside an SQLite ``file:`` URI (``?``, ``#`` and ``%`` escaped)."""
-    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 

@@ -25,6 +25,7 @@ import numpy as np
 from ..games import find_game
 from ..store.dbfile import diagnosed, reading
 from ..store.outfile import save_figure
+from ..store.readers import growth_rows, rows_until
 from ..tree import SQRT2, Tree, TreeNode
 
 __all__ = ["GrowthData", "growth_data", "plot_growth", "tree_at"]
@@ -78,15 +79,7 @@ def growth_data(db: str | os.PathLike[str]) -> GrowthData:
     name = os.fspath(db)
     with reading(name) as (conn, meta):
         game = find_game(meta["game"])
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
-        extra = ", ".join(c if c in columns else "NULL" for c in ("tree_player", "opponent"))
-        logged = conn.execute(f"SELECT id, winner, {extra} FROM games ORDER BY id").fetchall()
-        history = conn.execute(
-            "SELECT game_id, nodes, root_visits, depth_counts, root_children FROM history ORDER BY game_id"
-        ).fetchall()
-        stamps = [] if history else conn.execute(
-            "SELECT coalesce(created_game, 0), depth, count(*) FROM nodes GROUP BY 1, 2"
-        ).fetchall()
+        logged, history, stamps = growth_rows(conn)
     games = [(gid, w) for gid, w, _, _ in logged]
     player_by_id = {gid: (p or 0) for gid, _, p, _ in logged}
     opponent = logged[-1][3] if logged else None
@@ -212,15 +205,7 @@ def tree_at(db: str | os.PathLike[str], game_id: int) -> Tree:
     """
     name = os.fspath(db)
     with reading(name) as (conn, meta):
-        rows = conn.execute(
-            "SELECT id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game FROM nodes "
-            "WHERE created_game IS NULL OR created_game <= ? ORDER BY id",
-            (game_id,),
-        ).fetchall()
-        snap = conn.execute(
-            "SELECT root_visits, root_children FROM history WHERE game_id <= ? ORDER BY game_id DESC LIMIT 1",
-            (game_id,),
-        ).fetchone()
+        rows, snap = rows_until(conn, game_id)
         tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
     nodes: dict[int, TreeNode] = {}
     tree.depth_counts = []

@@ -20,27 +20,15 @@ import numpy as np
 
 from ..games import find_game
 from ..store.dbfile import diagnosed, reading
+from ..store.rows import child_visits, depth_rows, kid_rows, path_rows, principal_variation
 from ..tree import Moves
-from ..view.loading import path_rows, principal_variation
 from .arrays import assemble
 
 __all__ = ["db_stats"]
 
-_SUBTREE = (
-    "WITH RECURSIVE sub(id, d) AS (SELECT ?, 0 UNION ALL "
-    "SELECT n.id, sub.d + 1 FROM nodes n JOIN sub ON n.parent_id = sub.id) "
-)
-
-
 def _histograms(conn: sqlite3.Connection, node_id: int, whole: bool) -> tuple[list[int], list[int]]:
     """Nodes and leaves per depth below the node (depth 0 = the node)."""
-    leaf = "NOT EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = {}.id)"
-    if whole:
-        query = f"SELECT depth, count(*), sum({leaf.format('n')}) FROM nodes n GROUP BY depth"
-        rows = conn.execute(query).fetchall()
-    else:
-        query = _SUBTREE + f"SELECT d, count(*), sum({leaf.format('sub')}) FROM sub GROUP BY d"
-        rows = conn.execute(query, (node_id,)).fetchall()
+    rows = depth_rows(conn, node_id, whole)
     size = max(d for d, _, _ in rows) + 1
     nodes, leaves = [0] * size, [0] * size
     for d, n, lv in rows:
@@ -51,17 +39,11 @@ def _histograms(conn: sqlite3.Connection, node_id: int, whole: bool) -> tuple[li
 def _asymmetry(conn: sqlite3.Connection, node_id: int, whole: bool) -> float | None:
     """Visit-weighted Gini of children's visits (rank formula, as :meth:`TreeArrays.concentration`).
 
-    SQL reads each child's ``(parent_id, nb_visit)`` in table order; numpy sorts
+    The store reads each child's ``(parent_id, nb_visit)`` in table order; numpy sorts
     them by parent and visits and sums per sibling group (twice as fast as a
     window query ranking a million rows in SQLite).
     """
-    if whole:
-        cur = conn.execute("SELECT parent_id, nb_visit FROM nodes WHERE parent_id IS NOT NULL")
-    else:
-        cur = conn.execute(
-            _SUBTREE + "SELECT n.parent_id, n.nb_visit FROM nodes n JOIN sub ON n.parent_id = sub.id", (node_id,)
-        )
-    kids = np.fromiter(cur, dtype=[("p", np.int64), ("x", np.int64)])
+    kids = np.fromiter(child_visits(conn, node_id, whole), dtype=[("p", np.int64), ("x", np.int64)])
     if not len(kids):
         return None
     order = np.lexsort((kids["x"], kids["p"]))
@@ -100,13 +82,7 @@ def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None 
         node_id, whole = node[0], len(rows) == 1
         hist, leaf_hist = _histograms(conn, node_id, whole)
         line = principal_variation(conn, node_id)
-        kids = [
-            (m, n, w, d, p)
-            for m, n, w, d, p in conn.execute(
-                "SELECT move, nb_visit, nb_win, nb_draw, proven FROM nodes WHERE parent_id = ? ORDER BY id",
-                (node_id,),
-            )
-        ]
+        kids = [(r[2], r[3], r[4], r[5], r[6]) for r in kid_rows(conn, node_id)]  # move, visits, wins, draws, proof
         if not all(isinstance(m, str) for m in (*(m for m, _ in line), *(k[0] for k in kids))):
             raise TypeError("a move that is not text")  # reading() checks the table and names the bad row
         counts = {

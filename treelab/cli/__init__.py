@@ -1,7 +1,9 @@
 """The ``treelab`` command line: a thin click group; every command calls the library.
 
-Commands live in small modules (``grow.py``: train, analyse, play, info,
-compact; ``view.py``: render, stats, growth, shape; ``match.py``: arena). The
+Commands live in small modules, most named for their command (``train_cmd.py``, ``analyse_cmd.py``,
+``play_cmd.py``, ``info_cmd.py``, ``compact_cmd.py``, ``merge_cmd.py``: no module may share a public
+name such as ``treelab.train``; ``view.py``: render, stats, growth, shape;
+``match.py``: arena; ``explorer.py``: serve, diff). The
 group imports a command's module only when that command runs (click's "lazy
 group" pattern), so ``treelab analyse`` never loads the drawing code.
 """
@@ -14,9 +16,10 @@ from typing import Any
 
 import click
 
-from .. import __version__
 from ..speedups import describe
 from .options import ExampleLast
+
+__version__ = sys.modules["treelab"].__version__  # the front door: loaded before its modules, and above them
 
 __all__ = ["cli", "main"]
 
@@ -25,12 +28,12 @@ _VERSION = f"%(prog)s %(version)s; hot paths: {describe()}"
 
 
 _COMMANDS = {
-    "train": "grow", "analyse": "grow", "play": "grow", "info": "grow", "compact": "grow",
+    "train": "train_cmd", "analyse": "analyse_cmd", "play": "play_cmd", "info": "info_cmd", "compact": "compact_cmd",
     "render": "view", "stats": "view", "growth": "view", "shape": "view",
     "arena": "match",
     "serve": "explorer", "diff": "explorer",
-    "merge": "combine",
-    "fit": "learn",
+    "merge": "merge_cmd",
+    "fit": "fit_cmd",
 }
 """Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
 

@@ -8,12 +8,15 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from ..errors import TreelabError
 from ..games import GAMES, Game, find_game
+
+if TYPE_CHECKING:
+    from ..mcts.config import SearchConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -196,3 +199,65 @@ class ExampleLast(click.Command):
             head, _, example = text.partition(marker)
             self.help = head.rstrip()
             self.epilog = marker + example.rstrip()
+
+
+def iterations_option(default: int | None):  # type: ignore[no-untyped-def]
+    return option(
+        "--iterations", type=click.IntRange(min=1), default=default,
+        show_default=True if default is not None else "1000, or as many as --seconds allows",
+        help="Simulations per search.",
+    )
+
+
+def playout_option(f):  # type: ignore[no-untyped-def]
+    from ..mcts.policies import PLAYOUTS
+
+    return option("--playout", type=click.Choice(sorted(PLAYOUTS)), default="random",
+                        help="Playout policy: uniform random, or take wins / block losses first.")(f)
+
+
+def solver_option(f):  # type: ignore[no-untyped-def]
+    return option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
+
+
+def search_options(f):  # type: ignore[no-untyped-def]
+    """The options every searching command shares: algorithm, c, solver, playout, evaluator,
+    temperature, move choice and a model (the fields of a SearchConfig, one name each)."""
+    options = [
+        option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct",
+               help="UCT (UCB1) or AlphaZero-style PUCT."),
+        option("--c", "c", type=finite(min=0.0), default=None, show_default="sqrt(2) for uct, 1.25 for puct",
+               help="Exploration constant: UCB1's c or PUCT's c_puct."),
+        solver_option,
+        playout_option,
+        option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout",
+               help="PUCT's priors and value: uniform + a random rollout, or Connect Four threats/centrality."),
+        option("--temperature", type=finite(min=0.0), default=None, show_default="0; train's self-play: 1",
+               help="Pick moves by sampling selections^(1/T); 0: the most selected (train: 1 over the opening "
+                    "in self-play, see --temperature-moves; otherwise 0)."),
+        option("--choice", type=click.Choice(["visits", "ucb1"]), default="visits",
+               help="Move to play: the most selected (simulations that chose it, not pass-through visits), "
+                    "or the best UCB1 score (the original rule)."),
+        option("--model", type=click.Path(dir_okay=False), metavar="PATH", default=None, show_default="none",
+               help="A model fitted by 'treelab fit': PUCT's priors and values (analyse: needs --algorithm puct; "
+                    "its JSON adds model_prior per move and model_value; train: see --refit-every)."),
+        option("--mix", type=finite(min=0.0, max=1.0), default=None, show_default="0",
+               help="With --model: the playout's share of a leaf's value (0: the model's value alone)."),
+    ]
+    for decorate in reversed(options):
+        f = decorate(f)
+    return f
+
+
+def search_options_of(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of :func:`search_options`, taken out of ``options`` (the fields of a SearchConfig)."""
+    from ..mcts.config import option_names
+
+    return {name: options.pop(name) for name in sorted(option_names()) if name in options}
+
+
+def search_config(options: dict[str, Any]) -> SearchConfig:
+    """The :class:`SearchConfig` of the options of :func:`search_options` (taken out of ``options``)."""
+    from ..mcts.config import SearchConfig
+
+    return SearchConfig.of(**search_options_of(options))

@@ -79,7 +79,7 @@ class SearchState:
     rng: random.Random
     """The search's random numbers: the same seed grows the same tree."""
     movers: bool = False
-    """The nodes store their movers (games whose players need not alternate, :mod:`treelab.mover_tree`)."""
+    """The nodes store their movers (games whose players need not alternate, :class:`treelab.tree.MoverTree`)."""
     max_size: int = 1 << 62
     """The tree size at which the search stops (set by :func:`run` from its ``max_new_nodes``)."""
     fast_backup: Callable[..., None] | None = None

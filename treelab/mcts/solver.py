@@ -6,7 +6,7 @@ win for that player (so a proven loss for the player who moved into it); a
 position whose legal moves are all expanded and all proven takes minus the
 best of them (a loss if every move loses, a draw if the best draws). When the
 player to move is also the one who moved into the position (a double move,
-:mod:`treelab.mover_tree`), the position takes the best of them instead. Only
+:class:`treelab.tree.MoverTree`), the position takes the best of them instead. Only
 game facts are used, so a proof is never wrong. UCT (:mod:`treelab.mcts.uct`) and
 PUCT (:mod:`treelab.mcts.puct`) both prove through this module.
 """

@@ -2,9 +2,9 @@
 
 Ray (``pip install 'treelab[ray]'``) is the engine self-play systems in Python
 run on (RLlib, muzero-general, LightZero). Here each worker is an actor
-holding a :class:`~treelab.play.parallel.Worker`; its snapshot comes from the
+holding a :class:`~treelab.play.workers.Worker`; its snapshot comes from the
 writer through Ray's object store, so workers may run on other machines than
-the file. The writer is one actor, a :class:`~treelab.play.parallel.Writer`,
+the file. The writer is one actor, a :class:`~treelab.play.workers.Writer`,
 placed on the driver's machine (where the file is) and restarted from the
 database if it dies (``max_restarts``); a batch retried after a restart skips
 the games already logged, so nothing is added twice. Worker actors restart
@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import WorkerError
 from ..tree import Tree
-from .parallel import Job, Result, Worker, Writer
+from .workers import Job, Result, Worker, Writer
 
 __all__ = ["RemoteWriter", "connect", "run_on_ray"]
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..analysis.compare import diff
 from ..errors import GameMismatchError
+from ..store.persistence import save
 from ..tree import Tree, TreeNode
 from ..view.explorer.app import LOOPBACK_NAMES, create_app
 from ..view.explorer.data import TreeFile
@@ -79,7 +80,7 @@ def _snapshot(tree: Tree) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="treelab-explore-"))
     atexit.register(shutil.rmtree, folder, True)
     out = folder / f"{tree.game.name.replace(':', '_').replace('/', '_')}.db"
-    copy.save(out)
+    save(copy, out)
     return out
 
 

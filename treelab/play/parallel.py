@@ -1,5 +1,7 @@
 """Training on many cores or machines: workers play on their own copies; what they learn is added to the file.
 
+The workers and their writer are in :mod:`treelab.play.workers`; this module runs them.
+
 With local processes each worker adds its own games (:mod:`treelab.play.processes`); on Ray one
 writer does, as below.
 
@@ -26,192 +28,48 @@ seed: which snapshot a game sees depends on timing.
 
 from __future__ import annotations
 
-import gc
 import os
 import random
-import sqlite3
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from ..errors import BudgetError, StoreError
+from ..errors import BudgetError
 from ..games import Game, find_game
-from ..store.deltas import Delta, renumber, share_top, start, take
-from ..store.deltawriter import DeltaWriter
-from ..store.persistence import open_tree
-from ..tree import Tree, TreeNode
-from .training import TrainSummary, _progress_bar, exploration, make_players, play_game
+from ..store.connect import check_unlocked
+from .console import progress_bar
+from .workers import Job, PlayersFn, Writer
 
-__all__ = ["REFRESH", "SHARED", "Job", "Result", "Worker", "Writer", "check_unlocked", "train_parallel"]
-
-REFRESH = 25.0
-"""On Ray, a worker reloads its copy once it has played this many times as long as the last load took."""
-
-SHARED = 4
-"""Depth down to which a worker gives its copy the file's counts before each game (Connect Four: at most 2,801 nodes).
-
-There every game passes, so that is where the other workers' games matter; deeper, a worker's copy
-grows by its own games. Reloading whole copies instead (once a worker had played 25 times as long
-as a load took) cost a quarter of the workers' CPU in a 24-game, 2,000-iteration run with two
-workers (``benchmarks/parallel.py``: 10.2 against 8.1 microseconds a simulation)."""
+__all__ = ["advice", "train_parallel"]
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+def advice(workers: int, *, cores: int | None = None, load: float | None = None) -> tuple[int | None, str]:
+    """How many local worker processes to run for ``--workers N`` here, and a note saying why ('' if as asked).
 
-
-@dataclass(frozen=True)
-class Job:
-    """What every worker plays: the game, the database and :func:`treelab.train`'s settings."""
-
-    game: str
-    """The game's name."""
-    db: str
-    """The database file (workers read snapshots from it; local workers, or Ray's one writer, write it)."""
-    settings: dict[str, Any] = field(default_factory=dict)
-    """The keywords of :func:`treelab.play.training.make_players` (iterations, opponent, c, ...)."""
-    workers: int = 2
-    """How many workers play at once (a lone one never reloads: its copy holds the whole stored tree)."""
-
-
-@dataclass(frozen=True)
-class Result:
-    """What a worker sends the writer after a game."""
-
-    worker: int
-    """The worker's number (from 1)."""
-    row: dict[str, Any] | None
-    """The game's ``games`` row, or None for searches of a game cut short (their counts still count)."""
-    delta: Delta
-    """What the game added to the tree."""
-
-
-class Worker:
-    """Plays games on its own copy of the tree and hands on what each game added.
-
-    Its nodes carry their row ids (new ones a local id until the writer
-    stored them, :mod:`treelab.store.deltas`), so it keeps its copy from game
-    to game, and reloads it only now and then to see the other workers' games.
+    A worker searches *and* writes its own games, so it uses about twice the CPU a simulation that one
+    process does (whose writer process works on the other core meanwhile): workers pay only when each
+    has a core of its own (``benchmarks/parallel.py``). So: on one core, one process (None); never more
+    workers than cores; with other jobs loading the cores, the workers run as asked, with a warning.
 
     Args:
-        job: what to play.
-        number: the worker's number (from 1), logged with its games.
-        seed: its random seed.
-        snapshot: returns a fresh copy of the stored tree (default: load it from ``job.db``).
+        workers: the workers asked for.
+        cores: the CPUs this process may use (None: read them).
+        load: the one-minute load average (None: read it).
     """
-
-    def __init__(self, job: Job, number: int, seed: int, snapshot: Callable[[], Tree] | None = None) -> None:
-        self.job = job
-        self.number = number
-        self.rng = random.Random(seed)
-        self.game = find_game(job.game)
-        self._snapshot = snapshot or (lambda: open_tree(job.db, self.game, c=self._c()))
-        self._share = snapshot is None and job.workers > 1  # on Ray the file may be on another machine
-        self.stopped: Callable[[], bool] = lambda: False
-        self.pending: list[TreeNode] | None = []
-        self._refresh()
-
-    def _c(self) -> float | None:
-        return self.job.settings["c"] if self.job.settings.get("algorithm", "uct") == "uct" else None
-
-    def _refresh(self) -> None:
-        began = time.perf_counter()
-        gc.unfreeze()  # frozen objects are never collected: the old copy's cycles must be, once replaced
-        self.tree = start(self._snapshot())
-        self.seen = getattr(self.tree.binding, "generation", -1)  # the file's save count it was loaded at
-        settings = self.job.settings
-        self.me, self.other = make_players(self.tree, self.rng, settings["search"], settings["training"])
-        gc.collect()
-        gc.freeze()
-        self.pending = None if self.pending else []  # ids still owed for the old copy's nodes: ignore them
-        self.load_seconds = time.perf_counter() - began
-        self.played_seconds = 0.0
-        self.stale = False
-
-    def stored(self, ids: Sequence[int] | None) -> None:
-        """The row ids the writer gave the last game's new nodes (None: unknown, so reload before the next game)."""
-        if self.pending is None:  # the copy was reloaded since: these nodes are gone
-            self.pending = []
-        elif ids is None or len(ids) != len(self.pending):  # a retried batch, or a restarted worker
-            self.stale, self.pending = True, []
-        else:
-            renumber(self.pending, ids)
-            self.pending = []
-
-    def play(self, game_id: int, settle: Callable[[], None] | None = None) -> Result:
-        """Play game ``game_id`` (colours from its id, as in :func:`treelab.train`) and take what it added.
-
-        ``settle`` is called between the game and the take: it hands the
-        previous game's row ids to :meth:`stored` if they are still owed.
-        """
-        due = not self._share and self.job.workers > 1 and self.played_seconds > REFRESH * self.load_seconds
-        if self.stale or due:
-            self._refresh()  # a copy whose ids went astray; on Ray, now and then, the other workers' games
-        elif self._share:
-            share_top(self.job.db, self.tree, SHARED)
-        began = time.perf_counter()
-        self.tree.current_game = game_id
-        self.me.should_stop = self.stopped
-        opponent = self.job.settings["opponent"]
-        tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
-        first = _now()
-        state, moves = play_game(self.game, self.me, self.other, tree_player, self.stopped)
-        row = None
-        if state.is_terminal and not self.stopped():  # a game whose searches were cut is not logged
-            row = {"id": game_id, "moves": self.game.notation(moves), "winner": state.winner,
-                   "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
-                   "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now(),
-                   "exploration": exploration(self.job.settings)}
-        if settle is not None:
-            settle()
-        delta, self.pending = take(self.tree, self.seen)
-        gc.freeze()  # the game's new nodes live on: full collections need not walk them again
-        self.played_seconds += time.perf_counter() - began
-        return Result(self.number, row, delta)
-
-
-class Writer(DeltaWriter):
-    """Owns the database: adds the workers' deltas straight to the file, each batch in one transaction.
-
-    A :class:`~treelab.store.deltawriter.DeltaWriter` taking :class:`Result` s; it holds no tree.
-    """
-
-    def __init__(self, job: Job) -> None:
-        settings = job.settings
-        super().__init__(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
-
-    def write(self, results: list[Result]) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
-        """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`)."""
-        return self.store([(f"worker {r.worker}", r.row, r.delta) for r in results])
-
-
-def check_unlocked(db: str | os.PathLike[str]) -> None:
-    """Refuse a database another writer holds locked now (nothing is written).
-
-    Raises:
-        StoreError: a write transaction cannot start within half a second.
-    """
-    path = Path(db)
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=0.5, isolation_level=None)
-    except sqlite3.Error:
-        return  # not openable for writing: the save says why, in its own words
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("ROLLBACK")
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StoreError(
-                f"{os.fspath(db)!r} is locked by another writer (another training run?): "
-                "wait for it to finish, or train into another file"
-            ) from None
-    finally:
-        conn.close()
+    if cores is None:
+        affinity = getattr(os, "sched_getaffinity", None)
+        cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if cores < 2:
+        return None, (f"--workers {workers} on 1 core: trained in one process instead (its writer process saves "
+                      "while it plays), which is faster than workers taking turns")
+    if workers > cores:
+        return cores, f"--workers {workers} on {cores} cores: {cores} workers instead (more would take turns)"
+    if load >= 1.0:
+        return workers, (f"the cores are busy (load average {load:.1f} on {cores} cores): workers compete with "
+                         "other jobs and may be slower than one process (drop --workers)")
+    return workers, ""
 
 
 def train_parallel(
@@ -224,15 +82,24 @@ def train_parallel(
     seed: random.Random | int | None = None,
     progress: bool = True,
     on_game: Callable[[int, str, int | None], None] | None = None,
+    players: PlayersFn | None = None,
+    logged_as: str = "{}",
     **settings: Any,
-) -> TrainSummary:
+) -> dict[str, Any]:
     """:func:`treelab.train` with ``workers`` processes (or Ray workers) playing at once.
 
     Args:
         game, db, games, seed, progress, on_game: as in :func:`treelab.train`.
         workers: processes playing games (default with ``ray``: the CPUs Ray offers).
         ray: None for local processes; True for a local Ray; an address for a Ray cluster.
+        players: makes the players on a worker's copy (:func:`treelab.play.training.make_players`).
+        logged_as: the exploration settings logged with every game (JSON).
         settings: the search settings of :func:`treelab.train` (iterations, opponent, c, ...).
+
+    Returns:
+        The fields of :class:`treelab.play.training.TrainSummary` that a run measures (``games``,
+        ``wins``, ``draws``, ``losses``, ``nodes``, ``new_nodes``, ``simulations``, ``total_games``,
+        ``seconds``, ``interrupted``): training, above this module, makes the summary.
 
     Raises:
         BudgetError: ``workers`` below 1 or more than ``games``.
@@ -245,7 +112,7 @@ def train_parallel(
     if workers is not None and workers > max(games, 1):
         raise BudgetError(f"workers {workers} is more than games {games}: give at most as many workers as games")
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
-    job = Job(the_game.name, os.fspath(db), settings, workers or 2)
+    job = Job(the_game.name, os.fspath(db), settings, workers=workers or 2, players=players, logged_as=logged_as)
     if ray is not None and ray is not False:
         from .cluster import connect
 
@@ -263,7 +130,7 @@ def train_parallel(
     ids = list(range(first, first + games))
     began = time.perf_counter()
     tally = {"wins": 0, "draws": 0, "losses": 0}
-    bar = _progress_bar(games, progress, the_game.name)
+    bar = progress_bar(games, progress, the_game.name)
 
     def logged(rows: list[dict[str, Any]]) -> None:
         for row in rows:
@@ -289,8 +156,5 @@ def train_parallel(
         writer.close()
         if bar is not None:
             bar.close()
-    return TrainSummary(
-        db=os.fspath(db), game=the_game.name, opponent=settings["opponent"], games=sum(tally.values()),
-        nodes=nodes, new_nodes=nodes - start_nodes, simulations=sims - start_sims, total_games=last,
-        seconds=time.perf_counter() - began, interrupted=interrupted, by_opponent=(), **tally,
-    )
+    return dict(games=sum(tally.values()), nodes=nodes, new_nodes=nodes - start_nodes, simulations=sims - start_sims,
+                total_games=last, seconds=time.perf_counter() - began, interrupted=interrupted, **tally)

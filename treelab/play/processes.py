@@ -35,8 +35,8 @@ from typing import Any
 
 from ..errors import WorkerError
 from ..store.background import spawn
-from .parallel import Job, Worker, Writer
-from .training import _stop_on_signals
+from .console import stop_on_signals
+from .workers import Job, Worker, Writer
 
 __all__ = ["AHEAD", "run_processes"]
 
@@ -146,7 +146,7 @@ def run_processes(
 
     for i in owes:  # fresh interpreters that never run the caller's script again
         procs[i], conns[i] = spawn(_work, (job, i, rng.getrandbits(64), stop), f"treelab-worker-{i}")
-    with _stop_on_signals() as interrupted:
+    with stop_on_signals() as interrupted:
         try:
             for i in owes:
                 top_up(i, interrupted)

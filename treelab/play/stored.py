@@ -18,12 +18,12 @@ from typing import Any
 from ..errors import SpecError, StoreError
 from ..games import Game, State
 from ..nodes import PARENT_SLOT, kids_of, unlink
+from ..store.binding import binding_of
 from ..tree import Tree, TreeNode
 from .players import SearchPlayer, Wrapper
 
 __all__ = ["SearchPlayer", "StoredTreePlayer", "revert", "stored_tree"]
 
-_CHUNK = 900  # bound parameters per query, under every SQLite's limit
 
 
 def stored_tree(db: str | None, spec: str, game: Game) -> Tree | None:
@@ -55,8 +55,9 @@ def revert(tree: Tree) -> int:
         StoreError: the tree has no database to go back to.
     """
     from ..store.dbfile import reading
+    from ..store.readers import proofs
 
-    binding = tree.binding
+    binding = binding_of(tree)
     new, changed = list(tree.new_nodes), tree.changed_nodes()
     if not new and not changed:
         return 0
@@ -78,11 +79,8 @@ def revert(tree: Tree) -> int:
         old[node.node_id] = node
     ids = sorted(old)
     with reading(os.fspath(binding.path)) as (conn, _):
-        for start in range(0, len(ids), _CHUNK):
-            part = ids[start:start + _CHUNK]
-            marks = ",".join("?" * len(part))
-            for nid, proven in conn.execute(f"SELECT id, proven FROM nodes WHERE id IN ({marks})", part):
-                old[nid].proven = proven
+        for nid, proven in proofs(conn, ids):
+            old[nid].proven = proven
     tree.mark_saved(next_id=tree.next_id - len(new))
     return len(new)
 

@@ -4,8 +4,8 @@ The tree plays itself (``opponent="self"``), a ``random`` / ``heuristic``
 opponent, or one drawn for each game from a ``pool`` (:mod:`treelab.play.pool`,
 earlier trees too), changing colours every game. Each game is logged in the database's
 ``games`` table and the tree is saved incrementally, in one transaction, after
-every game: from a writer process while the next game is played, once it has
-started (:mod:`treelab.store.background`; the file is the same). Ctrl-C (SIGINT)
+every game: by a writer process while the next game is played, or by this one,
+decided once per run (:mod:`treelab.store.background`; the file is the same). Ctrl-C (SIGINT)
 or SIGTERM ends the current search at once; the unfinished game is dropped, the
 tree saved, and training returns normally. Running it again resumes from the saved tree.
 
@@ -20,14 +20,12 @@ and ``seed`` replays the run.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import os
 import random
-import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -37,9 +35,11 @@ from ..games import Game, State, find_game
 from ..mcts.config import SearchConfig
 from ..mcts.policies import make_rng
 from ..tree import Tree
+from .console import progress_bar, stop_on_signals
 from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
 from .training_config import NOISE, OPPONENTS, TEMPERATURE, TEMPERATURE_MOVES, TrainingConfig, split_options
+from .workers import play_game
 
 if TYPE_CHECKING:
     from ..mcts.puct import PUCTPlayer
@@ -158,8 +158,10 @@ def train(
     if plan.workers is not None or plan.ray is not None:  # parallel self-play, merged by one writer
         from .parallel import train_parallel
 
-        return train_parallel(the_game, db, games=games, workers=plan.workers, ray=plan.ray, seed=rng,
-                              progress=plan.progress, on_game=on_game, **settings)
+        counts = train_parallel(the_game, db, games=games, workers=plan.workers, ray=plan.ray, seed=rng,
+                                progress=plan.progress, on_game=on_game, players=make_players,
+                                logged_as=exploration(settings), **settings)
+        return TrainSummary(db=os.fspath(db), game=the_game.name, opponent=opponent, by_opponent=(), **counts)
     the_pool = None if members is None else open_pool(members, the_game, db, iterations=iterations, rng=rng)
     saver = BackgroundSaver(db, the_game.name, background=games > 1 and _cores() > 1)  # a lone core: saves here
     try:  # the writer process starts up while the tree loads
@@ -167,7 +169,6 @@ def train(
     except BaseException:
         saver.finish()
         raise
-    saver.track(tree)
     gc.freeze()  # the loaded tree lives on: keep full collections from walking every node again
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me, other = make_players(tree, rng, cfg, plan)
@@ -175,7 +176,7 @@ def train(
     logged_as = exploration(settings if members is None else {**settings, "pool": list(members)})
     tally, scores = {"wins": 0, "draws": 0, "losses": 0}, dict[str, list[int]]()
     started = time.perf_counter()
-    bar = _progress_bar(games, plan.progress, the_game.name)
+    bar = progress_bar(games, plan.progress, the_game.name)
     score_label = "X/draw/O" if opponent == "self" else "W/D/L"  # self-play: wins of each side
 
     def logged(rows: list[dict[str, Any]]) -> None:  # committed games: callback, progress
@@ -191,7 +192,8 @@ def train(
                 )
                 bar.update(1)
 
-    with _stop_on_signals() as stopped, kept_open(tree), saver:
+    with stop_on_signals() as stopped, kept_open(tree), saver:
+        saver.track(tree)  # decides, once, which process saves this run's games (a Ctrl-C meanwhile: a flag)
         me.should_stop = stopped
         for _ in range(games):
             game_id = tree.last_game_id + 1
@@ -297,49 +299,3 @@ def make_players(tree: Tree, rng: random.Random, search: SearchConfig,
     elif training.opponent == "heuristic":
         other = HeuristicPlayer(rng=random.Random(rng.getrandbits(64)))
     return OpeningSampler(me, search.temperature, training.temperature_moves), other
-
-
-def play_game(
-    game: Game, me: Player, other: Player | None, tree_player: int, stopped: Callable[[], bool]
-) -> tuple[State, list[int]]:
-    """One game from the start: ``me`` plays ``tree_player`` (both sides if ``other`` is None).
-
-    Returns the last position (not terminal if ``stopped()`` became true) and the moves.
-    """
-    state, moves = game.initial(), list[int]()
-    while not state.is_terminal and not stopped():
-        mover = me if other is None or state.to_move == tree_player else other
-        move = mover.choose(state, moves)
-        state = state.play(move)
-        moves.append(move)
-    return state, moves
-
-
-def _progress_bar(total: int, enabled: bool, name: str) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=f"training {name}", unit="game", dynamic_ncols=True)
-
-
-@contextlib.contextmanager
-def _stop_on_signals() -> Iterator[Callable[[], bool]]:
-    """Turn SIGINT/SIGTERM into a flag the search polls, so work ends between simulations."""
-    flag = {"stop": False}
-
-    def handler(signum: int, frame: Any) -> None:
-        flag["stop"] = True
-
-    previous = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:  # not the main thread: no signal handling, run to the end
-        previous = {}
-    try:
-        yield lambda: flag["stop"]
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-

@@ -19,9 +19,13 @@ always). Nothing about the file changes:
 - an error of the writer (a contradicting proof, a locked or vanished file)
   is raised here at the next save.
 
-The writer starts after the first save, which this process does itself (it
-creates a new file), and until it is ready, games are saved here as before:
-a short run never waits for it. Before each hand-over the tree gets the row
+Which process writes is decided once per run, never per game: :meth:`BackgroundSaver.track`
+creates a new file here (its root only, before any game), then waits for the
+writer to be ready; every game of the run is then saved by the writer, or, if
+no writer could start (one core, a daemonic process, a writer not ready in
+time), every game is saved here. Both apply the same
+:class:`~treelab.store.deltas.Delta` with :func:`~treelab.store.deltas.apply`,
+so the file is the same either way. Before each hand-over the tree gets the row
 ids of the previous game's new nodes, so a delta always names stored nodes
 by row id.
 """
@@ -42,6 +46,7 @@ import numpy as np
 
 from ..errors import StoreError, WorkerError
 from ..tree import Tree, TreeNode
+from .binding import binding_of
 from .deltas import Earlier, renumber, start, take
 from .deltawriter import DeltaWriter
 from .persistence import run_meta, save
@@ -115,8 +120,9 @@ class BackgroundSaver:
     """Saves the games of one training run into ``db``, from a writer process once that is ready.
 
     The writer starts at once, so it gets ready while the tree loads; then
-    :meth:`track` the tree, :meth:`save` after every game (it returns the game
-    rows committed since the last call) and :meth:`finish` at the end, which
+    :meth:`track` the tree (which decides who writes: :attr:`by_writer`),
+    :meth:`save` after every game (it returns the game rows committed since the last call)
+    and :meth:`finish` at the end, which
     waits for the last game. As a context manager, leaving the block stops the
     writer after the game it holds, whatever happened.
 
@@ -135,37 +141,37 @@ class BackgroundSaver:
             with suppress(AssertionError, OSError, RuntimeError, ValueError):  # game is saved here, as before
                 self._proc, self._conn = spawn(_write, (os.fspath(db), game), "treelab-writer")
         self._ready = False
-        self._handing = False  # games go to the writer
+        self._handing = False  # games go to the writer (decided once, by track)
         self.handed = 0
         """Saves handed to the writer process so far (the rest were done in this process)."""
         self._owed: list[TreeNode] | None = None  # the new nodes of the game the writer holds
         self._seen = -1  # the file's save count the tree knows everything up to
 
-    def track(self, tree: Tree) -> None:
-        """Save ``tree`` from now on (as loaded from the file, or new)."""
-        self.tree = tree
-        self._hand_over()
+    def track(self, tree: Tree, *, timeout: float = 60.0) -> None:
+        """Save ``tree`` from now on (as loaded from the file, or new), and decide which process writes its games.
 
-    def wait(self, timeout: float = 60.0) -> bool:
-        """Wait for the writer to be ready (benchmarks and tests); True if it saves the next game.
-
-        :meth:`save` never waits: until the writer is ready, it saves here.
+        A new file is created here first (the root, no game). Then, if a writer was
+        started, this waits for it (``timeout`` seconds at most): from then on it saves
+        every game; if it is not ready in time it is stopped, and every game is saved here.
         """
+        self.tree = tree
+        binding = binding_of(tree)
+        if binding is None or binding.tree_id is None:
+            save(tree, self.db)  # a new file, before any game: the writer process and this one both add to it
         if self._conn is not None and not self._ready and self._conn.poll(timeout):
-            self._poll_ready()
-        self._hand_over()
-        return self._handing
-
-    def _hand_over(self) -> None:
-        """Let the writer store the tree's games from now on, if it is ready and the file holds the whole tree."""
-        tree = self.tree
-        binding = getattr(tree, "binding", None)
-        if (tree is None or self._handing or self._proc is None or binding is None or binding.tree_id is None
-                or tree.new_nodes or tree.baselines or not self._poll_ready()):
+            with suppress(WorkerError, StoreError, OSError, EOFError):
+                self._poll_ready()
+        if not self._ready or tree.new_nodes or tree.baselines:
+            self._end(wait=False)  # decided: every game of this run is saved here
             return
-        self._seen = binding.generation
+        self._seen = binding_of(tree).generation  # type: ignore[union-attr]
         start(tree)  # new nodes get local ids until the writer stores them
         self._handing = True
+
+    @property
+    def by_writer(self) -> bool:
+        """True if the writer process saves this run's games (decided by :meth:`track`)."""
+        return self._handing
 
     def _receive(self) -> tuple[Any, ...]:
         try:
@@ -217,7 +223,6 @@ class BackgroundSaver:
                 node.created_game = None
         if not self._handing:
             save(tree, self.db, games=[] if row is None else [row])
-            self._hand_over()  # nothing is unsaved now
             return [] if row is None else [row]
         # taken while the writer may still store the last game: its new nodes keep their local ids here
         delta, new = take(tree, self._seen)  # (the writer counts the saves the tree knows from here on)

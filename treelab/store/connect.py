@@ -13,7 +13,12 @@ import sqlite3
 from contextlib import suppress
 from pathlib import Path
 
-__all__ = ["BUSY_TIMEOUT", "WAL_FLOOR", "checkpoint", "connect", "read_only_media", "tidy", "uri", "wal_limit"]
+from ..errors import StoreError
+
+__all__ = [
+    "BUSY_TIMEOUT", "WAL_FLOOR", "check_unlocked", "checkpoint", "connect", "read_only_media", "tidy", "uri",
+    "wal_limit",
+]
 
 BUSY_TIMEOUT = 60.0
 """Seconds a write waits for another process's transaction (a ``treelab compact`` ``VACUUM``) to end."""
@@ -109,3 +114,28 @@ def checkpoint(conn: sqlite3.Connection, path: Path) -> None:
         with suppress(sqlite3.Error):
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
 
+
+def check_unlocked(db: str | os.PathLike[str]) -> None:
+    """Refuse a database another writer holds locked now (nothing is written).
+
+    Raises:
+        StoreError: a write transaction cannot start within half a second.
+    """
+    path = Path(db)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=0.5, isolation_level=None)
+    except sqlite3.Error:
+        return  # not openable for writing: the save says why, in its own words
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreError(
+                f"{os.fspath(db)!r} is locked by another writer (another training run?): "
+                "wait for it to finish, or train into another file"
+            ) from None
+    finally:
+        conn.close()

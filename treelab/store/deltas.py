@@ -69,7 +69,7 @@ class Delta:
     known_counts: np.ndarray
     """What to add to each of them: ``(nb_visit, nb_win, nb_draw, nb_select)`` rows (int64, ``len(known) x 4``)."""
     parents: np.ndarray
-    """Each new node's parent: a row id, or (``>= LOCAL``) the local id of a new node before it (int64)."""
+    """Each new node's parent: a row id, or (``>= first``) the local id of a new node before it (int64)."""
     first: int
     """The local id of new node 0 (new node ``i`` has local id ``first + i``)."""
     moves: Sequence[str]
@@ -109,6 +109,17 @@ def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
     :class:`Earlier` of that take. The tree then counts as handed on: its change
     tracking starts again empty.
     """
+    delta, new = changes(tree, seen)
+    tree.mark_saved()
+    return delta, new
+
+
+def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
+    """What ``tree`` gained since its last save, load or take, and its new nodes; the tree is left as it was.
+
+    The new nodes are those numbered from ``tree``'s first unsaved id on (a worker's
+    copy: from :data:`LOCAL`, see :func:`start`), in creation order (parents first).
+    """
     collecting = gc.isenabled()
     gc.disable()  # the arrays' many small objects would start collections that walk the new nodes again
     try:
@@ -126,7 +137,7 @@ def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
             known=ids[mask],
             known_counts=known_counts,
             parents=columns[:, 0].copy(),
-            first=new[0].node_id if new else LOCAL,
+            first=new[0].node_id if new else max(tree.next_id, 1),
             moves=list(map(_NAME, new)),
             depths=columns[:, 1].copy(),
             counts=columns[:, 2:].copy(),
@@ -135,12 +146,11 @@ def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
             seen=seen,
         )
-        if new and (new[0].node_id < LOCAL or new[-1].node_id - new[0].node_id != len(new) - 1):
-            raise StoreError("the worker's new nodes are not numbered from LOCAL in order: start() the tree first")
+        if new and new[-1].node_id - new[0].node_id != len(new) - 1:
+            raise StoreError("the tree's new nodes are not numbered in order: save or start() the tree first")
     finally:
         if collecting:
             gc.enable()
-    tree.mark_saved()
     return delta, new
 
 
@@ -235,9 +245,9 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         delta = replace(delta, known=earlier.rows(delta.known), parents=earlier.rows(delta.parents))
     n = len(delta.moves)
     parents, first = delta.parents, delta.first
-    local = parents >= LOCAL
+    local = parents >= first  # a new node before it (a delta names its own new nodes from ``first`` on)
     ppos = np.where(local, parents - first, -1)
-    if (delta.known >= LOCAL).any() or (n and ((ppos[local] >= np.arange(n)[local]) | (ppos[local] < 0)).any()):
+    if (delta.known >= first).any() or (n and ((ppos[local] >= np.arange(n)[local]) | (ppos[local] < 0)).any()):
         raise StoreError("a delta names nodes of a game that is not stored, or a node before its parent: "
                          "the delta is damaged, or came out of order")
     ids = np.zeros(n, dtype=np.int64)
@@ -323,15 +333,25 @@ def _check_proofs(conn: sqlite3.Connection, delta: Delta, ids: np.ndarray, found
         if pos < k:
             row = conn.execute("SELECT proven FROM nodes WHERE id = ?", (int(delta.known[pos]),)).fetchone()
             stored = None if row is None else row[0]
-            where = f"node id {int(delta.known[pos])}"
         elif found[pos - k]:
-            stored, where = stored_proof.get(pos - k), f"node id {int(ids[pos - k])}"
+            stored = stored_proof.get(pos - k)
         else:
             continue
         if stored is not None and stored != proof:
+            nid = int(delta.known[pos]) if pos < k else int(ids[pos - k])
             raise ProofConflictError(
-                f"{name!r} holds proof {proof_word(stored)!r} for {where} but a worker proved {proof_word(proof)!r}: "
-                "one of them is wrong, so nothing was saved; check both runs' games")
+                f"{name!r} holds proof {proof_word(stored)!r} for {_sequence(conn, nid)!r} (node id {nid}) but "
+                f"this tree proved {proof_word(proof)!r}: one of them is wrong, so nothing was saved; "
+                "check both runs' games")
+
+
+def _sequence(conn: sqlite3.Connection, nid: int) -> str:
+    """The move path of row ``nid``, joined by ``/`` as :attr:`~treelab.nodes.TreeNode.sequence` is."""
+    moves = [move for (move,) in conn.execute(
+        "WITH RECURSIVE up(id, parent_id, move, d) AS (SELECT id, parent_id, move, 0 FROM nodes WHERE id = ? "
+        "UNION ALL SELECT n.id, n.parent_id, n.move, up.d + 1 FROM nodes AS n JOIN up ON n.id = up.parent_id) "
+        "SELECT move FROM up WHERE parent_id IS NOT NULL ORDER BY d DESC", (nid,))]
+    return "/".join(moves) if moves else "root"
 
 
 def depth_counts(counts: list[int], depths: np.ndarray) -> list[int]:

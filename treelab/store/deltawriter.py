@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import StoreError
+from ..errors import StoreError, UnknownGameError
 from ..games import find_game
+from .binding import stored_counts
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .deltas import Delta, Earlier, apply, depth_counts
 from .increments import Increment, log_sources, read
 from .schema import DbPath, check_meta, display, migrate
-from .writers import stored_counts
 
 __all__ = ["GROWN_LOG", "DeltaWriter"]
 
@@ -56,12 +56,18 @@ class DeltaWriter:
         self.meta = dict(meta or {})
         if not Path(db).exists() or is_empty(db):
             save(open_tree(db, game, c=c), db)  # a new file: workers load their snapshots from it
-        with reading(db, find_game(game).name) as (conn, meta):
+        try:
+            wanted = find_game(game).name
+        except UnknownGameError:  # a game registered only in the process that started this writer: its name
+            wanted = game
+        self.game = wanted
+        with reading(db, wanted) as (conn, meta):
             self.logged = {gid for (gid,) in conn.execute("SELECT id FROM games")}
             self._generation = self.found = int(meta.get("generation", 0))
         self._kept = KeptConnection()
         self._grown: list[tuple[int, np.ndarray]] = []  # (save count, stored rows given new children then)
         self._grown_since = self._generation  # the log above is complete for the saves after this one
+        self._top: int | None = None  # the largest row id after this writer's last batch (None: none yet)
 
     def _grown_after(self, seen: int, now: list[np.ndarray]) -> np.ndarray | None:
         """The stored rows given new children after save ``seen`` (None: not known that far back)."""
@@ -69,6 +75,15 @@ class DeltaWriter:
             return None
         parts = [ids for gen, ids in self._grown if gen > seen] + now
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def _note_others(self, conn: Any, generation: int, top: int) -> None:
+        """Log as grown at save ``generation`` the parents of the rows others inserted since this writer's last batch
+        (rows above its last top: ids only grow). Others' merges into existing rows give no row new children."""
+        if self._top is None or top < self._top:  # unknown, or rows went away: forget the log
+            self._grown, self._grown_since = [], generation
+            return
+        parents = [pid for (pid,) in conn.execute("SELECT DISTINCT parent_id FROM nodes WHERE id > ?", (self._top,))]
+        self._grown.append((generation, np.array(parents, dtype=np.int64)))
 
     def _log_grown(self, generation: int, now: list[np.ndarray]) -> None:
         grew = np.concatenate(now) if now else np.zeros(0, dtype=np.int64)  # repeats and all: np.isin copes
@@ -118,9 +133,9 @@ class DeltaWriter:
                 raise StoreError(f"{name!r} was emptied or replaced mid-run: train again into it to resume")
             migrate(conn, check_meta(meta, name, self.game))
             generation = self.found = int(meta.get("generation", 0))
-            if generation != self._generation:  # someone else saved: rows this writer never saw
-                self._grown, self._grown_since = [], generation
             top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+            if generation != self._generation:  # someone else saved: the rows they gave children are grown too
+                self._note_others(conn, generation, top)
             counts = stored_counts(conn, meta)
             now: list[np.ndarray] = []
             for source, row, delta in batch:
@@ -146,6 +161,7 @@ class DeltaWriter:
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
         self.logged.update(row["id"] for row in rows)
         self._generation = generation + 1
+        self._top = top
         self._log_grown(self._generation, now)
         return rows, stored
 

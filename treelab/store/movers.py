@@ -3,7 +3,7 @@
 In Connect Four or tic-tac-toe the mover of a node is the parity of its depth,
 so nothing is stored. In dots and boxes (a player who closes a box moves
 again) and every game with ``Game.alternating`` false (OpenSpiel games seen to move twice) the tree's
-nodes are :class:`~treelab.movernode.MoverNode` s, and their movers are saved here,
+nodes are :class:`~treelab.tree.MoverNode` s, and their movers are saved here,
 in the same transaction as the nodes, so a loaded tree knows them without
 replaying a single game::
 

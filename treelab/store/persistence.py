@@ -1,7 +1,7 @@
 """Keep trees in SQLite files: save (incremental, one transaction), load (whole or a subtree).
 
 The format is in :mod:`treelab.store.schema`. A tree remembers the database state
-it mirrors (a :class:`Binding` in ``tree.binding``: the file's ``tree_id`` and save
+it mirrors (a :class:`Binding`, :func:`~treelab.store.binding.binding_of`: the file's ``tree_id`` and save
 counter ``generation``), so a later save writes only the nodes created (INSERT)
 or changed (UPDATE by the increments since) and refuses another tree's
 database; two writers of one file merge (see :func:`save`). Every save is one
@@ -15,25 +15,27 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from itertools import chain, islice
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import sqlite_utils
 
 from ..errors import NotATreelabDatabaseError, PathNotFoundError
 from ..games import Game, find_game
-from ..nodes import PARENT_SLOT, Proof
+from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers
+from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts
 from .dbfile import KeptConnection, is_empty, reading, writing
+from .deltas import apply, changes, depth_counts, renumber
 from .schema import DbPath, create, display
-from .writers import Binding, check_proofs, check_update, increments, merge_new, stored_counts
 
 __all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "log_games", "open_tree", "run_meta", "save"]
 
@@ -59,8 +61,7 @@ def _now() -> str:
 
 
 def _version() -> str:
-    from .. import __version__  # late: treelab/__init__ imports this module
-    return __version__
+    return str(sys.modules["treelab"].__version__)  # the package is loaded before any of its modules
 
 
 def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -78,22 +79,9 @@ def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_NONE = np.zeros(0, dtype=np.int64)
+"""No stored row gained children from anyone else: no new node needs a lookup by ``(parent, move)``."""
 _DEPTH = attrgetter("depth")
-_ROW = attrgetter(
-    "node_id", f"{PARENT_SLOT}.node_id", "name", "depth", "nb_visit", "nb_win", "nb_draw", "proven", "created_game",
-    "nb_select",
-)
-
-
-def _rows(nodes: list[TreeNode]) -> Iterator[tuple[Any, ...]]:
-    """The ``nodes`` rows of ``nodes`` (ordered by id), made in C by :func:`operator.attrgetter`."""
-    if nodes and getattr(nodes[0], PARENT_SLOT, None) is None:  # the root: no parent slot to follow
-        r = nodes[0]
-        root = (r.node_id, None, r.name, 0, r.nb_visit, r.nb_win, r.nb_draw, r.proven, r.created_game, r.nb_select)
-        return chain([root], map(_ROW, islice(nodes, 1, None)))
-    return map(_ROW, nodes)
-
-
 def _add_counts(counts: list[int], nodes: Iterable[TreeNode]) -> list[int]:
     """``counts`` (nodes per depth) with ``nodes`` added, grown as needed."""
     for depth, n in Counter(map(_DEPTH, nodes)).items():
@@ -177,9 +165,9 @@ def save(
     """
     rows = [_game_row(tree.game, row) for row in games]
     name = display(db)
-    merged, merged_ids = False, list[int]()
-    with writing(db, tree.kept) as (conn, meta):
-        binding = tree.binding if isinstance(tree.binding, Binding) else None
+    merged = False
+    with writing(db, kept_of(tree)) as (conn, meta):
+        binding = binding_of(tree)
         if meta is None:  # a new file: everything
             tree_id: str | None = secrets.token_hex(8)
             generation = 0
@@ -188,20 +176,13 @@ def save(
             create(conn, lambda: bulk.write(conn, new, parents, 1))
             movers.write(conn, tree, new, 1)
             written = len(new)
-        else:
+        else:  # what changed, as one Delta, through the one write path (deltas.apply)
             tree_id, generation, merged = check_update(conn, tree, meta, binding, name)
-            new, changed = tree.new_nodes, tree.changed_nodes()
-            if merged:
-                inserted, merged_ids, first_id = merge_new(conn, new, name)
-                movers.write(conn, tree, inserted, first_id)  # inserted rows are numbered on from first_id
-                check_proofs(conn, changed, name)
-            else:
-                inserted = new
-                bulk.insert(conn, _rows(new))
-                movers.write(conn, tree, new, None)
-            increments(conn, changed)
-            counts = _add_counts(stored_counts(conn, meta), inserted)
-            written = len(new) + len(changed)
+            delta, new = changes(tree)
+            top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+            ids, fresh, _ = apply(conn, delta, top=top, name=name, grown=None if merged else _NONE)
+            counts = depth_counts(stored_counts(conn, meta), delta.depths[fresh])
+            written = len(delta)
         last_game = _log_games(conn, tree, rows, counts)
         if extra is not None:
             extra(conn)
@@ -214,12 +195,12 @@ def save(
         conn.execute("COMMIT")
     if meta is None:  # committed: the nodes take the ids they were written with
         bulk.renumber(new, 1)
-    elif merged:
-        for node, nid in zip(new, merged_ids, strict=True):
-            node.node_id = nid
+    else:
+        renumber(new, ids.tolist())
     if meta is None or binding is None:
         tree.truncated.clear()  # the new file holds exactly this tree
-        binding = tree.binding = Binding(Path(db).resolve(), tree_id)
+        binding = Binding(Path(db).resolve(), tree_id)
+        bind(tree, binding)
     binding.generation, binding.path = generation + 1, Path(db).resolve()
     binding.foreign = binding.foreign or merged
     tree.mark_saved(next_id=top + 1)
@@ -237,11 +218,12 @@ def kept_open(tree: Tree) -> Iterator[Tree]:
     whenever it grows past SQLite's checkpoint size): a save per game on a
     million-node file costs about a quarter less (``benchmarks/growth.py``).
     """
-    kept = tree.kept = KeptConnection()
+    kept = KeptConnection()
+    keep(tree, kept)
     try:
         yield tree
     finally:
-        tree.kept = None
+        keep(tree, None)
         kept.close()
 
 
@@ -293,8 +275,8 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
         movers.read(conn, tree, nodes, name)
         tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
         tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
-        tree.binding = Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
-                           tree.game.notation(tree.game.parse(labels)))
+        bind(tree, Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
+                           tree.game.notation(tree.game.parse(labels))))
     tree.mark_saved(next_id=top + 1)
     return tree
 
@@ -363,5 +345,8 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
             tree.c = c
         return tree
     tree = Tree(game, c=SQRT2 if c is None else c)
-    tree.binding = Binding(Path(db).resolve(), None)
+    bind(tree, Binding(Path(db).resolve(), None))
     return tree
+
+
+wire("save", save)  # Tree.save (the core does not import the store)

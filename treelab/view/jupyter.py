@@ -23,6 +23,7 @@ from typing import Any
 import graphviz
 
 from ..errors import RenderError
+from ..nodes import wire
 from ..tree import Tree, TreeNode
 from .dot import Source, graphviz_error, graphviz_source, render, run_dot, source_dot
 
@@ -120,3 +121,11 @@ class SideBySide:
 def side_by_side(items: Sequence[Diagram | str], titles: Sequence[str] | None = None) -> SideBySide:
     """Show ``items`` (diagrams or SVG text) in a row that wraps, each under its title, at its natural size."""
     return SideBySide(items, titles)
+
+
+def _show(obj: Tree | TreeNode, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    """Jupyter's view of a tree or node (wired into the core: :data:`treelab.nodes.HOOKS`)."""
+    return Diagram(obj)._repr_mimebundle_(include, exclude)
+
+
+wire("display", _show)

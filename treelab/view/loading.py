@@ -18,19 +18,17 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import PathNotFoundError
-from ..games import Game, find_game
-from ..mcts.choice import best_child, best_index
+from ..games import find_game
+from ..mcts.choice import best_child
 from ..nodes import walk
 from ..store.dbfile import reading
 from ..store.integrity import check_row, damaged
+from ..store.rows import children, counts_below, path_rows
 from ..tree import Moves, Tree, TreeNode
 from .subtree import MAX_NODES, filter_children
 
-__all__ = ["COLUMNS", "load_view", "path_rows", "principal_variation"]
+__all__ = ["load_view"]
 
-COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select"
-_CHUNK = 900  # stay under SQLite's bound-parameter limit
 
 
 def _node(tree: Tree, parent: TreeNode, row: tuple[Any, ...]) -> TreeNode:
@@ -51,85 +49,10 @@ def _node(tree: Tree, parent: TreeNode, row: tuple[Any, ...]) -> TreeNode:
     return node
 
 
-def _children(conn: sqlite3.Connection, ids: list[int]) -> dict[int, list[tuple[Any, ...]]]:
-    """Rows of the children of ``ids``, grouped by parent, each in creation (id) order."""
-    out: dict[int, list[tuple[Any, ...]]] = {i: [] for i in ids}
-    for start in range(0, len(ids), _CHUNK):
-        part = ids[start:start + _CHUNK]
-        marks = ",".join("?" * len(part))
-        for row in conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE parent_id IN ({marks}) ORDER BY id", part):
-            out[row[1]].append(row)
-    return out
-
-
 def _counts(conn: sqlite3.Connection, nodes: Iterable[TreeNode]) -> dict[TreeNode, tuple[int, int]]:
     """``(children, visits)`` stored under each of ``nodes``."""
     by_id = {n.node_id: n for n in nodes}
-    ids = list(by_id)
-    out = {n: (0, 0) for n in by_id.values()}
-    for start in range(0, len(ids), _CHUNK):
-        part = ids[start:start + _CHUNK]
-        marks = ",".join("?" * len(part))
-        query = (
-            f"SELECT parent_id, count(*), coalesce(sum(nb_visit), 0) FROM nodes "
-            f"WHERE parent_id IN ({marks}) GROUP BY parent_id"
-        )
-        for pid, count, visits in conn.execute(query, part):
-            out[by_id[pid]] = (count, visits)
-    return out
-
-
-def path_rows(conn: sqlite3.Connection, game: Game, path: Moves, db: str) -> list[tuple[Any, ...]]:
-    """The stored rows (:data:`COLUMNS`) from the root down to ``path``, one indexed lookup per move.
-
-    Raises:
-        PathNotFoundError: a node on the path is not stored.
-    """
-    moves = game.parse(path)
-    row = conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
-    if row is None:
-        raise PathNotFoundError(f"{db!r} holds no nodes yet: train or save a tree first")
-    rows = [row]
-    for i, move in enumerate(moves):
-        row = conn.execute(
-            f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ? AND move = ?", (rows[-1][0], game.label(move))
-        ).fetchone()
-        if row is None:
-            raise PathNotFoundError(
-                f"path {game.notation(moves[:i + 1])!r} is not in {db!r}: "
-                "check the moves, or train or analyse that position first"
-            )
-        rows.append(row)
-    return rows
-
-
-def principal_variation(
-    conn: sqlite3.Connection, node_id: int, *, schema: str = "main", where: str = "", limit: int = 1 << 30
-) -> list[tuple[str, int]]:
-    """The principal variation below a stored node as ``(move, visits)``: :func:`treelab.mcts.choice.best_index`
-    per level, down to a leaf or an unvisited child (``stats``, ``diff`` and the explorer read it so).
-
-    Args:
-        conn: an open database.
-        node_id: the node's id.
-        schema: the attached database to read (``diff`` reads two); a schema-1 file has no
-            ``nb_select``, and its visits stand in (as :func:`treelab.store.schema.read_compat`).
-        where: an SQL condition the children must also meet (the explorer's replay of a past game).
-        limit: at most this many moves.
-    """
-    columns = {row[1] for row in conn.execute(f"PRAGMA {schema}.table_info(nodes)")}
-    selected = "nb_select" if "nb_select" in columns else "nb_visit"
-    query = (f"SELECT id, move, nb_visit, proven, {selected} FROM {schema}.nodes WHERE parent_id = ?"
-             f"{' AND ' + where if where else ''} ORDER BY id")
-    line: list[tuple[str, int]] = []
-    while len(line) < limit:
-        kids = conn.execute(query, (node_id,)).fetchall()
-        at = best_index([(p, s, v) for _, _, v, p, s in kids])
-        if at is None or kids[at][2] == 0:
-            break
-        node_id = kids[at][0]
-        line.append((kids[at][1], kids[at][2]))
-    return line
+    return {by_id[nid]: found for nid, found in counts_below(conn, list(by_id)).items()}
 
 
 def load_view(
@@ -181,7 +104,7 @@ def load_view(
         for level in range(depth):
             if not frontier or kept > max_nodes:
                 break
-            kid_rows = _children(conn, [n.node_id for n in frontier])
+            kid_rows = children(conn, [n.node_id for n in frontier])
             nxt: list[TreeNode] = []
             for parent in frontier:
                 kids = [_node(tree, parent, r) for r in kid_rows[parent.node_id]]

@@ -23,9 +23,7 @@ started deeper (DESIGN.md, *Semantics*); the page says so beside the numbers.
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +33,9 @@ from ...errors import GameMismatchError, NotationError, PathNotFoundError
 from ...games import Game, State, find_game
 from ...nodes import Proof, proof_word
 from ...store.dbfile import reading
+from ...store.rows import created_by, kid_rows, logged_root, path_rows, principal_variation, totals
 from ...store.schema import display
 from ...tree import SQRT2, TreeNode
-from ..loading import COLUMNS, path_rows, principal_variation
 from ..style import mean_colour
 
 __all__ = ["Replay", "TreeFile", "board_grid"]
@@ -56,9 +54,8 @@ class Replay:
     """Mark the nodes created after this game (and up to :attr:`game`) as new."""
 
     def clause(self, alias: str = "") -> str:
-        """The SQL condition that keeps a node created by then."""
-        col = f"{alias}created_game" if alias else "created_game"
-        return f"({col} IS NULL OR {col} <= {int(self.game)})"
+        """The condition the store's readers take to keep a node created by then."""
+        return created_by(self.game, alias)
 
 
 @dataclass(frozen=True)
@@ -120,13 +117,7 @@ class TreeFile:
     def info(self) -> dict[str, Any]:
         """The tree's size and last training game; ``version`` changes whenever a save commits."""
         with reading(self.path, self.game.name) as (conn, meta):
-            root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
-            games, last_game = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM games").fetchone()
-            try:  # the store keeps the nodes per depth in meta, written by every save
-                nodes = sum(json.loads(meta["depth_counts"]))
-            except (KeyError, ValueError, TypeError):
-                nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
-        visits = root[0] if root else 0
+            visits, games, last_game, nodes = totals(conn, meta)
         stamp = f"{meta.get('generation', '')}:{meta.get('saved_at', '')}"
         return {
             "db": self.name, "game": self.game.name, "c": self.c, "nodes": nodes, "games": games,
@@ -147,14 +138,11 @@ class TreeFile:
             rows = path_rows(conn, game, moves, self.name)
             if replay is not None:
                 _check_existed(rows, replay, game, moves, self.name)
-            where = " AND " + replay.clause() if replay is not None else ""
-            kid_rows = conn.execute(
-                f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ?{where} ORDER BY id", (rows[-1][0],)
-            ).fetchall()
-            logged = _logged_root(conn, replay.game) if replay is not None else None
+            kids_found = kid_rows(conn, rows[-1][0], replay.clause() if replay is not None else "")
+            logged = logged_root(conn, replay.game) if replay is not None else None
             kept = replay.clause() if replay is not None else ""
             pv = [m for m, _ in principal_variation(conn, rows[-1][0], where=kept, limit=_PV_LIMIT)]
-        chain = _chain(rows, kid_rows, logged)
+        chain = _chain(rows, kids_found, logged)
         node = chain[-1]
         kids = sorted(node.kids, key=lambda k: (-k.nb_visit, k.node_id))
         to_move = state.to_move
@@ -225,20 +213,6 @@ def _check_existed(rows: list[tuple[Any, ...]], replay: Replay, game: Game, move
                 f"path {game.notation(moves[:i])!r} was not in {db!r} yet after game {replay.game!r}: "
                 f"it was created in game {created!r}; move the replay slider further"
             )
-
-
-def _logged_root(conn: sqlite3.Connection, game_id: int) -> tuple[int, dict[str, list[int]]] | None:
-    """The root's visits and its children's ``[visits, wins, draws]`` logged after ``game_id``."""
-    try:
-        snap = conn.execute(
-            "SELECT root_visits, root_children FROM history WHERE game_id <= ? ORDER BY game_id DESC LIMIT 1",
-            (game_id,),
-        ).fetchone()
-    except sqlite3.OperationalError:  # no history table: counts of today
-        return None
-    if snap is None:
-        return 0, {}
-    return int(snap[0]), json.loads(snap[1])
 
 
 def _chain(

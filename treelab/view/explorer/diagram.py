@@ -2,7 +2,7 @@
 
 The nodes are read with :func:`treelab.view.loading.load_view` (the drawn
 nodes and their siblings, never the whole tree) and laid out by the real
-``dot``, started with only the plugins an SVG needs (:mod:`.lean`). In growth
+``dot``, started with only the plugins an SVG needs (:mod:`.svgdot`). In growth
 replay the nodes created after the replayed game are cut away before drawing,
 and those created since the previous step get the CSS class ``new`` (Graphviz
 writes each node as ``<g id="4/4/5" class="node">``; the page styles ``.new``).
@@ -27,7 +27,7 @@ from ...tree import Tree, TreeNode
 from ..dot import node_id, to_dot
 from ..loading import load_view
 from .data import Replay, TreeFile
-from .lean import lean_svg, plugin_dir
+from .svgdot import lean_svg, plugin_dir
 
 __all__ = ["DiagramCache"]
 

@@ -14,7 +14,8 @@ import pytest
 from treelab import Limit, Tree, load, search
 from treelab.errors import RenderError
 from treelab.view.dot import run_dot, source_dot
-from treelab.view.explorer import diagram, lean
+from treelab.view.explorer import diagram
+from treelab.view.explorer import svgdot as lean
 from treelab.view.explorer.data import TreeFile
 from treelab.view.explorer.diagram import draw
 

@@ -1,0 +1,75 @@
+"""``treelab analyse``: search one position and report each move's statistics."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ..games import Game
+from .options import (
+    ExampleLast,
+    finite,
+    game_argument,
+    iterations_option,
+    json_option,
+    library_errors,
+    option,
+    position_option,
+    search_config,
+    search_options,
+    seed_option,
+)
+
+
+@click.command(cls=ExampleLast)
+@game_argument
+@position_option("moves")
+@option("--db", type=click.Path(dir_okay=False), metavar="PATH", default=None, show_default="a fresh in-memory tree",
+        help="Search in (and save to) this stored tree.")
+@iterations_option(None)
+@option("--seconds", type=finite(min=0.0, min_open=True), default=None, show_default="no time limit",
+        help="Time budget instead of (or as well as) --iterations.")
+@search_options
+@seed_option
+@json_option
+@library_errors
+def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None, seed: int | None,
+            as_json: bool, **options: Any) -> None:
+    """Search a position and report every move's statistics.
+
+    Without --iterations or --seconds, 1,000 simulations are run.
+
+    \b
+    Example:
+      treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
+    """
+    from ..play.positions import analyse as run
+
+    result = run(game, moves, iterations=iterations, seconds=seconds, search=search_config(options), seed=seed,
+                 db=db)
+    if as_json:
+        click.echo(json.dumps(result.to_dict()))
+        return
+    state = game.replay(moves)
+    click.echo(state.board())
+    click.echo(
+        f"\n{game.name} after {result.moves or '(start)'}: player {result.to_move} to move, "
+        f"{result.iterations:,} simulations in {result.seconds:.2f}s"
+    )
+    verdict = f", proven {result.proven}" if result.proven else ""
+    best = f"{result.best_move} ({result.best_action})" if result.best_action else result.best_move
+    click.echo(f"best move {best}, value {result.value:.3f} for player {result.to_move}{verdict}\n")
+    actions = {ch.move: ch.action for ch in result.children if ch.action is not None}  # OpenSpiel's strings
+    width = max(map(len, actions.values()), default=0)
+    click.echo(f"{'move':>4} {'action':<{width}} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven"
+               if width else f"{'move':>4} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven")
+    for ch in result.children:
+        ucb = "inf" if ch.ucb1 is None else f"{ch.ucb1:.3f}"
+        action = f" {actions[ch.move]:<{width}}" if width else ""
+        click.echo(f"{ch.move:>4}{action} {ch.nb_visit:>9,} {ch.nb_win:>8,} {ch.nb_draw:>7,} {ch.mean:>6.3f} "
+                   f"{ucb:>7}  {ch.proven or ''}")
+
+
+COMMANDS = [analyse]

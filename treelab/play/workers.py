@@ -1,0 +1,224 @@
+"""The parts of parallel training: a worker playing on its own copy of the tree, and the writer of what it learns.
+
+With local processes each worker adds its own games (:mod:`treelab.play.processes`); on Ray one
+writer does, as below.
+
+Each worker holds its own copy of the stored tree (loaded from the file, or
+handed over by the writer on Ray), plays whole games on it with the same
+players as :func:`treelab.train`, and after every game sends what the game
+added: a :class:`~treelab.store.deltas.Delta` (count increments of stored nodes by
+row id, new nodes as arrays, proofs). One writer, holding no tree, adds the
+deltas of every batch that has arrived straight to the file in one
+transaction with the batch's games, and tells each worker the row ids of its
+new nodes, so the worker keeps its copy from game to game. Additions commute,
+so the order of arrival does not matter, and nothing is lost: after a
+self-play run the root's visits grew by exactly iterations x moves played.
+
+Before each game a worker gives the top of its copy (down to :data:`SHARED`)
+the file's counts, so it sees the other workers' games where every game
+passes, for a few thousand rows read (on Ray, where the file may be on another
+machine, it reloads its whole copy now and then instead). A
+``kill -9`` of a worker or of the writer leaves the file at its last batch;
+the writer reports a dead worker, and workers whose writer died stop on their
+own. Training again resumes. Runs with workers do not replay exactly from a
+seed: which snapshot a game sees depends on timing.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import StoreError
+from ..games import Game, State, find_game
+from ..store.binding import binding_of
+from ..store.deltas import Delta, renumber, share_top, start, take
+from ..store.deltawriter import DeltaWriter
+from ..store.persistence import open_tree
+from ..tree import Tree, TreeNode
+from .players import Player
+
+__all__ = [
+    "REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayersFn", "Result", "Worker", "Writer", "play_game",
+]
+
+PlayersFn = Callable[..., tuple[Any, Player | None]]
+"""Makes a run's players on a tree: ``players(tree, rng, search, training)`` -> (the tree's player, the opponent
+or None) (:func:`treelab.play.training.make_players`; passed in, since training sits above this module)."""
+
+REFRESH = 25.0
+"""On Ray, a worker reloads its copy once it has played this many times as long as the last load took."""
+
+SHARED = 4
+"""Depth down to which a worker gives its copy the file's counts before each game (Connect Four: at most 2,801 nodes).
+
+There every game passes, so that is where the other workers' games matter; deeper, a worker's copy
+grows by its own games. Reloading whole copies instead (once a worker had played 25 times as long
+as a load took) cost a quarter of the workers' CPU in a 24-game, 2,000-iteration run with two
+workers (``benchmarks/parallel.py``: 10.2 against 8.1 microseconds a simulation)."""
+
+
+SHARE_EVERY = 10.0
+"""A worker shares the file's counts (:data:`SHARED`) again once it has played this many times as long as the
+last share took: about a tenth of its time at most. At 200 simulations a move a share cost as much as a game
+(2,800 rows read and set), so sharing before every game spent a third of the workers' time on it."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every worker plays: the game, the database and :func:`treelab.train`'s settings."""
+
+    game: str
+    """The game's name."""
+    db: str
+    """The database file (workers read snapshots from it; local workers, or Ray's one writer, write it)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The keywords of :attr:`players` (iterations, opponent, c, ...)."""
+    players: PlayersFn | None = None
+    """Makes the players on a worker's copy (a module-level function: it is sent to worker processes)."""
+    logged_as: str = "{}"
+    """The exploration settings logged with every game (``games.exploration``, JSON)."""
+    workers: int = 2
+    """How many workers play at once (a lone one never reloads: its copy holds the whole stored tree)."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a worker sends the writer after a game."""
+
+    worker: int
+    """The worker's number (from 1)."""
+    row: dict[str, Any] | None
+    """The game's ``games`` row, or None for searches of a game cut short (their counts still count)."""
+    delta: Delta
+    """What the game added to the tree."""
+
+
+class Worker:
+    """Plays games on its own copy of the tree and hands on what each game added.
+
+    Its nodes carry their row ids (new ones a local id until the writer
+    stored them, :mod:`treelab.store.deltas`), so it keeps its copy from game
+    to game, and reloads it only now and then to see the other workers' games.
+
+    Args:
+        job: what to play.
+        number: the worker's number (from 1), logged with its games.
+        seed: its random seed.
+        snapshot: returns a fresh copy of the stored tree (default: load it from ``job.db``).
+    """
+
+    def __init__(self, job: Job, number: int, seed: int, snapshot: Callable[[], Tree] | None = None) -> None:
+        self.job = job
+        self.number = number
+        self.rng = random.Random(seed)
+        self.game = find_game(job.game)
+        self._snapshot = snapshot or (lambda: open_tree(job.db, self.game, c=self._c()))
+        self._share = snapshot is None and job.workers > 1  # on Ray the file may be on another machine
+        self.stopped: Callable[[], bool] = lambda: False
+        self.pending: list[TreeNode] | None = []
+        self._refresh()
+
+    def _c(self) -> float | None:
+        return self.job.settings["c"] if self.job.settings.get("algorithm", "uct") == "uct" else None
+
+    def _refresh(self) -> None:
+        began = time.perf_counter()
+        gc.unfreeze()  # frozen objects are never collected: the old copy's cycles must be, once replaced
+        self.tree = start(self._snapshot())
+        self.seen = getattr(binding_of(self.tree), "generation", -1)  # the file's save count it was loaded at
+        if self.job.players is None:
+            raise StoreError("a parallel training job needs its players function (Job.players)")
+        settings = self.job.settings
+        self.me, self.other = self.job.players(self.tree, self.rng, settings["search"], settings["training"])
+        gc.collect()
+        gc.freeze()
+        self.pending = None if self.pending else []  # ids still owed for the old copy's nodes: ignore them
+        self.load_seconds = time.perf_counter() - began
+        self.played_seconds = 0.0
+        self.share_seconds = self.since_share = 0.0  # a fresh copy holds the file's counts: nothing to share yet
+        self.stale = False
+
+    def stored(self, ids: Sequence[int] | None) -> None:
+        """The row ids the writer gave the last game's new nodes (None: unknown, so reload before the next game)."""
+        if self.pending is None:  # the copy was reloaded since: these nodes are gone
+            self.pending = []
+        elif ids is None or len(ids) != len(self.pending):  # a retried batch, or a restarted worker
+            self.stale, self.pending = True, []
+        else:
+            renumber(self.pending, ids)
+            self.pending = []
+
+    def play(self, game_id: int, settle: Callable[[], None] | None = None) -> Result:
+        """Play game ``game_id`` (colours from its id, as in :func:`treelab.train`) and take what it added.
+
+        ``settle`` is called between the game and the take: it hands the
+        previous game's row ids to :meth:`stored` if they are still owed.
+        """
+        due = not self._share and self.job.workers > 1 and self.played_seconds > REFRESH * self.load_seconds
+        if self.stale or due:
+            self._refresh()  # a copy whose ids went astray; on Ray, now and then, the other workers' games
+        elif self._share and self.since_share > 0 and self.since_share >= SHARE_EVERY * self.share_seconds:
+            began = time.perf_counter()
+            share_top(self.job.db, self.tree, SHARED)
+            self.share_seconds, self.since_share = time.perf_counter() - began, 0.0
+        began = time.perf_counter()
+        self.tree.current_game = game_id
+        self.me.should_stop = self.stopped
+        opponent = self.job.settings["opponent"]
+        tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
+        first = _now()
+        state, moves = play_game(self.game, self.me, self.other, tree_player, self.stopped)
+        row = None
+        if state.is_terminal and not self.stopped():  # a game whose searches were cut is not logged
+            row = {"id": game_id, "moves": self.game.notation(moves), "winner": state.winner,
+                   "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
+                   "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now(),
+                   "exploration": self.job.logged_as}
+        if settle is not None:
+            settle()
+        delta, self.pending = take(self.tree, self.seen)
+        gc.freeze()  # the game's new nodes live on: full collections need not walk them again
+        self.played_seconds += time.perf_counter() - began
+        self.since_share += time.perf_counter() - began
+        return Result(self.number, row, delta)
+
+
+class Writer(DeltaWriter):
+    """Owns the database: adds the workers' deltas straight to the file, each batch in one transaction.
+
+    A :class:`~treelab.store.deltawriter.DeltaWriter` taking :class:`Result` s; it holds no tree.
+    """
+
+    def __init__(self, job: Job) -> None:
+        settings = job.settings
+        super().__init__(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
+
+    def write(self, results: list[Result]) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+        """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`)."""
+        return self.store([(f"worker {r.worker}", r.row, r.delta) for r in results])
+
+
+def play_game(
+    game: Game, me: Player, other: Player | None, tree_player: int, stopped: Callable[[], bool]
+) -> tuple[State, list[int]]:
+    """One game from the start: ``me`` plays ``tree_player`` (both sides if ``other`` is None).
+
+    Returns the last position (not terminal if ``stopped()`` became true) and the moves.
+    """
+    state, moves = game.initial(), list[int]()
+    while not state.is_terminal and not stopped():
+        mover = me if other is None or state.to_move == tree_player else other
+        move = mover.choose(state, moves)
+        state = state.play(move)
+        moves.append(move)
+    return state, moves

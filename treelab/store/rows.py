@@ -1,0 +1,195 @@
+"""Stored rows as the layers above read them: a path, the children of many nodes, counts below, the principal
+variation. The diagrams (:mod:`treelab.view.loading`), ``stats`` (:mod:`treelab.analysis.sqlstats`), ``diff``
+(:mod:`treelab.analysis.compare`) and the explorer read the file through these, not with SQL of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import PathNotFoundError
+from ..games import Game
+from ..mcts.choice import best_index
+from ..tree import Moves
+
+__all__ = [
+    "COLUMNS", "child_visits", "children", "counts_below", "created_by", "depth_rows", "kid_rows", "logged_root",
+    "path_rows", "principal_variation", "subtree_table", "totals",
+]
+
+COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select"
+"""The columns of a node row as these readers return them, in this order."""
+_CHUNK = 900  # stay under SQLite's bound-parameter limit
+
+
+def children(conn: sqlite3.Connection, ids: list[int]) -> dict[int, list[tuple[Any, ...]]]:
+    """Rows of the children of ``ids``, grouped by parent, each in creation (id) order."""
+    out: dict[int, list[tuple[Any, ...]]] = {i: [] for i in ids}
+    for start in range(0, len(ids), _CHUNK):
+        part = ids[start:start + _CHUNK]
+        marks = ",".join("?" * len(part))
+        for row in conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE parent_id IN ({marks}) ORDER BY id", part):
+            out[row[1]].append(row)
+    return out
+
+
+def counts_below(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[int, int]]:
+    """``(children, their visits)`` stored under each row of ``ids`` (``(0, 0)``: none)."""
+    out = dict.fromkeys(ids, (0, 0))
+    for start in range(0, len(ids), _CHUNK):
+        part = ids[start:start + _CHUNK]
+        marks = ",".join("?" * len(part))
+        query = (
+            f"SELECT parent_id, count(*), coalesce(sum(nb_visit), 0) FROM nodes "
+            f"WHERE parent_id IN ({marks}) GROUP BY parent_id"
+        )
+        for pid, count, visits in conn.execute(query, part):
+            out[pid] = (count, visits)
+    return out
+
+
+def path_rows(conn: sqlite3.Connection, game: Game, path: Moves, db: str) -> list[tuple[Any, ...]]:
+    """The stored rows (:data:`COLUMNS`) from the root down to ``path``, one indexed lookup per move.
+
+    Raises:
+        PathNotFoundError: a node on the path is not stored.
+    """
+    moves = game.parse(path)
+    row = conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
+    if row is None:
+        raise PathNotFoundError(f"{db!r} holds no nodes yet: train or save a tree first")
+    rows = [row]
+    for i, move in enumerate(moves):
+        row = conn.execute(
+            f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ? AND move = ?", (rows[-1][0], game.label(move))
+        ).fetchone()
+        if row is None:
+            raise PathNotFoundError(
+                f"path {game.notation(moves[:i + 1])!r} is not in {db!r}: "
+                "check the moves, or train or analyse that position first"
+            )
+        rows.append(row)
+    return rows
+
+
+def principal_variation(
+    conn: sqlite3.Connection, node_id: int, *, schema: str = "main", where: str = "", limit: int = 1 << 30
+) -> list[tuple[str, int]]:
+    """The principal variation below a stored node as ``(move, visits)``: :func:`treelab.mcts.choice.best_index`
+    per level, down to a leaf or an unvisited child (``stats``, ``diff`` and the explorer read it so).
+
+    Args:
+        conn: an open database.
+        node_id: the node's id.
+        schema: the attached database to read (``diff`` reads two); a schema-1 file has no
+            ``nb_select``, and its visits stand in (as :func:`treelab.store.schema.read_compat`).
+        where: an SQL condition the children must also meet (the explorer's replay of a past game).
+        limit: at most this many moves.
+    """
+    columns = {row[1] for row in conn.execute(f"PRAGMA {schema}.table_info(nodes)")}
+    selected = "nb_select" if "nb_select" in columns else "nb_visit"
+    query = (f"SELECT id, move, nb_visit, proven, {selected} FROM {schema}.nodes WHERE parent_id = ?"
+             f"{' AND ' + where if where else ''} ORDER BY id")
+    line: list[tuple[str, int]] = []
+    while len(line) < limit:
+        kids = conn.execute(query, (node_id,)).fetchall()
+        at = best_index([(p, s, v) for _, _, v, p, s in kids])
+        if at is None or kids[at][2] == 0:
+            break
+        node_id = kids[at][0]
+        line.append((kids[at][1], kids[at][2]))
+    return line
+
+
+def created_by(game_id: int, alias: str = "") -> str:
+    """The SQL condition (for ``where`` below) that keeps the nodes created by training game ``game_id``."""
+    col = f"{alias}created_game" if alias else "created_game"
+    return f"({col} IS NULL OR {col} <= {int(game_id)})"
+
+
+def kid_rows(conn: sqlite3.Connection, node_id: int, where: str = "") -> list[tuple[Any, ...]]:
+    """The rows (:data:`COLUMNS`) of a node's children in id order; ``where``: a condition they also meet."""
+    return conn.execute(
+        f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ?{' AND ' + where if where else ''} ORDER BY id", (node_id,)
+    ).fetchall()
+
+
+def totals(conn: sqlite3.Connection, meta: dict[str, str]) -> tuple[int, int, int, int]:
+    """The root's visits, the games logged, the last game's id and the nodes stored."""
+    root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
+    games, last_game = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM games").fetchone()
+    try:  # every save keeps the nodes per depth in meta
+        nodes = sum(json.loads(meta["depth_counts"]))
+    except (KeyError, ValueError, TypeError):
+        nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+    return (root[0] if root else 0), games, last_game, nodes
+
+
+def logged_root(conn: sqlite3.Connection, game_id: int) -> tuple[int, dict[str, list[int]]] | None:
+    """The root's visits and its children's ``[visits, wins, draws]`` logged after ``game_id`` (None: no history)."""
+    try:
+        snap = conn.execute(
+            "SELECT root_visits, root_children FROM history WHERE game_id <= ? ORDER BY game_id DESC LIMIT 1",
+            (game_id,),
+        ).fetchone()
+    except sqlite3.OperationalError:  # no history table: counts of today
+        return None
+    if snap is None:
+        return 0, {}
+    return int(snap[0]), json.loads(snap[1])
+
+
+_SUBTREE = (
+    "WITH RECURSIVE sub(id, d) AS (SELECT ?, 0 UNION ALL "
+    "SELECT n.id, sub.d + 1 FROM nodes n JOIN sub ON n.parent_id = sub.id) "
+)
+
+
+def depth_rows(conn: sqlite3.Connection, node_id: int, whole: bool) -> list[tuple[int, int, int]]:
+    """``(depth below the node, nodes, leaves)`` per depth of the subtree at ``node_id`` (``whole``: the
+    whole table, the node being the root: one scan instead of a recursive walk)."""
+    leaf = "NOT EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = {}.id)"
+    if whole:
+        return conn.execute(f"SELECT depth, count(*), sum({leaf.format('n')}) FROM nodes n GROUP BY depth").fetchall()
+    query = _SUBTREE + f"SELECT d, count(*), sum({leaf.format('sub')}) FROM sub GROUP BY d"
+    return conn.execute(query, (node_id,)).fetchall()
+
+
+def child_visits(conn: sqlite3.Connection, node_id: int, whole: bool) -> Iterator[tuple[int, int]]:
+    """``(parent_id, nb_visit)`` of every node below ``node_id``, in table order (``whole``: as above)."""
+    if whole:
+        return conn.execute("SELECT parent_id, nb_visit FROM nodes WHERE parent_id IS NOT NULL")  # type: ignore[return-value]
+    return conn.execute(  # type: ignore[return-value]
+        _SUBTREE + "SELECT n.parent_id, n.nb_visit FROM nodes n JOIN sub ON n.parent_id = sub.id", (node_id,)
+    )
+
+
+def subtree_table(conn: sqlite3.Connection, top: int, root_depth: int, max_depth: int | None, no_proof: int,
+                  name: str, game: Game) -> tuple[list[tuple[int, ...]], list[str], list[int] | None]:
+    """The rows below (and at) row ``top`` down to ``max_depth`` levels (None: all), in id order, as
+    ``(id, parent_id or -1, depth, nb_visit, nb_win, nb_draw, proven or no_proof, created_game or -1,
+    nb_select)``; their moves; their movers (None for a game whose players alternate)."""
+    from .movers import column
+
+    cols = (
+        "n.id, coalesce(n.parent_id, -1), n.depth, n.nb_visit, n.nb_win, n.nb_draw, "
+        f"coalesce(n.proven, {int(no_proof)}), coalesce(n.created_game, -1), n.nb_select"
+    )
+    limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
+    args: tuple[int, ...]
+    if root_depth == 0:
+        prefix, source, where, args = "", "nodes n", "WHERE n.depth <= ?", (limit,)
+    else:
+        prefix = (
+            "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
+            "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) "
+        )
+        source, where, args = "nodes n JOIN sub USING (id)", "", (top, limit)
+    rows = conn.execute(f"{prefix}SELECT {cols} FROM {source} {where} ORDER BY n.id", args).fetchall()
+    moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move FROM {source} {where} ORDER BY n.id", args)]
+    # only the subtree's movers: the table joined on the same rows, in the same order
+    mover = None if game.alternating else column(conn, (prefix, source, where, args), name, game.name)
+    return rows, moves, mover
