@@ -100,8 +100,8 @@ def test_explorer_refuses_requests_addressed_to_another_host(tmp_path: Path) -> 
 
 def test_explorer_allow_host_adds_a_name(tmp_path: Path) -> None:
     db = copy_db(SAMPLE_C4, tmp_path / "c4.db")
-    with serving(str(db), "--allow-host", "treelab.lan") as server:
-        assert _get_with_host(server, "treelab.lan:8765")[0] == 200
+    with serving(str(db), "--allow-host", "explorer.lan") as server:
+        assert _get_with_host(server, "explorer.lan:8765")[0] == 200
         assert _get_with_host(server, "other.lan")[0] == 400
 
 

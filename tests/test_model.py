@@ -24,7 +24,7 @@ from treelab.errors import (
 from treelab.games import GAMES, find_game, registry
 from treelab.learn.dataset import augment, build_dataset
 from treelab.learn.model import load_model
-from treelab.mcts.modeleval import ModelEvaluator
+from treelab.mcts.evaluators import ModelEvaluator
 from treelab.nodes import Proof
 from treelab.store.fitrows import read_fit_rows
 

@@ -29,6 +29,10 @@ group 1 is a Sphinx ``:mod:`` role in front of it."""
 MADE_BY_TESTS = {"treelab.games.probe": "tests/test_layers.py writes this module for one test and removes it"}
 """Names that exist only while a test runs, each with the file that names it."""
 
+FORMER_NAMES = {"treelab.fastpath": "benchmarks/search.py"}
+"""Modules of earlier versions, each with the one file allowed to name them: ``benchmarks/search.py
+--against DIR`` times an older checkout, where the compiled parts were still ``treelab.fastpath``."""
+
 
 def texts() -> list[Path]:
     files = [ROOT / "README.md"]
@@ -54,7 +58,7 @@ def resolve(name: str) -> object:
     """The module or object a dotted name names; ``LookupError`` when nothing does.
 
     The compiled extension (``treelab._speedups``) is optional: where it was not built, its name and
-    the names in it count as existing when its C source is there (``tests/test_fastpath.py`` checks
+    the names in it count as existing when its C source is there (``tests/test_speedups.py`` checks
     its members where it is built).
     """
     parts = name.split(".")
@@ -95,6 +99,9 @@ def test_every_dotted_treelab_name_exists() -> None:
     stale = []
     for name, where in sorted(mentions().items()):
         if name in MADE_BY_TESTS:
+            continue
+        if name in FORMER_NAMES:
+            assert set(where) <= {FORMER_NAMES[name], "tests/test_references.py"}, f"{name}: write what exists now"
             continue
         try:
             value = resolve(name)

@@ -51,8 +51,9 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "learn.fitting": ("FitConfig", "fit"),
     "learn.model": ("Model", "load_model"),
     "mcts.config": ("SearchConfig",),
-    "mcts.evaluators": ("Evaluation", "Evaluator", "HeuristicEvaluator", "RolloutEvaluator", "find_evaluator"),
-    "mcts.modeleval": ("ModelEvaluator",),
+    "mcts.evaluators": (
+        "Evaluation", "Evaluator", "HeuristicEvaluator", "ModelEvaluator", "RolloutEvaluator", "find_evaluator",
+    ),
     "mcts.policies": ("decisive_playout", "random_playout", "ucb1"),
     "mcts.puct": ("C_PUCT", "PUCTPlayer", "dirichlet_alpha_for", "puct_search"),
     "mcts.summary": ("ChildStats", "SearchSummary", "choose_move"),
@@ -89,8 +90,14 @@ if TYPE_CHECKING:
     from .learn.fitting import FitConfig, fit
     from .learn.model import Model, load_model
     from .mcts.config import SearchConfig
-    from .mcts.evaluators import Evaluation, Evaluator, HeuristicEvaluator, RolloutEvaluator, find_evaluator
-    from .mcts.modeleval import ModelEvaluator
+    from .mcts.evaluators import (
+        Evaluation,
+        Evaluator,
+        HeuristicEvaluator,
+        ModelEvaluator,
+        RolloutEvaluator,
+        find_evaluator,
+    )
     from .mcts.policies import decisive_playout, random_playout, ucb1
     from .mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
     from .mcts.summary import ChildStats, SearchSummary, choose_move

@@ -356,7 +356,7 @@ int note_baseline(PyObject *baselines, PyObject *node) {
  * on path[1:] (the nodes this search selected); then nb_draw += 1 on every node if first_win is None
  * (a draw), else nb_win += 1 on path[first_win::2]. With baselines (a dict, Tree.baselines), each
  * node's counts before its first change since the last save are recorded there first, as
- * treelab.mcts.selection.backup does. */
+ * treelab.tree.backup does. */
 PyObject *backup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 2 || nargs > 3 || !PyList_Check(args[0]) || (nargs == 3 && args[2] != Py_None && !PyDict_Check(args[2]))) {
         PyErr_SetString(PyExc_TypeError, "backup(path: list, first_win: int | None, baselines: dict | None = None)");

@@ -33,8 +33,8 @@ from .errors import TreelabError
 from .games import mover_at_depth
 
 __all__ = [
-    "HOOKS", "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "display", "kids_of", "link", "proof_word",
-    "seal", "ucb1_score", "unlink", "walk", "wire",
+    "HOOKS", "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "best_index", "display", "kids_of", "link",
+    "preference", "proof_word", "seal", "ucb1_score", "unlink", "walk", "wire",
 ]
 
 SQRT2 = math.sqrt(2.0)
@@ -382,3 +382,19 @@ def walk(top: TreeNode) -> Iterator[TreeNode]:
         kids = kids_of(node)
         if kids:
             stack.extend(reversed(kids))
+
+
+def preference(proven: int | None, selected: int, visits: int) -> tuple[int, int, int]:
+    """The move-choice rule's key of a child (largest played): proof (win first, loss last), nb_select, nb_visit."""
+    return (2 if proven == 1 else 0 if proven == -1 else 1, selected, visits)
+
+
+def best_index(rows: Sequence[tuple[int | None, int, int]]) -> int | None:
+    """The position in ``rows`` (``(proven, nb_select, nb_visit)`` in creation order) of the move to play;
+    ties go to the first row, None for no rows."""
+    best, key = None, None
+    for i, row in enumerate(rows):
+        k = preference(*row)
+        if key is None or k > key:
+            best, key = i, k
+    return best

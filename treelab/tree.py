@@ -302,7 +302,7 @@ class Tree:
 
         The first save writes every node; later saves to the same file write
         only new and changed nodes. ``games`` are logged in the same transaction
-        (see :func:`treelab.store.save`, which :mod:`treelab.store` wires in here when it loads;
+        (see :func:`treelab.store.persistence.save`, which :mod:`treelab.store` wires in here when it loads;
         the front door ``treelab`` loads it).
         """
         hook = HOOKS.get("save")

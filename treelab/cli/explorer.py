@@ -20,7 +20,7 @@ __all__ = ["COMMANDS", "describe_diff", "diff", "serve"]
               help="Address to listen on (only this machine can connect to 127.0.0.1).")
 @option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
-@option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+@option("--allow-host", "allow_hosts", multiple=True, metavar="NAME", show_default="the names it listens on",
         help="Also answer requests addressed to NAME (a DNS name other machines use to reach this one; "
              "'*' turns the Host check off). Repeatable.")
 @option("--no-browser", is_flag=True, help="Do not open the page in a web browser.")

@@ -42,6 +42,12 @@ from .options import (
 @option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @option("--workers", type=int, default=None, show_default="this process alone", metavar="N",
         help="Play in N processes at once, one writer merging their games (at most --games).")
+@option("--refit-every", "refit_every", type=click.IntRange(min=1), default=None, metavar="K",
+        show_default="no refits",
+        help="The learning loop: fit --model again from the whole database after every K games logged (the "
+             "first fit creates it); the games search with PUCT and the latest model once there is one.")
+@option("--min-visits", "min_visits", type=click.IntRange(min=1), default=None, show_default="20",
+        help="With --refit-every: learn only from positions visited at least this often.")
 @option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
         help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
@@ -56,11 +62,17 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
     simulations that selected them (temperature 1), so games differ; the
     settings are logged per game (games.exploration).
 
+    The learning loop (--model M --refit-every K): every K games the model
+    M is fitted again from the whole database (created by the first fit), and
+    the games after it search with PUCT guided by it; which model version
+    played each game is logged. Re-running resumes tree and model.
+
     \b
     Example:
       treelab train connect4 --db c4.db --games 50 --iterations 400 --opponent heuristic --seed 1
       treelab train connect4 --db c4.db --games 200 --iterations 400 --workers 2
       treelab train connect4 --db c4.db --games 100 --pool self,heuristic,db=old.db --seed 1
+      treelab train connect4 --db c4.db --games 400 --iterations 200 --model c4.npz --refit-every 100
     """
     from ..play.training import train as run
     from ..play.training_config import TEMPERATURE_MOVES, TrainingConfig
@@ -74,14 +86,52 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
         from ..play.parallel import advice
 
         workers, note = advice(workers)
+    refit_every, min_visits, model = options.pop("refit_every"), options.pop("min_visits"), searching.pop("model")
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               workers=workers, **options)
+    if refit_every is not None or model is not None:
+        _learn(game, db, games, training, searching, model, refit_every, min_visits)
+        return
+    if min_visits is not None:
+        raise click.UsageError("--min-visits is for the learning loop: give --model and --refit-every too")
+    if searching.get("mix") is not None:
+        raise click.UsageError("--mix blends a playout into a model's value: give --model too")
     summary = run(game, db, games, training=training, **searching)
     click.echo(summary.describe())
     if note:
         click.echo(f"note: {note}")
     if summary.interrupted:
         click.echo("stopped early: run the same command again to resume")
+
+
+def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, Any], model: str | None,
+           refit_every: int | None, min_visits: int | None) -> None:
+    """``--model`` (and ``--refit-every``): the learning loop, or self-play guided by a fixed model."""
+    from pathlib import Path
+
+    from ..learn.fitting import FitConfig
+    from ..play.learning import learning_loop
+    from ..play.training import train as run
+
+    if model is None:
+        raise click.UsageError("--refit-every K needs --model PATH: the model file the loop fits and searches with")
+    if refit_every is None:
+        if not Path(model).exists():
+            raise click.UsageError(f"--model {model!r} does not exist: add --refit-every K to fit it from the games, "
+                                   "or fit one first with treelab fit")
+        summary = run(game, db, games, training=training, **{**searching, "algorithm": "puct", "model": model})
+        click.echo(summary.describe())
+        if summary.interrupted:
+            click.echo("stopped early: run the same command again to resume")
+        return
+    fitting = FitConfig() if min_visits is None else FitConfig(min_visits=min_visits)
+    result = learning_loop(game, db, model, games, refit_every=refit_every, training=training, fitting=fitting,
+                           **searching)
+    for step in result.runs:
+        click.echo(step.describe())
+    click.echo(result.describe())
+    if result.interrupted:
+        click.echo("stopped early: run the same command again to resume (tree and model)")
 
 
 COMMANDS = [train]

@@ -2,7 +2,7 @@
 
 ``treelab.fit(db, out)`` fits (:mod:`treelab.learn.fitting`), ``treelab.load_model(path)`` loads
 (:mod:`treelab.learn.model`); the search uses a model through the ``model:PATH`` evaluator
-(:mod:`treelab.mcts.modeleval`).
+(:class:`treelab.mcts.evaluators.ModelEvaluator`).
 """
 
 from __future__ import annotations

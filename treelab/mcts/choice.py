@@ -20,9 +20,9 @@ AlphaZero's temperature sampling (Silver et al. 2017) over ``nb_select``.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
 from ..errors import BudgetError
+from ..nodes import best_index, preference
 from ..tree import SQRT2, TreeNode
 from .config import CHOICES, check_name, resolve_aliases
 
@@ -34,30 +34,6 @@ __all__ = [
     "preference",
     "principal_variation",
 ]
-
-
-def preference(proven: int | None, selected: int, visits: int) -> tuple[int, int, int]:
-    """The sort key of the move-choice rule: the child with the largest key is played.
-
-    Args:
-        proven: the child's proof for the player moving into it (1, 0, -1 or None).
-        selected: its ``nb_select``.
-        visits: its ``nb_visit`` (only breaks ties).
-    """
-    return (2 if proven == 1 else 0 if proven == -1 else 1, selected, visits)
-
-
-def best_index(rows: Sequence[tuple[int | None, int, int]]) -> int | None:
-    """The position in ``rows`` (``(proven, nb_select, nb_visit)`` in creation order) of the move to play.
-
-    Ties go to the first row. None for no rows.
-    """
-    best, key = None, None
-    for i, row in enumerate(rows):
-        k = preference(*row)
-        if key is None or k > key:
-            best, key = i, k
-    return best
 
 
 def best_child(node: TreeNode) -> TreeNode | None:

@@ -23,12 +23,14 @@ Built-ins:
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from ..errors import BudgetError, UnknownOptionError
-from ..games import Game, State
+from ..games import Game, State, find_game
+from ..learn.model import Model, load_model
 from .config import SearchConfig
 from .policies import PlayoutFn, find_playout
 
@@ -37,6 +39,7 @@ __all__ = [
     "Evaluation",
     "Evaluator",
     "HeuristicEvaluator",
+    "ModelEvaluator",
     "RolloutEvaluator",
     "evaluator_of",
     "find_evaluator",
@@ -170,6 +173,57 @@ def _normalised(weights: dict[int, float]) -> dict[int, float]:
     return {m: w / total for m, w in weights.items()}
 
 
+class ModelEvaluator:
+    """An :data:`~treelab.mcts.evaluators.Evaluator` that asks a fitted model.
+
+    Args:
+        model: a :class:`~treelab.learn.model.Model` or the path of its file.
+        game: if given, the model is checked against it now (else at the first position).
+        mix: the playout's share of the value: ``(1 - mix) * model + mix * playout result``
+            (0: the model's value alone, no playout).
+        playout: the playout policy when ``mix > 0``.
+
+    Raises:
+        ModelFileError: no such model file, or a damaged one.
+        ModelMismatchError: a model of another game or encoding.
+    """
+
+    def __init__(self, model: Model | str | os.PathLike[str], *, game: Game | str | None = None, mix: float = 0.0,
+                 playout: str | PlayoutFn = "random") -> None:
+        if not 0.0 <= mix <= 1.0:
+            raise BudgetError(f"mix {mix!r} must be in [0, 1]: the playout's share of the value")
+        self.mix = mix
+        self.playout = find_playout(playout)
+        self.model = model if isinstance(model, Model) else load_model(model, game)
+        if isinstance(model, Model) and game is not None:
+            model.check_game(find_game(game) if isinstance(game, str) else game)
+        self._checked: Game | None = None if game is None else (game if isinstance(game, Game) else None)
+        self.name = f"model:{self.model.path}" if self.model.path else "model"
+
+    def __call__(self, state: State, rng: random.Random) -> Evaluation:
+        if state.game is not self._checked:
+            self.model.check_game(state.game)
+            self._checked = state.game
+        priors, value = self.model.predict(state)
+        if self.mix > 0.0:
+            winner = self.playout(state, rng)
+            result = 0.5 if winner is None else float(winner == state.to_move)
+            value = (1.0 - self.mix) * value + self.mix * result
+        return Evaluation(priors, value)
+
+    def refresh(self) -> bool:
+        """Read the model file again if it changed since (a refit); whether the model changed."""
+        if self.model.path is None:
+            return False
+        fresh = load_model(self.model.path)
+        changed = fresh is not self.model
+        if changed:
+            if self._checked is not None:
+                fresh.check_game(self._checked)
+            self.model = fresh
+        return changed
+
+
 EVALUATORS: dict[str, Callable[..., Evaluator]] = {
     "rollout": RolloutEvaluator,
     "heuristic": HeuristicEvaluator,
@@ -180,7 +234,7 @@ EVALUATORS: dict[str, Callable[..., Evaluator]] = {
 def find_evaluator(name: str | Evaluator, **options: object) -> Evaluator:
     """The evaluator called ``name``, built with ``options`` (a callable is returned as it is).
 
-    ``model:PATH`` is a fitted model's :class:`~treelab.mcts.modeleval.ModelEvaluator`
+    ``model:PATH`` is a fitted model's :class:`ModelEvaluator`
     (options: ``game``, checked against the model at once; ``mix`` and ``playout``).
 
     Raises:
@@ -190,8 +244,6 @@ def find_evaluator(name: str | Evaluator, **options: object) -> Evaluator:
     if callable(name):
         return name
     if name.startswith("model:"):
-        from .modeleval import ModelEvaluator
-
         return ModelEvaluator(name[len("model:"):], **options)  # type: ignore[arg-type]
     try:
         factory = EVALUATORS[name]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ..nodes import Proof, proof_word
 from ..tree import SQRT2, Moves, Tree, TreeNode
 from .choice import choose_move
 
-__all__ = ["ChildStats", "SearchSummary", "choose_move", "summarize"]
+if TYPE_CHECKING:
+    from ..games import State
+    from ..learn.model import Model
+
+__all__ = ["ChildStats", "SearchSummary", "choose_move", "summarize", "with_model"]
 
 
 @dataclass(frozen=True)
@@ -153,3 +157,14 @@ def summarize(
         seconds=seconds,
         best_action=action(best.name) if best is not None else None,
     )
+
+
+def with_model(summary: SearchSummary, model: Model, state: State) -> SearchSummary:
+    """``summary`` with the model's value of ``state`` and its prior of each move (the optional JSON keys)."""
+    if state.is_terminal:
+        return summary
+    model.check_game(state.game)
+    priors, value = model.predict(state)
+    by_label = {state.game.label(move): p for move, p in priors.items()}
+    children = tuple(replace(ch, model_prior=round(by_label.get(ch.move, 0.0), 6)) for ch in summary.children)
+    return replace(summary, children=children, model_value=round(value, 6))

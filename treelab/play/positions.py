@@ -102,7 +102,7 @@ def analyse(
     summary = summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed)
     if cfg.model is not None:  # the model's value of the position and its prior of each move
         from ..learn.model import load_model
-        from ..mcts.modeleval import with_model
+        from ..mcts.summary import with_model
 
         summary = with_model(summary, load_model(cfg.model, the_game), the_game.replay(parsed))
     return summary

@@ -251,9 +251,16 @@ def settings_of(search: SearchConfig, training: TrainingConfig) -> dict[str, Any
 def exploration(settings: dict[str, Any]) -> str:
     """The exploration settings of a run (:func:`settings_of`), as logged in ``games.exploration`` (JSON)."""
     noise, pool = settings.get("noise", 0.0), ({"pool": settings["pool"]} if "pool" in settings else {})
+    search = settings.get("search")
+    guide = {}
+    if search is not None and search.model is not None:  # which model played (the learning loop's versions)
+        from ..learn.model import load_model
+
+        guide = {"algorithm": "puct", "model": search.model,
+                 "model_version": load_model(search.model).info.get("version"), "mix": search.mix}
     return json.dumps({"temperature": settings.get("temperature", 0.0), "temperature_moves": settings.get(
         "temperature_moves"), "noise": noise, "alpha": settings.get("alpha") if noise > 0 else None,
-        "choice": settings.get("choice", "visits"), **pool})
+        "choice": settings.get("choice", "visits"), **pool, **guide})
 
 
 class OpeningSampler(Wrapper["MCTSPlayer | PUCTPlayer"]):
@@ -283,11 +290,11 @@ def make_players(tree: Tree, rng: random.Random, search: SearchConfig,
     me: MCTSPlayer | PUCTPlayer
     noise, alpha = training.noise or 0.0, training.alpha or 1.0
     if search.algorithm == "puct":
-        from ..mcts.evaluators import find_evaluator
+        from ..mcts.evaluators import evaluator_of
         from ..mcts.puct import PUCTPlayer
 
         me = PUCTPlayer(tree=tree, iterations=training.iterations, search=search,
-                        evaluator=find_evaluator(search.evaluator, playout=search.playout),
+                        evaluator=evaluator_of(search, tree.game),
                         dirichlet_alpha=alpha if noise > 0 else None, dirichlet_fraction=noise,
                         rng=random.Random(rng.getrandbits(64)))
     else:

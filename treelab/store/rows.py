@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import PathNotFoundError
 from ..games import Game
-from ..mcts.choice import best_index
+from ..nodes import best_index
 from ..tree import Moves
 
 __all__ = [
@@ -78,7 +78,7 @@ def path_rows(conn: sqlite3.Connection, game: Game, path: Moves, db: str) -> lis
 def principal_variation(
     conn: sqlite3.Connection, node_id: int, *, schema: str = "main", where: str = "", limit: int = 1 << 30
 ) -> list[tuple[str, int]]:
-    """The principal variation below a stored node as ``(move, visits)``: :func:`treelab.mcts.choice.best_index`
+    """The principal variation below a stored node as ``(move, visits)``: :func:`treelab.nodes.best_index`
     per level, down to a leaf or an unvisited child (``stats``, ``diff`` and the explorer read it so).
 
     Args:

@@ -1,0 +1,233 @@
+"""The learning loop: self-play grows the tree, a model is fitted from the tree, the next games search with it.
+
+This is the AlphaZero design at treelab's scale (Silver et al. 2017, 2018): the stored tree is the
+dataset, :func:`treelab.fit` distils its selection shares and values into a small policy/value
+model, and PUCT searches with that model (:class:`~treelab.mcts.evaluators.ModelEvaluator`) in the
+next games. :func:`learning_loop` plays ``games`` games with :func:`~treelab.play.training.train`
+in steps of at most ``refit_every`` games and refits the model from the whole database after every
+``refit_every`` games logged in it; until the first model exists the games are searched as
+:func:`~treelab.play.training.train` would (UCT by default).
+
+Everything resumes from the files: the database holds the games (and, in ``games.exploration``,
+the model version that played each), the model file holds its version and the number of games
+logged when it was fitted, so running the same command again goes on where it stopped. A model
+version is written whole or not at all (the current file, and a copy ``NAME.vN.npz`` beside it), so
+Ctrl-C or ``kill -9`` loses at most the game being played and the fit under way.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import BudgetError, FitError, GameMismatchError
+from ..games import Game, find_game
+from ..learn.fitting import FitConfig, fit
+from ..learn.model import Model, load_model
+from ..mcts.config import SearchConfig
+from ..store.records import info
+from ..store.schema import display
+from .training import TrainSummary, train
+from .training_config import TrainingConfig
+
+__all__ = ["LoopSummary", "Refit", "learning_loop", "versioned"]
+
+
+@dataclass(frozen=True)
+class Refit:
+    """One model fitted by the loop."""
+
+    version: int
+    """The model's version (1 for the first)."""
+    games: int
+    """Games logged in the database when it was fitted."""
+    positions: int
+    """Positions it learned from."""
+    value_sign_accuracy: float | None
+    """Held-out share of positions whose value has the sign of the target."""
+    policy_top1: float | None
+    """Held-out share of positions whose most likely move is the target's."""
+    seconds: float
+    """How long the fit took."""
+
+
+@dataclass(frozen=True)
+class LoopSummary:
+    """What :func:`learning_loop` did."""
+
+    db: str
+    """The tree's database."""
+    model: str
+    """The model file."""
+    games: int
+    """Games played in this run."""
+    total_games: int
+    """Games logged in the database after it."""
+    version: int
+    """The model's version at the end (0: no model yet)."""
+    refits: tuple[Refit, ...]
+    """The models fitted in this run."""
+    runs: tuple[TrainSummary, ...]
+    """Each step of games between refits."""
+    interrupted: bool
+    """Ctrl-C or a signal ended it early."""
+    seconds: float
+    """Wall time."""
+    notes: tuple[str, ...] = ()
+    """Refits that could not be made (too few well-visited positions yet), each said once."""
+
+    def describe(self) -> str:
+        """The command line's report."""
+        head = "interrupted after" if self.interrupted else "played"
+        lines = [f"{head} {self.games} games in {self.seconds:.1f}s, {self.total_games} logged in {self.db}; "
+                 f"model {self.model} at version {self.version}"]
+        lines += [f"  no refit: {note}" for note in self.notes]
+        for r in self.refits:
+            acc = "-" if r.value_sign_accuracy is None else f"{r.value_sign_accuracy:.1%}"
+            top = "-" if r.policy_top1 is None else f"{r.policy_top1:.1%}"
+            lines.append(f"  refit v{r.version} after {r.games} games: {r.positions:,} positions, held-out value "
+                         f"sign {acc}, policy top-1 {top}, {r.seconds:.1f}s")
+        return "\n".join(lines)
+
+
+def versioned(model: str | os.PathLike[str], version: int) -> Path:
+    """The file that keeps version ``version`` of ``model`` beside it (``c4.npz`` -> ``c4.v3.npz``)."""
+    path = Path(model)
+    return path.with_name(f"{path.stem}.v{version}{path.suffix}")
+
+
+def learning_loop(
+    game: str | Game,
+    db: str | os.PathLike[str],
+    model: str | os.PathLike[str],
+    games: int = 100,
+    *,
+    refit_every: int,
+    search: SearchConfig | None = None,
+    training: TrainingConfig | None = None,
+    fitting: FitConfig | None = None,
+    on_refit: Callable[[Refit], None] | None = None,
+    **options: Any,
+) -> LoopSummary:
+    """Play ``games`` self-play games into ``db``, refitting ``model`` from it every ``refit_every`` games.
+
+    Args:
+        game: the game (its name or :class:`Game`).
+        db: the tree's database, created if missing, resumed if present.
+        model: the model file: loaded when present (it must be a model of ``game``), written by the
+            first refit when missing.
+        games: games to play in this run.
+        refit_every: fit the model from the whole database again after every this many games logged.
+        search: how the games are searched before a model exists; with a model, the same with
+            ``algorithm="puct"`` and the model as PUCT's evaluator (``mix`` kept).
+        training: how the games are played (:class:`TrainingConfig`: iterations, workers, ray, seed...).
+        fitting: what each refit learns from and how long it trains (:class:`FitConfig`).
+        on_refit: called after each refit.
+        options: fields of ``search`` or ``training`` as keywords (``iterations=200, workers=2``);
+            ``mix`` applies once a model exists.
+
+    Raises:
+        BudgetError: ``refit_every`` or ``games`` is not a whole number >= 1 (>= 0 for games).
+        ModelFileError, ModelMismatchError: ``model`` exists and is not a model of ``game``.
+        GameMismatchError: ``db`` holds a tree of another game.
+    """
+    started = time.perf_counter()
+    the_game = find_game(game)
+    if isinstance(refit_every, bool) or not isinstance(refit_every, int) or refit_every < 1:
+        raise BudgetError(f"refit every {refit_every!r} games must be a whole number >= 1")
+    if isinstance(games, bool) or not isinstance(games, int) or games < 0:
+        raise BudgetError(f"games {games!r} must be a whole number >= 0")
+    path = Path(model)
+    if not path.parent.is_dir():
+        raise BudgetError(f"cannot write model {display(model)!r}: no such directory {str(path.parent)!r}")
+    current = load_model(path, the_game) if path.exists() else None  # another game's model: refused now
+    logged = _games_logged(db, the_game)  # another game's tree: refused now, before any game
+    fitting = fitting or FitConfig()
+    version = int(current.info.get("version", 1)) if current is not None else 0
+    next_fit = (int(current.info.get("games_logged", logged)) if current is not None else 0) + refit_every
+    seed = (training.seed if training is not None else None) if "seed" not in options else options.pop("seed")
+    mix = options.pop("mix", None)  # the playout's share of the model's value, once there is a model
+    progress = options.get("progress", training.progress if training is not None else True)
+    played, refits, runs, notes, interrupted = 0, list[Refit](), list[TrainSummary](), list[str](), False
+    while True:
+        if logged >= next_fit:
+            try:
+                refit = _refit(db, path, the_game, fitting, version + 1, logged, progress)
+            except KeyboardInterrupt:  # the model file is as it was: written whole or not at all
+                interrupted = True
+                break
+            except FitError as exc:  # too few well-visited positions yet: play on, try again later
+                notes.append(str(exc))
+                next_fit = logged + refit_every
+            else:
+                version, next_fit = refit.version, logged + refit_every
+                refits.append(refit)
+                if on_refit is not None:
+                    on_refit(refit)
+        if played >= games:
+            break
+        step = min(games - played, next_fit - logged)
+        guided: dict[str, Any] = {"algorithm": "puct", "model": str(path), "mix": mix} if version else {}
+        summary = train(the_game, db, step, search=search, training=training, **options, **guided,
+                        seed=seed + logged if isinstance(seed, int) else seed)
+        runs.append(summary)
+        played, logged = played + summary.games, summary.total_games
+        if summary.interrupted or summary.games < step:
+            interrupted = summary.interrupted
+            break
+    return LoopSummary(db=display(db), model=display(model), games=played, total_games=logged, version=version,
+                       refits=tuple(refits), runs=tuple(runs), interrupted=interrupted,
+                       seconds=time.perf_counter() - started, notes=tuple(notes))
+
+
+def _games_logged(db: str | os.PathLike[str], game: Game) -> int:
+    """Games logged in ``db`` (0 for a new file); a tree of another game is refused."""
+    if not Path(db).exists() or Path(db).stat().st_size == 0:
+        return 0
+    facts = info(db)
+    if facts["game"] != game.name:
+        raise GameMismatchError(f"{display(db)!r} holds a {facts['game']!r} tree, not {game.name!r}: "
+                                "train that game, or give another --db")
+    return int(facts["games"])
+
+
+def _refit(db: str | os.PathLike[str], path: Path, game: Game, fitting: FitConfig, version: int,
+           logged: int, progress: bool) -> Refit:
+    """Fit version ``version`` from ``db`` and write it to ``path`` (and its versioned copy)."""
+    bar = _FitBar(version) if progress else None
+    began = time.perf_counter()
+    try:
+        fitted = fit(db, None, config=fitting, game=game, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    fitted = Model(fitted.game, fitted.encoding, fitted.feature_shape, fitted.first_move, fitted.num_moves,
+                   fitted.weights, fitted.biases, {**fitted.info, "version": version, "games_logged": logged})
+    fitted.save(versioned(path, version))
+    fitted.save(path)
+    held = fitted.info.get("metrics", {}).get("heldout") or {}
+    return Refit(version=version, games=logged, positions=int(fitted.info.get("positions", 0)),
+                 value_sign_accuracy=held.get("value_sign_accuracy"), policy_top1=held.get("policy_top1"),
+                 seconds=time.perf_counter() - began)
+
+
+class _FitBar:
+    """A progress bar over a fit's epochs (the fit's ``progress`` callback)."""
+
+    def __init__(self, version: int) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(desc=f"refit v{version}", unit="epoch", dynamic_ncols=True, leave=False)
+
+    def __call__(self, epoch: int, total: int, loss: float) -> None:
+        self.bar.total = total
+        self.bar.set_postfix_str(f"loss {loss:.5f}", refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
