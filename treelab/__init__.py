@@ -65,6 +65,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "play.players": ("HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"),
     "play.positions": ("analyse",),
     "play.training": ("TrainSummary", "train"),
+    "play.learning": ("LoopSummary", "learning_loop"),
     "play.training_config": ("TrainingConfig",),
     "store.increments": ("MergeSummary", "merge"),
     "store.persistence": ("load", "open_tree", "save"),
@@ -105,6 +106,7 @@ if TYPE_CHECKING:
     from .nodes import Proof
     from .play.arena import MatchResult, make_player, play_match
     from .play.explorer import Explorer, explore
+    from .play.learning import LoopSummary, learning_loop
     from .play.openspiel_bot import OpenSpielPlayer
     from .play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
     from .play.positions import analyse
@@ -162,6 +164,7 @@ __all__ = [
     "HeuristicPlayer",
     "IllegalMoveError",
     "Limit",
+    "LoopSummary",
     "MCTSPlayer",
     "MatchResult",
     "MergeSummary",
@@ -208,6 +211,7 @@ __all__ = [
     "fit",
     "growth_data",
     "info",
+    "learning_loop",
     "load",
     "load_model",
     "make_player",

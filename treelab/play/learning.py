@@ -172,7 +172,7 @@ def learning_loop(
             break
         step = min(games - played, next_fit - logged)
         guided: dict[str, Any] = {"algorithm": "puct", "model": str(path), "mix": mix} if version else {}
-        summary = train(the_game, db, step, search=search, training=training, **options, **guided,
+        summary = train(the_game, db, step, search=search, training=training, **{**options, **guided},
                         seed=seed + logged if isinstance(seed, int) else seed)
         runs.append(summary)
         played, logged = played + summary.games, summary.total_games
