@@ -66,9 +66,7 @@ def _out_option(suffixes: tuple[str, ...], example: str) -> Any:
 @option("--dpi", type=finite(min=10, max=1200), default=None, show_default="96", help="PNG resolution.")
 @_out_option(_SUFFIXES, "-o tree.svg")
 @library_errors
-def render(db: str, path: str, depth: int, top: int | None, min_visits: int, around_pv: bool, c: float | None,
-           no_board: bool, no_legend: bool, lr: bool, layout: str, max_nodes: int, dpi: float | None,
-           out: str) -> None:
+def render(db: str, out: str, no_board: bool, no_legend: bool, lr: bool, **options: Any) -> None:
     """Draw the subtree at --path with Graphviz (svg, png, pdf or dot).
 
     Only the drawn part is read from DB. Nodes show the move, wins/visits and
@@ -82,11 +80,7 @@ def render(db: str, path: str, depth: int, top: int | None, min_visits: int, aro
     from ..view.dot import render as draw
 
     refuse_overwriting(out, db)
-    written = draw(
-        db, out, path=path, depth=depth, top=top, min_visits=min_visits, around_pv=around_pv, c=c,
-        board=not no_board, legend=not no_legend, rankdir="LR" if lr else "TB", max_nodes=max_nodes, dpi=dpi,
-        layout=layout,
-    )
+    written = draw(db, out, board=not no_board, legend=not no_legend, rankdir="LR" if lr else "TB", **options)
     click.echo(f"wrote {written}")
 
 
