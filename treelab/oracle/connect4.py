@@ -1,0 +1,90 @@
+"""Connect Four's oracle: treelab's compiled exact solver (``treelab._c4solver``, after Pascal Pons).
+
+The solver (bitboards, negamax with alpha-beta on Pons' score, only moves that
+do not lose at once, moves ordered by the winning cells they create and centre
+first, a transposition table of bounds shared by mirror images, null-window
+searches at the root) lives in ``treelab/_c4solver.c``, built with the package
+when a C compiler is present. Without it the oracle refuses in one line: a
+pure-Python search of early positions would take hours.
+
+A move's value is the negation of the solved child position's value; a move
+that wins at once is worth ``1`` (its score ``(43 - discs) // 2``), one that
+fills the board without a winner ``0``. Solved positions are remembered for
+the life of the oracle, and in an :class:`~treelab.oracle.cache.OracleCache`
+when one is given.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from ..errors import BudgetError, UnsupportedGameError
+from ..games import State
+from ..games.connect4 import ConnectFourState
+from .cache import OracleCache
+
+__all__ = ["ConnectFourOracle", "compiled_solver"]
+
+_CELLS = 42
+
+
+def compiled_solver() -> ModuleType:
+    """The compiled solver module, or a one-line :class:`UnsupportedGameError` saying how to get it."""
+    try:
+        from .. import _c4solver  # type: ignore[attr-defined]
+    except ImportError as exc:
+        raise UnsupportedGameError(
+            f"the Connect Four oracle needs treelab's compiled solver, which is not built ({exc}): "
+            "install a C compiler and reinstall treelab (pip install -e .)"
+        ) from None
+    return _c4solver
+
+
+class ConnectFourOracle:
+    """Each legal move's value for the player making it (an :data:`~treelab.oracle.Oracle`).
+
+    Args:
+        cache: keep solved positions in this file too.
+        score: Pons' score (positive: a win, larger the sooner) instead of 1/0/-1.
+        max_nodes: give up (:class:`BudgetError`) after this many positions for one child.
+    """
+
+    def __init__(self, cache: OracleCache | None = None, score: bool = False, max_nodes: int | None = None) -> None:
+        self.solver = compiled_solver()
+        self.cache = cache
+        self.kind = "score" if score else "weak"
+        if max_nodes is not None and max_nodes < 1:
+            raise BudgetError(f"max_nodes {max_nodes!r} must be a positive number of positions (None: no limit)")
+        self.max_nodes = max_nodes or 0
+        self.memo: dict[int, int] = {}
+
+    def value(self, state: ConnectFourState) -> int:
+        """The value of a non-terminal ``state`` for its player to move."""
+        key = state.key()
+        found = self.memo.get(key)
+        if found is None and self.cache is not None:
+            found = self.cache.get("connect4", self.kind, key)
+        if found is None:
+            try:
+                found = int(self.solver.solve(state.cur, state.mask, state.ply, weak=self.kind == "weak",
+                                              max_nodes=self.max_nodes))
+            except RuntimeError as exc:
+                raise BudgetError(f"{exc} (max_nodes={self.max_nodes}): raise max_nodes or solve a later position")\
+                    from None
+            if self.cache is not None:
+                self.cache.put("connect4", self.kind, key, found)
+        self.memo[key] = found
+        return found
+
+    def __call__(self, state: State) -> dict[int, int]:
+        assert isinstance(state, ConnectFourState), state
+        values = {}
+        for move in state.legal_moves():
+            child = state.play(move)
+            if child.winner is not None:
+                values[move] = 1 if self.kind == "weak" else (_CELLS + 1 - state.ply) // 2
+            elif child.is_terminal:
+                values[move] = 0
+            else:
+                values[move] = -self.value(child)
+        return values
