@@ -134,10 +134,13 @@ def train(game: Game, db: str, games: int, iterations: int, opponent: str, pool:
 @_search_options
 @seed_option
 @json_option
+@click.option("--oracle", "with_oracle", is_flag=True,
+              help="Add each move's perfect-play value for its player (1 win, 0 draw, -1 loss) from the game's "
+                   "oracle (connect4, tictactoe); an early Connect Four position can take minutes.")
 @library_errors
 def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None,
             algorithm: str, solver: bool, playout: str, evaluator: str, temperature: float | None, how: str,
-            c: float | None, seed: int | None, as_json: bool) -> None:
+            c: float | None, seed: int | None, as_json: bool, with_oracle: bool = False) -> None:
     """Search a position and report every move's statistics.
 
     Without --iterations or --seconds, 1,000 simulations are run.
@@ -145,15 +148,26 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     \b
     Example:
       treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
+      treelab analyse connect4 --moves 44536 --json --oracle
     """
     from ..mcts.config import SearchConfig
     from ..play.positions import analyse as run
 
     config = SearchConfig.of(algorithm=algorithm, c=c, solver=solver, playout=playout, evaluator=evaluator,
                              temperature=temperature, choice=how)
+    oracle = None
+    if with_oracle:  # refused before the search (a game without an oracle writes nothing)
+        from ..oracle import require_oracle
+
+        oracle = require_oracle(game)
     result = run(game, moves, iterations=iterations, seconds=seconds, config=config, seed=seed, db=db)
     if as_json:
-        click.echo(json.dumps(result.to_dict()))
+        data = result.to_dict()
+        if oracle is not None:
+            from ..oracle import annotate
+
+            annotate(game, moves, data["children"], oracle)
+        click.echo(json.dumps(data))
         return
     state = game.replay(moves)
     click.echo(state.board())
@@ -173,6 +187,10 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
         action = f" {actions[ch.move]:<{width}}" if width else ""
         click.echo(f"{ch.move:>4}{action} {ch.nb_visit:>9,} {ch.nb_win:>8,} {ch.nb_draw:>7,} {ch.mean:>6.3f} "
                    f"{ucb:>7}  {ch.proven or ''}")
+    if oracle is not None:
+        from ..oracle import annotate, oracle_line
+
+        click.echo(oracle_line(annotate(game, moves, result.to_dict()["children"], oracle)))
 
 
 @click.command(cls=ExampleLast)

@@ -26,7 +26,7 @@ from ..errors import GameOverError, UnsupportedGameError
 from ..games import Game, State, find_game
 from .cache import OracleCache
 
-__all__ = ["ORACLE_GAMES", "Oracle", "OracleCache", "oracle_for", "solve", "solve_state"]
+__all__ = ["ORACLE_GAMES", "Oracle", "OracleCache", "annotate", "oracle_for", "oracle_line", "require_oracle", "solve", "solve_state"]
 
 Oracle = Callable[[State], dict[int, int]]
 """An oracle: a non-terminal position -> each legal move's value for the player making it (1, 0, -1)."""
@@ -58,14 +58,48 @@ def oracle_for(game: str | Game, *, cache: OracleCache | None = None, score: boo
     return None
 
 
-def solve_state(game: str | Game, state: State, **options: object) -> dict[int, int]:
-    """Each legal move of ``state`` and its value for the player making it (see :func:`solve`)."""
+def require_oracle(game: str | Game, **options: object) -> Oracle:
+    """The oracle of ``game`` (``options`` as :func:`oracle_for`); a one-line :class:`UnsupportedGameError`
+    for a game without one."""
     found = find_game(game)
     oracle = oracle_for(found, **options)  # type: ignore[arg-type]
     if oracle is None:
         raise UnsupportedGameError(
             f"{found.name!r} has no perfect-play oracle: oracles exist for {', '.join(ORACLE_GAMES)}"
         )
+    return oracle
+
+
+def annotate(game: str | Game, moves: str | Iterable[str | int] | None, children: list[dict[str, object]],
+             oracle: Oracle | None = None) -> list[dict[str, object]]:
+    """Add ``"oracle"`` (the move's value for its player: 1, 0, -1) to each child row of the position ``moves``.
+
+    The rows are those of ``analyse --json`` and ``stats --json`` (``"move"``: the move's label); a finished
+    position leaves them as they are. Returns ``children``, changed in place.
+    """
+    found = find_game(game)
+    judge = oracle or require_oracle(found)
+    state = found.replay(moves)
+    if state.is_terminal or not children:
+        return children
+    values = judge(state)
+    for row in children:
+        value = values.get(found.parse_move(str(row["move"])))
+        if value is not None:
+            row["oracle"] = value
+    return children
+
+
+def oracle_line(children: list[dict[str, object]]) -> str:
+    """One readable line of the ``"oracle"`` values of :func:`annotate`d rows (``4 win · 3 draw · ...``)."""
+    words = {1: "win", 0: "draw", -1: "loss"}
+    parts = [f"{row['move']} {words.get(row['oracle'], row['oracle'])}" for row in children if "oracle" in row]  # type: ignore[call-overload]
+    return "perfect play, for each move's player: " + (" · ".join(parts) or "-")
+
+
+def solve_state(game: str | Game, state: State, **options: object) -> dict[int, int]:
+    """Each legal move of ``state`` and its value for the player making it (see :func:`solve`)."""
+    oracle = require_oracle(game, **options)
     if state.is_terminal:
         raise GameOverError("the game is over in this position: no move to value")
     return oracle(state)
