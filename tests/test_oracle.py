@@ -15,10 +15,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from exact_solver import ExactSolver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact_solver import ExactSolver
 from treelab.errors import BudgetError, GameOverError, NotATreelabDatabaseError, UnsupportedGameError
 from treelab.games import find_game
 from treelab.oracle import OracleCache, oracle_for, solve, solve_state
@@ -109,7 +109,7 @@ def test_connect4_wins_and_blocks() -> None:
     values = solve("connect4", FILLED + "121212")  # X has three in column 1, O three in column 2
     assert values[1] == 1
     assert all(v == -1 for m, v in values.items() if m not in (1, 2))  # O then wins in column 2
-    values = solve("connect4", FILLED + "1212123")  # O to move: 2 wins at once; anything but 1 or 2 lets X win in column 1
+    values = solve("connect4", FILLED + "1212123")  # O to move: 2 wins at once; all but 1 and 2 let X win in 1
     assert values[2] == 1
     assert all(v == -1 for m, v in values.items() if m not in (1, 2))
 

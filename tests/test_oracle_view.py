@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import assert_clean_error, run
 
 import treelab
-from cli_helpers import assert_clean_error, run
 from treelab.analysis.optimality import optimal_share, tree_chooser, tree_positions, uct_chooser
 from treelab.errors import UnsupportedGameError
 from treelab.oracle import solve, solve_state

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..games import Game, State, find_game
 from ..mcts.choice import best_child
-from ..tree import SQRT2, Tree
+from ..tree import SQRT2, Tree, TreeNode
 
 __all__ = [
     "DEFAULT_BANDS",
@@ -172,10 +172,10 @@ def tree_positions(tree: Tree, min_selections: int = 200, *, max_depth: int | No
     """
     game = tree.game
     found: list[tuple[int, ...]] = []
-    level = [(tree.root, ())]
+    level: list[tuple[TreeNode, tuple[int, ...]]] = [(tree.root, ())]
     depth = 0
     while level and (max_depth is None or depth <= max_depth):
-        nxt = []
+        nxt: list[tuple[TreeNode, tuple[int, ...]]] = []
         for node, moves in level:
             kids = node.kids
             if depth >= min_depth and kids and sum(k.nb_select for k in kids) >= min_selections:

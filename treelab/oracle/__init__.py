@@ -26,7 +26,17 @@ from ..errors import GameOverError, UnsupportedGameError
 from ..games import Game, State, find_game
 from .cache import OracleCache
 
-__all__ = ["ORACLE_GAMES", "Oracle", "OracleCache", "annotate", "oracle_for", "oracle_line", "require_oracle", "solve", "solve_state"]
+__all__ = [
+    "ORACLE_GAMES",
+    "Oracle",
+    "OracleCache",
+    "annotate",
+    "oracle_for",
+    "oracle_line",
+    "require_oracle",
+    "solve",
+    "solve_state",
+]
 
 Oracle = Callable[[State], dict[int, int]]
 """An oracle: a non-terminal position -> each legal move's value for the player making it (1, 0, -1)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from ..games import State
 from ..games.tictactoe import TicTacToeState
@@ -17,7 +17,7 @@ def value(state: State) -> int:
     return _value(state)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _value(state: TicTacToeState) -> int:
     if state.is_terminal:
         return 0 if state.winner is None else -1  # the player who just moved won
