@@ -24,11 +24,13 @@ from treelab.games import find_game
 from treelab.oracle import OracleCache, oracle_for, solve, solve_state
 
 try:
-    from treelab import _c4solver  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - without a compiler
+    from treelab.oracle.connect4 import compiled_solver
+
+    _c4solver = compiled_solver()
+except UnsupportedGameError:  # pragma: no cover - without a compiler
     _c4solver = None
 
-needs_solver = pytest.mark.skipif(_c4solver is None, reason="treelab._c4solver is not built")
+needs_solver = pytest.mark.skipif(_c4solver is None, reason="treelab's compiled solver is not built")
 C4 = find_game("connect4")
 FILLED = "67766776" "6776"  # columns 6 and 7 filled (6 discs each), no four anywhere
 POSITION = "2252576253462244111563365343671351441"  # a Test_L3_R1 position
@@ -196,3 +198,19 @@ def test_games_without_an_oracle_are_refused() -> None:
 def test_finished_games_are_refused() -> None:
     with pytest.raises(GameOverError):
         solve("tictactoe", "14253")
+
+
+def test_missing_compiled_solver_is_one_clear_error() -> None:
+    """Without the compiled module (blocked here as if never built) the Connect Four oracle refuses in one line."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['treelab._speedups'] = None\n"
+            "from treelab.oracle import solve\n"
+            "try:\n    solve('connect4', '44')\nexcept Exception as exc:\n    print(type(exc).__name__, exc)\n"
+            "print(solve('tictactoe', '')[5])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    first, second = out.strip().splitlines()
+    assert first.startswith("UnsupportedGameError the Connect Four oracle needs treelab's compiled solver")
+    assert "reinstall" in first
+    assert second == "0"  # tic-tac-toe needs no compiled part

@@ -5,7 +5,7 @@ is worth with perfect play from both sides, for the player making it: ``1`` a
 win, ``0`` a draw, ``-1`` a loss. Tic-tac-toe is solved by memoised minimax
 (:mod:`treelab.oracle.tictactoe`); Connect Four by treelab's compiled exact
 solver after Pascal Pons' method (:mod:`treelab.oracle.connect4`, the C code in
-``treelab/_c4solver.c``), which can also give Pons' score (``score=True``: the
+``treelab/_solver.c``), which can also give Pons' score (``score=True``: the
 sign is the result, the size how early it comes). Other games have no oracle:
 :func:`oracle_for` returns None and :func:`solve` refuses them in one line.
 

@@ -1,11 +1,13 @@
-"""Connect Four's oracle: treelab's compiled exact solver (``treelab._c4solver``, after Pascal Pons).
+"""Connect Four's oracle: treelab's compiled exact solver (``connect4_solve`` of ``treelab._speedups``).
 
 The solver (bitboards, negamax with alpha-beta on Pons' score, only moves that
 do not lose at once, moves ordered by the winning cells they create and centre
 first, a transposition table of bounds shared by mirror images, null-window
-searches at the root) lives in ``treelab/_c4solver.c``, built with the package
-when a C compiler is present. Without it the oracle refuses in one line: a
-pure-Python search of early positions would take hours.
+searches at the root) lives in ``treelab/_solver.c``, part of the optional
+extension built with the package when a C compiler is present (it serves the
+oracle also under ``TREELAB_PURE_PYTHON=1``, which only switches the search's
+hot paths). Without it the oracle refuses in one line: a pure-Python search of
+early positions would take hours.
 
 A move's value is the negation of the solved child position's value; a move
 that wins at once is worth ``1`` (its score ``(43 - discs) // 2``), one that
@@ -28,16 +30,28 @@ __all__ = ["ConnectFourOracle", "compiled_solver"]
 _CELLS = 42
 
 
-def compiled_solver() -> ModuleType:
+def compiled_solver() -> _SolverFunctions:
     """The compiled solver module, or a one-line :class:`UnsupportedGameError` saying how to get it."""
     try:
-        from .. import _c4solver  # type: ignore[attr-defined]
-    except ImportError as exc:
+        from .. import _speedups  # type: ignore[attr-defined]
+
+        _speedups.connect4_solve  # noqa: B018  # a stale build without the solver
+    except (ImportError, AttributeError) as exc:
         raise UnsupportedGameError(
             f"the Connect Four oracle needs treelab's compiled solver, which is not built ({exc}): "
             "install a C compiler and reinstall treelab (pip install -e .)"
         ) from None
-    return _c4solver
+    return _SolverFunctions(_speedups)
+
+
+class _SolverFunctions:
+    """The solver's functions of the compiled module under short names (``solve``, ``nodes``, ``reset``)."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.solve = module.connect4_solve
+        self.nodes = module.connect4_solve_nodes
+        self.reset = module.connect4_solve_reset
+        self.slots = module.connect4_solve_slots
 
 
 class ConnectFourOracle:

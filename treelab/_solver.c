@@ -1,4 +1,4 @@
-/* treelab._c4solver: an exact Connect Four solver (the oracle of treelab.oracle).
+/* treelab._speedups, part 5 (_solver.c): an exact Connect Four solver (the oracle of treelab.oracle).
  *
  * Written for treelab after the method Pascal Pons describes in his tutorial
  * "Solving Connect 4: how to build a perfect AI" (gamesolver.org, 2019):
@@ -25,25 +25,23 @@
  * children of one position share work. The search holds the GIL (the table is
  * one static array) and checks for Ctrl-C every 2^20 positions.
  *
- *   solve(cur, mask, ply, weak=False, max_nodes=0) -> score for the player to move
- *       (weak: -1, 0 or 1); raises ValueError for a malformed or finished
- *       position, RuntimeError "gave up" after max_nodes positions (0: no limit).
- *   nodes() -> positions searched by the last solve.
- *   reset() -> None: empties the transposition table.
- *   table_size() -> the number of table slots.
+ *   connect4_solve(cur, mask, ply, weak=False, max_nodes=0) -> score for the
+ *       player to move (weak: -1, 0 or 1); raises ValueError for a malformed
+ *       or finished position, RuntimeError "gave up" after max_nodes positions
+ *       (0: no limit).
+ *   connect4_solve_nodes() -> positions searched by the last solve.
+ *   connect4_solve_reset() -> None: empties the transposition table.
+ *   connect4_solve_slots() -> the number of table slots.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
+#include "_speedups.h"
 #include <stdlib.h>
 #include <string.h>
 
-#define W 7
-#define H 6
-#define H1 7
-#define SIZE 42
-#define BOTTOM 0x40810204081ULL /* bit 7c of every column c */
-#define BOARD 0xFDFBF7EFDFBFULL  /* the 6 playable bits of every column */
+#define W WIDTH
+#define H HEIGHT
+#define SIZE CELLS
+#define BOTTOM BOTTOM_ROW
+#define BOARD BOARD_BITS
 #define MIN_SCORE (-(SIZE / 2) + 3)
 #define MAX_SCORE ((SIZE + 1) / 2 - 3)
 #define RANGE (MAX_SCORE - MIN_SCORE + 1) /* stored values 1..RANGE: upper bounds, RANGE+1..2*RANGE: lower */
@@ -59,7 +57,7 @@ static const int ORDER[W] = {3, 2, 4, 1, 5, 0, 6};
 
 static inline uint64_t column_mask(int c) { return ((1ULL << H) - 1) << (H1 * c); }
 
-static inline int popcount(uint64_t v) { return __builtin_popcountll(v); }
+static inline int popcount_fast(uint64_t v) { return __builtin_popcountll(v); }
 
 /* The empty cells where one more disc of ``pos`` makes four in a row. */
 static inline uint64_t winning_cells(uint64_t pos, uint64_t mask) {
@@ -159,7 +157,7 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
     for (int i = 0; i < W; i++) {
         uint64_t m = next & column_mask(ORDER[i]);
         if (!m) continue;
-        int s = popcount(winning_cells(cur | m, mask));
+        int s = popcount_fast(winning_cells(cur | m, mask));
         int j = n++;
         while (j > 0 && score[j - 1] < s) {
             move[j] = move[j - 1];
@@ -208,7 +206,7 @@ static int solve_position(uint64_t cur, uint64_t mask, int moves, int weak) {
     return low;
 }
 
-static int has_four(uint64_t p) {
+static int any_four(uint64_t p) {
     static const int shifts[4] = {1, H1, H1 - 1, H1 + 1};
     for (int i = 0; i < 4; i++) {
         uint64_t m = p & (p >> shifts[i]);
@@ -232,18 +230,18 @@ static int ensure_table(void) {
     return 0;
 }
 
-static PyObject *solve(PyObject *self, PyObject *args, PyObject *kwargs) {
+PyObject *c4solve_solve(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"cur", "mask", "ply", "weak", "max_nodes", NULL};
     unsigned long long cur, mask, max_nodes = 0;
     int ply, weak = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKi|pK", names, &cur, &mask, &ply, &weak, &max_nodes))
         return NULL;
-    if ((mask & ~BOARD) || (cur & ~mask) || ply < 0 || ply > SIZE || popcount(mask) != ply ||
+    if ((mask & ~BOARD) || (cur & ~mask) || ply < 0 || ply > SIZE || popcount_fast(mask) != ply ||
         ((mask + BOTTOM) & mask & BOARD)) {
         PyErr_SetString(PyExc_ValueError, "not a Connect Four position (cur, mask, ply)");
         return NULL;
     }
-    if (ply == SIZE || has_four(cur) || has_four(cur ^ mask)) {
+    if (ply == SIZE || any_four(cur) || any_four(cur ^ mask)) {
         PyErr_SetString(PyExc_ValueError, "the game is over in this position: nothing to solve");
         return NULL;
     }
@@ -260,9 +258,9 @@ static PyObject *solve(PyObject *self, PyObject *args, PyObject *kwargs) {
     return PyLong_FromLong(value);
 }
 
-static PyObject *nodes(PyObject *self, PyObject *unused) { return PyLong_FromUnsignedLongLong(searched); }
+PyObject *c4solve_nodes(PyObject *self, PyObject *unused) { return PyLong_FromUnsignedLongLong(searched); }
 
-static PyObject *reset(PyObject *self, PyObject *unused) {
+PyObject *c4solve_reset(PyObject *self, PyObject *unused) {
     if (tt_keys) {
         memset(tt_keys, 0, TABLE_SLOTS * sizeof(uint32_t));
         memset(tt_values, 0, TABLE_SLOTS * sizeof(uint8_t));
@@ -270,21 +268,4 @@ static PyObject *reset(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *table_size(PyObject *self, PyObject *unused) { return PyLong_FromUnsignedLong(TABLE_SLOTS); }
-
-static PyMethodDef methods[] = {
-    {"solve", (PyCFunction)(void (*)(void))solve, METH_VARARGS | METH_KEYWORDS,
-     "solve(cur, mask, ply, weak=False, max_nodes=0) -> Pons' score for the player to move (weak: -1, 0, 1)."},
-    {"nodes", nodes, METH_NOARGS, "nodes() -> positions searched by the last solve."},
-    {"reset", reset, METH_NOARGS, "reset() -> None: empty the transposition table."},
-    {"table_size", table_size, METH_NOARGS, "table_size() -> slots of the transposition table."},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "treelab._c4solver",
-    "An exact Connect Four solver after Pascal Pons' method (gamesolver.org); see treelab.oracle.", -1,
-    methods, NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__c4solver(void) { return PyModule_Create(&module); }
+PyObject *c4solve_slots(PyObject *self, PyObject *unused) { return PyLong_FromUnsignedLong(TABLE_SLOTS); }
