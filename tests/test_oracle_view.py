@@ -109,3 +109,17 @@ def test_tree_and_fresh_uct_choosers(ttt_db: Path) -> None:
 def test_optimal_share_refuses_a_game_without_an_oracle() -> None:
     with pytest.raises(UnsupportedGameError, match="'nim'"):
         optimal_share("nim", [()], lambda state, moves: 1)
+
+
+def test_positions_beyond_the_oracle_budget_are_skipped() -> None:
+    """An early Connect Four position the budget cannot solve is skipped, not judged; a late one is judged."""
+    from treelab.oracle import oracle_for
+
+    oracle = oracle_for("connect4", max_nodes=2_000_000)
+    late = tuple(int(c) for c in LATE_C4)
+    seen = []
+    report = optimal_share("connect4", [(), late], lambda state, moves: state.legal_moves()[0], oracle=oracle,
+                           on_position=lambda moves, chosen, values: seen.append((moves, values)))
+    assert report.skipped == 1 and report.overall.positions == 1
+    assert seen[0] == ((), None) and seen[1][1] == solve("connect4", LATE_C4)
+    assert [b.positions for b in report.bands] == [0, 0, 0, 1]
