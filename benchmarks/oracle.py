@@ -6,13 +6,14 @@ For every position of the tree in DB whose children were selected at least
 selected child) is judged by the game's perfect-play oracle (``treelab.oracle``):
 optimal when its game-theoretic value equals the best move's. The same
 positions are then searched by a fresh UCT tree of ``--iterations`` simulations
-(seeded per position), judged the same way. Shares are printed by depth band,
+(seeded per position), judged the same way, on exactly the positions the oracle
+solved (paired). Shares are printed by depth band,
 with the positions where the choice mattered (some move is not optimal).
 
 Connect Four positions with few discs are expensive to solve exactly (a child
 of a 5-disc position: about 20 s median on this machine, minutes for some); the
 oracle gives up after ``--max-nodes`` positions per child (the position is then
-counted as skipped), and ``--cache FILE`` keeps every solved position for the
+left out of both reports and counted as beyond the budget), and ``--cache FILE`` keeps every solved position for the
 next run. ``--min-depth`` leaves the opening out.
 
     .venv/bin/python benchmarks/oracle.py data/connect4.db --cache /tmp/oracle.sqlite
@@ -28,6 +29,7 @@ import time
 
 import treelab
 from treelab.analysis.optimality import optimal_share, tree_chooser, tree_positions, uct_chooser
+from treelab.errors import BudgetError
 from treelab.oracle import OracleCache, require_oracle
 
 
@@ -69,18 +71,33 @@ def main() -> None:
         if progress["n"] % 25 == 0:
             print(f"  ... {progress['n']} positions, {time.perf_counter() - start:.0f}s", file=sys.stderr, flush=True)
 
-    stored = optimal_share(game, positions, tree_chooser(tree), oracle=oracle, on_position=tick)
+    # Solve first, so that both choosers are judged on exactly the same positions (paired).
+    solved: dict[object, dict[int, int]] = {}
+    unsolved = 0
+    for moves in positions:
+        state = game.replay(moves)
+        try:
+            solved[state.key()] = oracle(state)
+        except BudgetError:
+            unsolved += 1
+        tick(moves, None, None)
+    judged = [m for m in positions if game.replay(m).key() in solved]
     solved_at = time.perf_counter()
-    fresh = optimal_share(game, positions, uct_chooser(game, args.iterations, c=tree.c, seed=args.seed),
-                          oracle=oracle)
+
+    def known(state):
+        return solved[state.key()]
+
+    stored = optimal_share(game, judged, tree_chooser(tree), oracle=known)
+    fresh = optimal_share(game, judged, uct_chooser(game, args.iterations, c=tree.c, seed=args.seed), oracle=known)
     if args.json:
-        print(json.dumps({"db": args.db, "game": game.name, "positions": len(positions),
+        print(json.dumps({"db": args.db, "game": game.name, "positions": len(positions), "unsolved": unsolved,
                           "min_selections": args.min_selections, "iterations": args.iterations,
                           "tree": stored.to_dict(), "fresh_uct": fresh.to_dict()}))
         return
     print(f"{args.db}: {game.name}, {len(tree):,} nodes, {len(positions)} positions with >= "
           f"{args.min_selections} selections among the children (depths {args.min_depth}-"
-          f"{'' if args.max_depth is None else args.max_depth}); oracle {solved_at - start:.0f}s")
+          f"{'' if args.max_depth is None else args.max_depth}); {unsolved} beyond the oracle's budget of "
+          f"{args.max_nodes:,} positions a move, the other {len(judged)} judged; oracle {solved_at - start:.0f}s")
     print(table("stored tree (most selected move, proven first)", stored))
     print(table(f"fresh UCT, {args.iterations} simulations from each position (reference, same run)", fresh))
 
