@@ -20,7 +20,7 @@ import statistics
 import time
 
 from treelab.games import find_game
-from treelab.oracle.connect4 import compiled_solver
+from treelab.oracle.compiled import compiled_solver
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from treelab.games import find_game
 from treelab.oracle import OracleCache, oracle_for, solve, solve_state
 
 try:
-    from treelab.oracle.connect4 import compiled_solver
+    from treelab.oracle.compiled import compiled_solver
 
     _c4solver = compiled_solver()
 except UnsupportedGameError:  # pragma: no cover - without a compiler

@@ -23,7 +23,8 @@
  *
  * The table is kept between calls (its bounds hold for any window), so the
  * children of one position share work. The search holds the GIL (the table is
- * one static array) and checks for Ctrl-C every 2^20 positions.
+ * one static array) and checks for Ctrl-C every 2^20 positions, for its
+ * budget (max_nodes) every 4,096.
  *
  *   connect4_solve(cur, mask, ply, weak=False, max_nodes=0) -> score for the
  *       player to move (weak: -1, 0 or 1); raises ValueError for a malformed
@@ -116,9 +117,9 @@ static inline void tt_put(uint64_t key, uint8_t value) {
 static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) {
     if (aborted) return 0;
     searched++;
-    if ((searched & 0xFFFFF) == 0) {
-        if (PyErr_CheckSignals() < 0) { aborted = 1; return 0; }
+    if ((searched & 0xFFF) == 0) { /* the budget every 4,096 positions, Ctrl-C every 2^20 */
         if (limit && searched > limit) { aborted = 2; return 0; }
+        if ((searched & 0xFFFFF) == 0 && PyErr_CheckSignals() < 0) { aborted = 1; return 0; }
     }
     uint64_t next = non_losing(cur, mask);
     if (!next) return -(SIZE - moves) / 2; /* the opponent wins with their next disc */

@@ -2,11 +2,14 @@
 
 :func:`solve` answers, for a position given by its moves, what every legal move
 is worth with perfect play from both sides, for the player making it: ``1`` a
-win, ``0`` a draw, ``-1`` a loss. Tic-tac-toe is solved by memoised minimax
-(:mod:`treelab.oracle.tictactoe`); Connect Four by treelab's compiled exact
-solver after Pascal Pons' method (:mod:`treelab.oracle.connect4`, the C code in
+win, ``0`` a draw, ``-1`` a loss. Tic-tac-toe is solved by memoised minimax; Connect
+Four by treelab's compiled exact solver after Pascal Pons' method (the C code in
 ``treelab/_solver.c``), which can also give Pons' score (``score=True``: the
-sign is the result, the size how early it comes). Other games have no oracle:
+sign is the result, the size how early it comes). The two oracles are generic
+parts: exhaustive minimax (:mod:`treelab.oracle.minimax`) for any game small
+enough, and the compiled solver (:mod:`treelab.oracle.compiled`) for the game
+whose bitboards it reads (``Game.playout_board``); :data:`ORACLES` says which
+game uses which. Other games have no oracle:
 :func:`oracle_for` returns None and :func:`solve` refuses them in one line.
 
 Example:
@@ -41,7 +44,10 @@ __all__ = [
 Oracle = Callable[[State], dict[int, int]]
 """An oracle: a non-terminal position -> each legal move's value for the player making it (1, 0, -1)."""
 
-ORACLE_GAMES = ("connect4", "tictactoe")
+ORACLES: dict[str, str] = {"connect4": "compiled", "tictactoe": "minimax"}
+"""The games that have an oracle, and which: ``"minimax"`` (exhaustive, memoised) or ``"compiled"`` (the C solver)."""
+
+ORACLE_GAMES = tuple(sorted(ORACLES))
 """The games that have an oracle."""
 
 
@@ -51,20 +57,21 @@ def oracle_for(game: str | Game, *, cache: OracleCache | None = None, score: boo
 
     Args:
         game: a game name or :class:`~treelab.games.Game`.
-        cache: a persistent cache of solved positions (Connect Four only; tic-tac-toe is instant).
+        cache: a persistent cache of solved positions (Connect Four only; minimax is instant).
         score: Connect Four only: Pons' score instead of its sign (positive: a win, larger the sooner).
         max_nodes: Connect Four only: give up (``BudgetError``) after searching this many positions
             for one move (None: no limit).
     """
     found = find_game(game)
-    if found.name == "tictactoe":
-        from .tictactoe import move_values
+    kind = ORACLES.get(found.name)
+    if kind == "minimax":
+        from .minimax import move_values
 
         return move_values
-    if found.name == "connect4":
-        from .connect4 import ConnectFourOracle
+    if kind == "compiled":
+        from .compiled import SolverOracle
 
-        return ConnectFourOracle(cache=cache, score=score, max_nodes=max_nodes)
+        return SolverOracle(found.name, cache=cache, score=score, max_nodes=max_nodes)
     return None
 
 
@@ -102,8 +109,9 @@ def annotate(game: str | Game, moves: str | Iterable[str | int] | None, children
 
 def oracle_line(children: list[dict[str, object]]) -> str:
     """One readable line of the ``"oracle"`` values of :func:`annotate`d rows (``4 win · 3 draw · ...``)."""
-    words = {1: "win", 0: "draw", -1: "loss"}
-    parts = [f"{row['move']} {words.get(row['oracle'], row['oracle'])}" for row in children if "oracle" in row]  # type: ignore[call-overload]
+    from ..nodes import proof_word
+
+    parts = [f"{row['move']} {proof_word(row['oracle'])}" for row in children if "oracle" in row]  # type: ignore[arg-type]
     return "perfect play, for each move's player: " + (" · ".join(parts) or "-")
 
 
