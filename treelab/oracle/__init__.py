@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 
 from ..errors import GameOverError, UnsupportedGameError
 from ..games import Game, State, find_game
-from .cache import OracleCache
+from ..store.oraclecache import OracleCache
 
 __all__ = [
     "ORACLE_GAMES",

@@ -12,7 +12,7 @@ early positions would take hours.
 A move's value is the negation of the solved child position's value; a move
 that wins at once is worth ``1`` (its score ``(43 - discs) // 2``), one that
 fills the board without a winner ``0``. Solved positions are remembered for
-the life of the oracle, and in an :class:`~treelab.oracle.cache.OracleCache`
+the life of the oracle, and in an :class:`~treelab.store.oraclecache.OracleCache`
 when one is given.
 """
 
@@ -23,7 +23,7 @@ from types import ModuleType
 
 from ..errors import BudgetError, UnsupportedGameError
 from ..games import State
-from .cache import OracleCache
+from ..store.oraclecache import OracleCache
 
 __all__ = ["SolverOracle", "compiled_solver"]
 

@@ -1,4 +1,4 @@
-"""A persistent cache of solved positions: one small SQLite file, keyed by game and position key.
+"""The oracle's persistent cache of solved positions: one small SQLite file, keyed by game and position key.
 
 Solving an early Connect Four position takes seconds to minutes; benchmarks
 that meet the same positions run after run keep the answers here. The file is
