@@ -135,8 +135,11 @@ def describe(facts: dict[str, Any]) -> str:
 @path_option
 @_c_option
 @json_option
+@click.option("--oracle", "with_oracle", is_flag=True,
+              help="Add each move's perfect-play value for its player (1 win, 0 draw, -1 loss) from the game's "
+                   "oracle (connect4, tictactoe); an early Connect Four position can take minutes.")
 @library_errors
-def stats(db: str, path: str, c: float | None, as_json: bool) -> None:
+def stats(db: str, path: str, c: float | None, as_json: bool, with_oracle: bool = False) -> None:
     """Statistics of the tree (or the subtree at --path) in DB, from SQL aggregates.
 
     Nodes, leaves, depth and leaf-depth histograms, branching factor per depth,
@@ -146,11 +149,20 @@ def stats(db: str, path: str, c: float | None, as_json: bool) -> None:
     \b
     Example:
       treelab stats data/connect4.db --path 4 --json
+      treelab stats data/connect4.db --path 44536 --json --oracle
     """
     from ..analysis.sqlstats import db_stats
 
     facts = db_stats(db, path or None, c=c)
+    if with_oracle:
+        from ..oracle import annotate
+
+        annotate(facts["game"], path or None, facts["children"])
     click.echo(json.dumps(facts) if as_json else describe(facts))
+    if with_oracle and not as_json:
+        from ..oracle import oracle_line
+
+        click.echo(oracle_line(facts["children"]))
 
 
 @click.command(cls=ExampleLast)
