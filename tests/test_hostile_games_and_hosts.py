@@ -262,3 +262,13 @@ def test_merging_a_file_into_itself_through_a_hard_link_is_refused(tmp_path: Pat
         assert_clean_error(result, "named twice", "a link or another spelling")
         assert digest(a) == before
     assert not (tmp_path / "new.db").exists()
+
+
+@pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])
+def test_parallel_training_into_a_file_that_is_no_database_is_one_line(tmp_path: Path, mode: tuple[str, ...]) -> None:
+    """``train --workers 2 --db hello.txt`` once ended in a raw sqlite3.DatabaseError traceback."""
+    text = tmp_path / "hello.txt"
+    text.write_text("hello\n")
+    result = run("train", "connect4", "--db", str(text), "--games", "2", "--iterations", "20", *mode)
+    assert_clean_error(result, "hello.txt", "not a treelab database")
+    assert text.read_text() == "hello\n"

@@ -113,11 +113,11 @@ def train_parallel(
         raise BudgetError(f"workers {workers} is more than games {games}: give at most as many workers as games")
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     job = Job(the_game.name, os.fspath(db), settings, workers=workers or 2, players=players, logged_as=logged_as)
+    check_unlocked(db)  # a locked file or one that is no database: refused before workers or Ray start
     if ray is not None and ray is not False:
         from .cluster import connect
 
-        connect(None if ray is True else str(ray))  # checks the install and the address first
-    check_unlocked(db)
+        connect(None if ray is True else str(ray))  # checks the install and the address
     on_ray = ray is not None and ray is not False
     if on_ray:
         from .cluster import RemoteWriter
