@@ -50,6 +50,8 @@ def test_two_workers_self_play_counts_exact(tmp_path: Path) -> None:
     assert summary.wins + summary.draws + summary.losses == 6
     with sqlite3.connect(db) as conn:
         sources = {s for (s,) in conn.execute(f"SELECT source FROM {SOURCES}")}
+        distinct = conn.execute("SELECT count(DISTINCT moves) FROM games").fetchone()[0]
+    assert summary.distinct == distinct >= 2  # once always "(0 distinct)" with workers
     assert sources <= {"worker 1", "worker 2"} and sources
     # resumes: a second run adds games 7.. and keeps every count exact
     again = treelab.train("connect4", db, games=3, iterations=60, workers=2, seed=2, progress=False)
