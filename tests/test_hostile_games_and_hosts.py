@@ -287,7 +287,7 @@ def test_two_trainers_of_one_file_queue_and_add_their_games(tmp_path: Path, work
     procs = [subprocess.Popen([*cmd, "--seed", str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for seed in (1, 2)]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
+        _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
         assert "Traceback" not in err
     conn = sqlite3.connect(db)
