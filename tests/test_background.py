@@ -224,6 +224,8 @@ def test_ctrl_c_of_the_whole_process_group_saves_and_exits_cleanly(tmp_path: Pat
         assert 0 < conn.execute("SELECT count(*) FROM games").fetchone()[0] < 500  # cut short, not finished
     finally:
         conn.close()
+    tree = treelab.load(db)  # whole games or nothing: the unfinished game's searches are not saved
+    assert tree.root.nb_visit == 100 * sum(len(g["moves"]) for g in treelab.read_games(db))
 
 
 def _train_in_a_pool_worker(db: str) -> int:

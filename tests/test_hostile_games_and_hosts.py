@@ -262,3 +262,43 @@ def test_merging_a_file_into_itself_through_a_hard_link_is_refused(tmp_path: Pat
         assert_clean_error(result, "named twice", "a link or another spelling")
         assert digest(a) == before
     assert not (tmp_path / "new.db").exists()
+
+
+@pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])
+def test_parallel_training_into_a_file_that_is_no_database_is_one_line(tmp_path: Path, mode: tuple[str, ...]) -> None:
+    """``train --workers 2 --db hello.txt`` once ended in a raw sqlite3.DatabaseError traceback."""
+    text = tmp_path / "hello.txt"
+    text.write_text("hello\n")
+    result = run("train", "connect4", "--db", str(text), "--games", "2", "--iterations", "20", *mode)
+    assert_clean_error(result, "hello.txt", "not a treelab database")
+    assert text.read_text() == "hello\n"
+
+
+@pytest.mark.parametrize("workers", [(), ("--workers", "2")])
+def test_two_trainers_of_one_file_queue_and_add_their_games(tmp_path: Path, workers: tuple[str, ...]) -> None:
+    """Two runs started together once both numbered their games from max(id) + 1 and the second died on
+    ``UNIQUE constraint failed: games.id`` (with --workers leaving simulations without their game)."""
+    import sqlite3
+
+    db = tmp_path / "c4.db"
+    treelab.train("connect4", db, 1, iterations=30, seed=9, progress=False)  # both resume one file
+    cmd = [sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", "12",
+           "--iterations", "30", "-q", *workers]
+    procs = [subprocess.Popen([*cmd, "--seed", str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for seed in (1, 2)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
+    conn = sqlite3.connect(db)
+    try:
+        ids = [i for (i,) in conn.execute("SELECT id FROM games ORDER BY id")]
+        orphans = conn.execute("SELECT count(*) FROM nodes WHERE created_game IS NOT NULL AND created_game NOT IN "
+                               "(SELECT id FROM games)").fetchone()[0]
+    finally:
+        conn.close()
+    assert ids == list(range(1, 26))  # 1 + 12 + 12 games, every id once
+    assert orphans == 0  # every node names a logged game
+    tree = treelab.load(db)
+    moves = sum(len(tree.game.parse(g["moves"])) for g in treelab.read_games(db))
+    assert tree.root.nb_visit == 30 * moves  # no simulations without their game

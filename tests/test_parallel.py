@@ -50,6 +50,8 @@ def test_two_workers_self_play_counts_exact(tmp_path: Path) -> None:
     assert summary.wins + summary.draws + summary.losses == 6
     with sqlite3.connect(db) as conn:
         sources = {s for (s,) in conn.execute(f"SELECT source FROM {SOURCES}")}
+        distinct = conn.execute("SELECT count(DISTINCT moves) FROM games").fetchone()[0]
+    assert summary.distinct == distinct >= 2  # once always "(0 distinct)" with workers
     assert sources <= {"worker 1", "worker 2"} and sources
     # resumes: a second run adds games 7.. and keeps every count exact
     again = treelab.train("connect4", db, games=3, iterations=60, workers=2, seed=2, progress=False)
@@ -230,3 +232,29 @@ def test_workers_run_only_where_they_pay() -> None:
     assert advice(2, cores=2, load=0.1) == (2, "")
     workers, note = advice(2, cores=2, load=3.5)
     assert workers == 2 and "load average 3.5 on 2 cores" in note
+
+
+@pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])
+def test_ctrl_c_saves_finished_games_and_ends_with_the_summary_in_both_modes(tmp_path: Path,
+                                                                             mode: tuple[str, ...]) -> None:
+    """Ctrl-C under --ray once printed "Aborted." and exited 1; under --workers it saved and summarised."""
+    db = tmp_path / "c4.db"
+    proc = subprocess.Popen([sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", "400",
+                             "--iterations", "60", "--seed", "1", "-q", *mode],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.suppress(sqlite3.Error):
+            conn = sqlite3.connect(db, timeout=5)
+            try:
+                if conn.execute("SELECT count(*) FROM games").fetchone()[0]:
+                    break
+            finally:
+                conn.close()
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "interrupted after" in out and "Aborted" not in out + err and "Traceback" not in err
+    games = check_consistent(db, 60)
+    assert 0 < games < 400

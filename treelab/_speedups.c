@@ -37,6 +37,8 @@
  *
  * 4. ``batch`` (_loop.c): whole default UCT simulations -- walk, expand, playout,
  *    backup -- of treelab.mcts.uct.search, the Python phases' results exactly.
+ *
+ * 5. ``connect4_solve`` (_solver.c): the exact Connect Four solver of treelab.oracle.
  */
 #include "_speedups.h"
 
@@ -411,6 +413,15 @@ static PyMethodDef methods[] = {
     {"delta_rows", (PyCFunction)(void (*)(void))delta_rows, METH_FASTCALL,
      "delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width) -> the nodes rows of a "
      "delta's kept new nodes, width rows per flat tuple (the last maybe fewer)."},
+    {"connect4_solve", (PyCFunction)(void (*)(void))c4solve_solve, METH_VARARGS | METH_KEYWORDS,
+     "connect4_solve(cur, mask, ply, weak=False, max_nodes=0) -> Pons' score for the player to move (weak: -1, 0, "
+     "1): the exact solver of treelab.oracle (_solver.c)."},
+    {"connect4_solve_nodes", c4solve_nodes, METH_NOARGS, "connect4_solve_nodes() -> positions searched by the last "
+     "connect4_solve."},
+    {"connect4_solve_reset", c4solve_reset, METH_NOARGS, "connect4_solve_reset() -> None: empty the solver's "
+     "transposition table."},
+    {"connect4_solve_slots", c4solve_slots, METH_NOARGS, "connect4_solve_slots() -> slots of the solver's "
+     "transposition table."},
     {NULL, NULL, 0, NULL},
 };
 

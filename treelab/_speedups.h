@@ -5,7 +5,8 @@
  *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows; nodes from rows (loads);
  *   _loop.c      whole batches of default UCT simulations (walk, expand, playout, backup) on the bitboards;
  *   _columns.c   whole-number slots of many nodes as int64 columns (the arrays of a worker's delta), and
- *                a delta's arrays as the rows of the writer's inserts.
+ *                a delta's arrays as the rows of the writer's inserts;
+ *   _solver.c    an exact Connect Four solver (treelab.oracle), after Pascal Pons' method.
  */
 #ifndef TREELAB_SPEEDUPS_H
 #define TREELAB_SPEEDUPS_H
@@ -88,5 +89,10 @@ PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *int_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *baseline_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* _solver.c: the exact Connect Four solver of treelab.oracle (after Pascal Pons' method). */
+PyObject *c4solve_solve(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *c4solve_nodes(PyObject *self, PyObject *unused);
+PyObject *c4solve_reset(PyObject *self, PyObject *unused);
+PyObject *c4solve_slots(PyObject *self, PyObject *unused);
 
 #endif

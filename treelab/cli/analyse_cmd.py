@@ -32,11 +32,14 @@ from .options import (
 @option("--seconds", type=finite(min=0.0, min_open=True), default=None, show_default="no time limit",
         help="Time budget instead of (or as well as) --iterations.")
 @search_options
+@option("--oracle", "with_oracle", is_flag=True,
+        help="Add each move's perfect-play value for its player (1 win, 0 draw, -1 loss) from the game's "
+             "oracle (connect4, tictactoe); an early Connect Four position can take minutes.")
 @seed_option
 @json_option
 @library_errors
 def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None, seed: int | None,
-            as_json: bool, **options: Any) -> None:
+            as_json: bool, with_oracle: bool, **options: Any) -> None:
     """Search a position and report every move's statistics.
 
     Without --iterations or --seconds, 1,000 simulations are run.
@@ -44,13 +47,25 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     \b
     Example:
       treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
+      treelab analyse connect4 --moves 44536 --json --oracle
     """
     from ..play.positions import analyse as run
+
+    oracle = None
+    if with_oracle:  # refused before the search (a game without an oracle writes nothing)
+        from ..oracle import require_oracle
+
+        oracle = require_oracle(game)
 
     result = run(game, moves, iterations=iterations, seconds=seconds, search=search_config(options), seed=seed,
                  db=db)
     if as_json:
-        click.echo(json.dumps(result.to_dict()))
+        data = result.to_dict()
+        if oracle is not None:
+            from ..oracle import annotate
+
+            annotate(game, moves, data["children"], oracle)
+        click.echo(json.dumps(data))
         return
     state = game.replay(moves)
     click.echo(state.board())
@@ -70,6 +85,10 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
         action = f" {actions[ch.move]:<{width}}" if width else ""
         click.echo(f"{ch.move:>4}{action} {ch.nb_visit:>9,} {ch.nb_win:>8,} {ch.nb_draw:>7,} {ch.mean:>6.3f} "
                    f"{ucb:>7}  {ch.proven or ''}")
+    if oracle is not None:
+        from ..oracle import annotate, oracle_line
+
+        click.echo(oracle_line(annotate(game, moves, result.to_dict()["children"], oracle)))
 
 
 COMMANDS = [analyse]

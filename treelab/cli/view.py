@@ -66,9 +66,7 @@ def _out_option(suffixes: tuple[str, ...], example: str) -> Any:
 @option("--dpi", type=finite(min=10, max=1200), default=None, show_default="96", help="PNG resolution.")
 @_out_option(_SUFFIXES, "-o tree.svg")
 @library_errors
-def render(db: str, path: str, depth: int, top: int | None, min_visits: int, around_pv: bool, c: float | None,
-           no_board: bool, no_legend: bool, lr: bool, layout: str, max_nodes: int, dpi: float | None,
-           out: str) -> None:
+def render(db: str, out: str, no_board: bool, no_legend: bool, lr: bool, **options: Any) -> None:
     """Draw the subtree at --path with Graphviz (svg, png, pdf or dot).
 
     Only the drawn part is read from DB. Nodes show the move, wins/visits and
@@ -82,11 +80,7 @@ def render(db: str, path: str, depth: int, top: int | None, min_visits: int, aro
     from ..view.dot import render as draw
 
     refuse_overwriting(out, db)
-    written = draw(
-        db, out, path=path, depth=depth, top=top, min_visits=min_visits, around_pv=around_pv, c=c,
-        board=not no_board, legend=not no_legend, rankdir="LR" if lr else "TB", max_nodes=max_nodes, dpi=dpi,
-        layout=layout,
-    )
+    written = draw(db, out, board=not no_board, legend=not no_legend, rankdir="LR" if lr else "TB", **options)
     click.echo(f"wrote {written}")
 
 
@@ -141,8 +135,11 @@ def describe(facts: dict[str, Any]) -> str:
 @path_option
 @_c_option
 @json_option
+@click.option("--oracle", "with_oracle", is_flag=True,
+              help="Add each move's perfect-play value for its player (1 win, 0 draw, -1 loss) from the game's "
+                   "oracle (connect4, tictactoe); an early Connect Four position can take minutes.")
 @library_errors
-def stats(db: str, path: str, c: float | None, as_json: bool) -> None:
+def stats(db: str, path: str, c: float | None, as_json: bool, with_oracle: bool = False) -> None:
     """Statistics of the tree (or the subtree at --path) in DB, from SQL aggregates.
 
     Nodes, leaves, depth and leaf-depth histograms, branching factor per depth,
@@ -152,11 +149,20 @@ def stats(db: str, path: str, c: float | None, as_json: bool) -> None:
     \b
     Example:
       treelab stats data/connect4.db --path 4 --json
+      treelab stats data/connect4.db --path 44536 --json --oracle
     """
     from ..analysis.sqlstats import db_stats
 
     facts = db_stats(db, path or None, c=c)
+    if with_oracle:
+        from ..oracle import annotate
+
+        annotate(facts["game"], path or None, facts["children"])
     click.echo(json.dumps(facts) if as_json else describe(facts))
+    if with_oracle and not as_json:
+        from ..oracle import oracle_line
+
+        click.echo(oracle_line(facts["children"]))
 
 
 @click.command(cls=ExampleLast)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import WorkerError
 from ..tree import Tree
+from .console import stop_on_signals
 from .workers import Job, Result, Worker, Writer
 
 __all__ = ["RemoteWriter", "connect", "run_on_ray"]
@@ -141,6 +142,10 @@ class _RayWorker:
         return self.worker.play(game_id)
 
 
+_POLL = 0.25
+"""Seconds between checks for Ctrl-C while the Ray workers play."""
+
+
 def run_on_ray(
     job: Job, writer: RemoteWriter, ids: list[int], workers: int | None, rng: random.Random,
     logged: Callable[[list[dict[str, Any]]], None],
@@ -156,26 +161,31 @@ def run_on_ray(
         game_id = next(todo, None)
         if game_id is not None:
             pending[actor.play.remote(game_id, [])] = actor
-    try:
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            ready += ray.wait([f for f in pending if f not in ready], num_returns=len(pending) - 1, timeout=0)[0] \
-                if len(pending) > 1 else []
-            batch, players = [], []
-            for future in ready:
-                players.append(pending.pop(future))
-                try:
-                    batch.append(ray.get(future))
-                except ray.exceptions.RayError as exc:
-                    raise WorkerError(f"a ray worker failed ({type(exc).__name__}); every game finished "
-                                      f"before is saved in {job.db!r}: train again to resume") from None
-            rows, stored = writer.write(batch)
-            for actor, row_ids in zip(players, stored, strict=True):  # a worker needs its new nodes' row ids
-                game_id = next(todo, None)
-                if game_id is not None:
-                    pending[actor.play.remote(game_id, row_ids)] = actor
-            logged(rows)
-    finally:
-        for actor in actors:
-            ray.kill(actor)
-    return False
+    with stop_on_signals() as interrupted:  # Ctrl-C: the games finished are saved, those under way dropped
+        try:
+            while pending and not interrupted():
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL)
+                if not ready:
+                    continue
+                ready += ray.wait([f for f in pending if f not in ready], num_returns=len(pending) - 1,
+                                  timeout=0)[0] if len(pending) > 1 else []
+                batch, players = [], []
+                for future in ready:
+                    players.append(pending.pop(future))
+                    try:
+                        batch.append(ray.get(future))
+                    except ray.exceptions.RayError as exc:
+                        if interrupted():  # the actors had the signal too
+                            break
+                        raise WorkerError(f"a ray worker failed ({type(exc).__name__}); every game finished "
+                                          f"before is saved in {job.db!r}: train again to resume") from None
+                rows, stored = writer.write(batch)  # the games that came back whole
+                for actor, row_ids in zip(players, stored, strict=False):  # a worker needs its new nodes' row ids
+                    game_id = None if interrupted() else next(todo, None)
+                    if game_id is not None:
+                        pending[actor.play.remote(game_id, row_ids)] = actor
+                logged(rows)
+        finally:
+            for actor in actors:
+                ray.kill(actor)
+        return interrupted()

@@ -98,7 +98,8 @@ def train_parallel(
 
     Returns:
         The fields of :class:`treelab.play.training.TrainSummary` that a run measures (``games``,
-        ``wins``, ``draws``, ``losses``, ``nodes``, ``new_nodes``, ``simulations``, ``total_games``,
+        ``wins``, ``draws``, ``losses``, ``distinct`` (games with different moves), ``nodes``, ``new_nodes``,
+        ``simulations``, ``total_games``,
         ``seconds``, ``interrupted``): training, above this module, makes the summary.
 
     Raises:
@@ -113,11 +114,11 @@ def train_parallel(
         raise BudgetError(f"workers {workers} is more than games {games}: give at most as many workers as games")
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     job = Job(the_game.name, os.fspath(db), settings, workers=workers or 2, players=players, logged_as=logged_as)
+    check_unlocked(db)  # a locked file or one that is no database: refused before workers or Ray start
     if ray is not None and ray is not False:
         from .cluster import connect
 
-        connect(None if ray is True else str(ray))  # checks the install and the address first
-    check_unlocked(db)
+        connect(None if ray is True else str(ray))  # checks the install and the address
     on_ray = ray is not None and ray is not False
     if on_ray:
         from .cluster import RemoteWriter
@@ -130,6 +131,7 @@ def train_parallel(
     ids = list(range(first, first + games))
     began = time.perf_counter()
     tally = {"wins": 0, "draws": 0, "losses": 0}
+    seen: set[str] = set()
     bar = progress_bar(games, progress, the_game.name)
 
     def logged(rows: list[dict[str, Any]]) -> None:
@@ -137,6 +139,7 @@ def train_parallel(
             tree_player = row["tree_player"] or 1
             winner = row["winner"]
             tally["draws" if winner is None else "wins" if winner == tree_player else "losses"] += 1
+            seen.add(row["moves"])
             if on_game is not None:
                 on_game(row["id"], row["moves"], winner)
         if bar is not None and rows:
@@ -157,4 +160,5 @@ def train_parallel(
         if bar is not None:
             bar.close()
     return dict(games=sum(tally.values()), nodes=nodes, new_nodes=nodes - start_nodes, simulations=sims - start_sims,
-                total_games=last, seconds=time.perf_counter() - began, interrupted=interrupted, **tally)
+                total_games=last, seconds=time.perf_counter() - began, interrupted=interrupted, distinct=len(seen),
+                **tally)

@@ -219,9 +219,7 @@ def train(
             logged(saver.save(row))  # the writer process may hold it: it is logged with the next one
             gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
         tree.current_game = None
-        interrupted = stopped()
-        if interrupted:
-            logged(saver.save(None))  # what the unfinished game's searches learned
+        interrupted = stopped()  # the unfinished game is dropped: whole games or nothing
         logged(saver.finish())
     if bar is not None:
         bar.close()

@@ -98,7 +98,7 @@ class Result:
     worker: int
     """The worker's number (from 1)."""
     row: dict[str, Any] | None
-    """The game's ``games`` row, or None for searches of a game cut short (their counts still count)."""
+    """The game's ``games`` row, or None for a game cut short (the writer drops it: whole games or nothing)."""
     delta: Delta
     """What the game added to the tree."""
 
@@ -204,8 +204,15 @@ class Writer(DeltaWriter):
         super().__init__(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
 
     def write(self, results: list[Result]) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
-        """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`)."""
-        return self.store([(f"worker {r.worker}", r.row, r.delta) for r in results])
+        """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`).
+
+        A result without its game row (a game cut short when the run stopped) is dropped: the file holds
+        whole games or nothing, so the root's visits stay the simulations of the games logged.
+        """
+        whole = [r for r in results if r.row is not None]
+        rows, stored = self.store([(f"worker {r.worker}", r.row, r.delta) for r in whole]) if whole else ([], [])
+        by_result = dict(zip(map(id, whole), stored, strict=True))
+        return rows, [by_result.get(id(r)) for r in results]
 
 
 def play_game(

@@ -233,8 +233,8 @@ class BackgroundSaver:
             self._receive()  # it died: say how
         self._owed = new
         self.handed += 1
-        if row is not None:
-            tree.last_game_id = max(tree.last_game_id, int(row["id"]))
+        for done in ([] if row is None else [row]) + logged:  # committed ids may differ (another writer's games)
+            tree.last_game_id = max(tree.last_game_id, int(done["id"]))
         return logged
 
     def finish(self) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ import sqlite3
 from contextlib import suppress
 from pathlib import Path
 
-from ..errors import StoreError
+from ..errors import NotATreelabDatabaseError, StoreError
 
 __all__ = [
     "BUSY_TIMEOUT", "WAL_FLOOR", "check_unlocked", "checkpoint", "connect", "read_only_media", "tidy", "uri",
@@ -120,6 +120,7 @@ def check_unlocked(db: str | os.PathLike[str]) -> None:
 
     Raises:
         StoreError: a write transaction cannot start within half a second.
+        NotATreelabDatabaseError: the file is not an SQLite database.
     """
     path = Path(db)
     if not path.exists() or path.stat().st_size == 0:
@@ -137,5 +138,9 @@ def check_unlocked(db: str | os.PathLike[str]) -> None:
                 f"{os.fspath(db)!r} is locked by another writer (another training run?): "
                 "wait for it to finish, or train into another file"
             ) from None
+    except sqlite3.DatabaseError as exc:  # not SQLite at all (a text file): refused before any worker starts
+        raise NotATreelabDatabaseError(
+            f"{os.fspath(db)!r} is not a treelab database ({exc}): check the path, or train into a new file"
+        ) from None
     finally:
         conn.close()

@@ -62,7 +62,11 @@ class DeltaWriter:
             wanted = game
         self.game = wanted
         with reading(db, wanted) as (conn, meta):
-            self.logged = {gid for (gid,) in conn.execute("SELECT id FROM games")}
+            cols = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
+            when = "started_at" if "started_at" in cols else "NULL"
+            self.logged = {gid: (moves, at) for gid, moves, at in conn.execute(f"SELECT id, moves, {when} FROM games")}
+            """Each game logged (a retried batch's are skipped): its id -> (moves, started_at). Another
+            writer's game can have the id this run asked for; only the same game is a retry."""
             self._generation = self.found = int(meta.get("generation", 0))
         self._kept = KeptConnection()
         self._grown: list[tuple[int, np.ndarray]] = []  # (save count, stored rows given new children then)
@@ -134,12 +138,13 @@ class DeltaWriter:
             migrate(conn, check_meta(meta, name, self.game))
             generation = self.found = int(meta.get("generation", 0))
             top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+            before = top  # the rows this batch adds are above it
             if generation != self._generation:  # someone else saved: the rows they gave children are grown too
                 self._note_others(conn, generation, top)
             counts = stored_counts(conn, meta)
             now: list[np.ndarray] = []
             for source, row, delta in batch:
-                if row is not None and row["id"] in self.logged:
+                if row is not None and self.logged.get(row["id"]) == _key(row):  # a retried batch
                     stored.append(None)
                     continue
                 ids, fresh, grew = apply(conn, delta, top=top, name=name, created=row is not None,
@@ -151,15 +156,17 @@ class DeltaWriter:
                 if row is not None:
                     rows.append(row)
                     if source is not None:
-                        sources.append((row["id"], source))
+                        sources.append((row, source))  # the id it gets is known once logged
             root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
-            log_games(conn, root, rows, counts)
+            asked = [row["id"] for row in rows]  # a retried batch names its games by the ids it asked for
+            log_games(conn, root, rows, counts, since=before)
             if sources:
-                log_sources(conn, sources)
+                log_sources(conn, [(row["id"], source) for row, source in sources])
             info = {**self.meta, "generation": str(generation + 1), "depth_counts": json.dumps(counts),
                     "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
-        self.logged.update(row["id"] for row in rows)
+        self.logged.update({i: _key(row) for i, row in zip(asked, rows, strict=True)})  # what a retry asks
+        self.logged.update({row["id"]: _key(row) for row in rows})
         self._generation = generation + 1
         self._top = top
         self._log_grown(self._generation, now)
@@ -168,3 +175,8 @@ class DeltaWriter:
     def close(self) -> None:
         """Let go of the database connection kept open between batches."""
         self._kept.close()
+
+
+def _key(row: dict[str, Any]) -> tuple[Any, Any]:
+    """What tells a game from another logged under the same id: its moves and when it started."""
+    return (row.get("moves"), row.get("started_at"))

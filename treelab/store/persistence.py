@@ -90,16 +90,38 @@ def _add_counts(counts: list[int], nodes: Iterable[TreeNode]) -> list[int]:
     return counts
 
 
-def _log_games(conn: sqlite3.Connection, tree: Tree, games: list[dict[str, Any]], counts: list[int]) -> int:
+def _log_games(conn: sqlite3.Connection, tree: Tree, games: list[dict[str, Any]], counts: list[int],
+               since: int | None) -> int:
     """Log a save's games (see :func:`log_games`)."""
-    return log_games(conn, tree.root.node_id, games, counts)
+    return log_games(conn, tree.root.node_id, games, counts, since=since)
 
 
-def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], counts: list[int]) -> int:
-    """Insert the game rows and one ``history`` row each (``root``: the root's row id); return the last game id."""
+def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], counts: list[int], *,
+              since: int | None = None) -> int:
+    """Insert the game rows and one ``history`` row each (``root``: the root's row id); return the last game id.
+
+    Game ids are allocated here, at commit: a row without an id takes the next free one, and so does a
+    row whose id another writer of the file logged meanwhile (two training runs of one file each numbered
+    their next game from the same last id); the nodes this transaction added for it (row ids above
+    ``since``) are stamped with the id it got. So two writers queue and add, games included.
+    """
     if not games:
         return 0
-    next_id = (conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0) + 1
+    asked = [int(row["id"]) for row in games if row["id"] is not None]
+    marks = ",".join("?" * len(asked))
+    taken = {i for (i,) in conn.execute(f"SELECT id FROM games WHERE id IN ({marks})", asked)} if asked else set()
+    last = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
+    next_id, fresh = last + 1, max([last, *asked]) + 1
+    for row in games:
+        if row["id"] is not None and int(row["id"]) in taken:  # above every id asked: never another row's nodes
+            old, row["id"] = int(row["id"]), fresh
+            if since is not None:
+                conn.execute("UPDATE nodes SET created_game = ? WHERE created_game = ? AND id > ?",
+                             (row["id"], old, since))
+        elif row["id"] is None:
+            row["id"] = next_id
+        next_id = max(next_id, int(row["id"]) + 1)
+        fresh = max(fresh, next_id)
     visits = conn.execute("SELECT nb_visit FROM nodes WHERE id = ?", (root,)).fetchone()[0]
     children = {
         move: [v, w, d] for move, v, w, d in conn.execute(
@@ -109,10 +131,6 @@ def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], 
     snapshot = {"nodes": sum(counts), "max_depth": len(counts) - 1, "root_visits": visits,
                 "depth_counts": json.dumps(counts), "root_children": json.dumps(children), "saved_at": _now()}
     db = sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False)
-    for row in games:
-        if row["id"] is None:
-            row["id"] = next_id
-        next_id = max(next_id, row["id"] + 1)
     db.table("games").insert_all(games)
     db.table("history").insert_all([{"game_id": row["id"], **snapshot} for row in games])
     return max(int(row["id"]) for row in games)
@@ -183,7 +201,7 @@ def save(
             ids, fresh, _ = apply(conn, delta, top=top, name=name, grown=None if merged else _NONE)
             counts = depth_counts(stored_counts(conn, meta), delta.depths[fresh])
             written = len(delta)
-        last_game = _log_games(conn, tree, rows, counts)
+        last_game = _log_games(conn, tree, rows, counts, None if meta is None else top)
         if extra is not None:
             extra(conn)
         info = {**run_meta(tree), "tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,

@@ -23,6 +23,7 @@ from fixed markup with every text in them escaped (:func:`~treelab.view.style.ht
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import PathNotFoundError
@@ -42,7 +43,7 @@ from .style import (
 )
 from .subtree import MAX_NODES, Cut, Selection, select
 
-__all__ = ["LAYOUTS", "Html", "node_id", "to_dot"]
+__all__ = ["LAYOUTS", "DiagramOptions", "Html", "node_id", "to_dot"]
 
 LAYOUTS = ("tree", "radial")
 """``to_dot``'s layouts: Graphviz ``dot`` (levels as rows) and ``twopi`` (levels as rings)."""
@@ -116,56 +117,77 @@ def _labels(path: Moves, game: Game | None) -> list[str]:
     return [p for p in parts if p and p != "root"]
 
 
+@dataclass(frozen=True)
+class DiagramOptions:
+    """What a diagram of a subtree shows and how it is laid out (:func:`to_dot`, ``treelab render``)."""
+
+    path: Moves = None
+    """The subtree root as moves (``"44"``, ``"4,4"``); None for the source itself."""
+    depth: int = 2
+    """Levels drawn below the subtree root."""
+    top: int | None = None
+    """Draw only the ``top`` most visited children of each node."""
+    min_visits: int = 0
+    """Draw only children with at least this many visits."""
+    around_pv: bool = False
+    """Expand only the principal variation (other children drawn unexpanded)."""
+    c: float | None = None
+    """UCB1's exploration constant for the edge labels (default: the tree's, else sqrt(2))."""
+    board: bool = True
+    """Show the position at the subtree root (needs the game)."""
+    legend: bool = True
+    """Add a legend of colours and widths."""
+    max_nodes: int = MAX_NODES
+    """The size guard; more nodes raise :class:`~treelab.errors.TooLargeError`."""
+    rankdir: str = "TB"
+    """Graphviz layout direction, ``"TB"`` (top down) or ``"LR"``."""
+    layout: str = "tree"
+    """``"tree"`` (Graphviz ``dot``, levels as rows) or ``"radial"`` (``twopi``: the subtree root in the
+    centre, each level a ring, so a lopsided tree looks lopsided)."""
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"unknown layout {self.layout!r}: use one of {', '.join(LAYOUTS)}")
+        if self.rankdir not in ("TB", "LR"):
+            raise ValueError(f"unknown rankdir {self.rankdir!r}: use TB (top down) or LR (left to right)")
+
+    @classmethod
+    def of(cls, options: DiagramOptions | None = None, **fields: Any) -> DiagramOptions:
+        """``options`` (or the defaults) with ``fields`` replaced; an unknown field is a ``TypeError``."""
+        return replace(options or cls(), **fields) if fields else (options or cls())
+
+
 def to_dot(
     source: Tree | TreeNode,
+    options: DiagramOptions | None = None,
     *,
-    path: Moves = None,
-    depth: int = 2,
-    top: int | None = None,
-    min_visits: int = 0,
-    around_pv: bool = False,
-    c: float | None = None,
-    board: bool = True,
-    legend: bool = True,
     game: Game | str | None = None,
-    max_nodes: int = MAX_NODES,
-    rankdir: str = "TB",
     counts_below: Mapping[TreeNode, tuple[int, int]] | None = None,
-    layout: str = "tree",
+    **fields: Any,
 ) -> str:
-    """The DOT text of the subtree at ``path`` (pure and deterministic).
+    """The DOT text of the subtree at ``options.path`` (pure and deterministic).
 
     Args:
-        source: a :class:`Tree`, or a :class:`TreeNode` (then ``path`` is relative to it).
-        path: the subtree root as moves (``"44"``, ``"4,4"``); None for ``source`` itself.
-        depth: levels drawn below the subtree root.
-        top: draw only the ``top`` most visited children of each node.
-        min_visits: draw only children with at least this many visits.
-        around_pv: expand only the principal variation (other children drawn unexpanded).
-        c: UCB1's exploration constant for the edge labels (default: the tree's, else sqrt(2)).
-        board: show the position at the subtree root (needs the game).
-        legend: add a legend of colours and widths.
+        source: a :class:`Tree`, or a :class:`TreeNode` (then the path is relative to it).
+        options: what to draw and how (:class:`DiagramOptions`).
         game: the game, when ``source`` is a bare node (for the board and path parsing).
-        max_nodes: the size guard; more nodes raise :class:`TooLargeError`.
-        rankdir: Graphviz layout direction, ``"TB"`` (top down) or ``"LR"``.
         counts_below: real ``(children, visits)`` of nodes whose children were not loaded.
-        layout: ``"tree"`` (Graphviz ``dot``, levels as rows) or ``"radial"`` (``twopi``:
-            the subtree root in the centre, each level a ring, so a lopsided tree looks lopsided).
+        fields: fields of ``options`` as keywords (``path="44", depth=2, top=3``), replacing them.
 
     Returns:
         The DOT source; node ids are move paths (``"4/4/5"``, ``"root"``).
     """
-    if layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r}: use one of {', '.join(LAYOUTS)}")
+    o = DiagramOptions.of(options, **fields)
+    path, c = o.path, o.c
     start, g, tree_c = _resolve(source, path, game)
     if c is None:
         c = tree_c if tree_c is not None else 2**0.5
     truncated = source.truncated if isinstance(source, Tree) else set()
     sel = select(
-        start, depth=depth, top_k=top, min_visits=min_visits, around_pv=around_pv,
-        max_nodes=max_nodes, unloaded=truncated, counts_below=counts_below,
+        start, depth=o.depth, top_k=o.top, min_visits=o.min_visits, around_pv=o.around_pv,
+        max_nodes=o.max_nodes, unloaded=truncated, counts_below=counts_below,
     )
-    return _Writer(sel, g, c, board=board, legend=legend, rankdir=rankdir, radial=layout == "radial").text()
+    return _Writer(sel, g, c, board=o.board, legend=o.legend, rankdir=o.rankdir, radial=o.layout == "radial").text()
 
 
 class _Writer:
