@@ -1,29 +1,9 @@
 """Training on many cores or machines: workers play on their own copies; what they learn is added to the file.
 
-The workers and their writer are in :mod:`treelab.play.workers`; this module runs them.
-
-With local processes each worker adds its own games (:mod:`treelab.play.processes`); on Ray one
-writer does, as below.
-
-Each worker holds its own copy of the stored tree (loaded from the file, or
-handed over by the writer on Ray), plays whole games on it with the same
-players as :func:`treelab.train`, and after every game sends what the game
-added: a :class:`~treelab.store.deltas.Delta` (count increments of stored nodes by
-row id, new nodes as arrays, proofs). One writer, holding no tree, adds the
-deltas of every batch that has arrived straight to the file in one
-transaction with the batch's games, and tells each worker the row ids of its
-new nodes, so the worker keeps its copy from game to game. Additions commute,
-so the order of arrival does not matter, and nothing is lost: after a
-self-play run the root's visits grew by exactly iterations x moves played.
-
-Before each game a worker gives the top of its copy (down to :data:`SHARED`)
-the file's counts, so it sees the other workers' games where every game
-passes, for a few thousand rows read (on Ray, where the file may be on another
-machine, it reloads its whole copy now and then instead). A
-``kill -9`` of a worker or of the writer leaves the file at its last batch;
-the writer reports a dead worker, and workers whose writer died stop on their
-own. Training again resumes. Runs with workers do not replay exactly from a
-seed: which snapshot a game sees depends on timing.
+The workers and their writer, and how they share what they learn, are described in
+:mod:`treelab.play.workers`; this module runs them: :func:`train_parallel` (local processes,
+:mod:`treelab.play.processes`, or Ray, :mod:`treelab.play.cluster`) and :func:`advice` (how many
+workers pay here).
 """
 
 from __future__ import annotations
