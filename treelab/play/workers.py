@@ -209,10 +209,10 @@ class Writer(DeltaWriter):
         A result without its game row (a game cut short when the run stopped) is dropped: the file holds
         whole games or nothing, so the root's visits stay the simulations of the games logged.
         """
-        whole = [r for r in results if r.row is not None]
-        rows, stored = self.store([(f"worker {r.worker}", r.row, r.delta) for r in whole]) if whole else ([], [])
-        by_result = dict(zip(map(id, whole), stored, strict=True))
-        return rows, [by_result.get(id(r)) for r in results]
+        whole = [(f"worker {r.worker}", r.row, r.delta) for r in results if r.row is not None]
+        rows, stored = self.store(whole) if whole else ([], [])
+        ids = iter(stored)
+        return rows, [None if r.row is None else next(ids) for r in results]
 
 
 def play_game(
