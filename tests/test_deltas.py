@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from test_merge import by_path, random_tree, saved
 
 import treelab
 from treelab import speedups
-from treelab.errors import ProofConflictError, StoreError
+from treelab.errors import DatabaseBusyError, ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
 from treelab.store import deltas
@@ -177,6 +178,59 @@ def test_a_delta_taken_before_the_last_was_stored_names_its_nodes_by_local_id(tm
         bad, _ = take(tree)
         writer.store([(None, None, replace(bad, known=np.array([LOCAL + 10**6], dtype=np.int64),
                                            known_counts=np.ones((1, 4), dtype=np.int64)))])
+    writer.close()
+
+
+def test_a_chained_batch_of_games_held_unwritten_adds_up_exactly_and_renumbers_the_copy(tmp_path: Path) -> None:
+    """A worker that found the file busy holds its games: their deltas (each naming the nodes of those before it
+    by local id) go in one transaction, and its copy keeps every node's row id for the next game."""
+    db = saved(random_tree("connect4", 5, 20), tmp_path / "c4.db")
+    writer = DeltaWriter(db, "connect4")
+    tree = start(treelab.load(db))
+    expected = by_path(db)
+    rng = random.Random(9)
+    for _ in range(2):  # two rounds: the second names the first round's nodes by their row ids
+        batch, pending = [], []
+        for _ in range(3):
+            before = counts_by_path(tree)
+            search(tree, limit=Limit(iterations=200), rng=rng.randrange(1 << 30))
+            plus(expected, before, tree)
+            delta, new = take(tree, seen=-1)
+            batch.append((None, None, delta))
+            pending += new
+        assert any((d.known >= LOCAL).any() for _, _, d in batch[1:])  # held games' nodes, changed again
+        _, stored = writer.store(batch, chained=True)
+        renumber(pending, [i for ids in stored if ids is not None for i in ids])
+        assert by_path(db) == expected
+    assert counts_by_path(treelab.load(db)) == counts_by_path(tree)
+    with pytest.raises(StoreError, match="not consecutive"):  # deltas of two copies cannot be chained
+        other = start(treelab.load(db))
+        search(tree, limit=Limit(iterations=20), rng=2)
+        search(other, limit=Limit(iterations=20), rng=3)
+        writer.store([(None, None, take(tree)[0]), (None, None, take(other)[0])], chained=True)
+    assert counts_by_path(treelab.load(db)) == {**counts_by_path(treelab.load(db))} and by_path(db) == expected
+    writer.close()
+
+
+def test_a_writer_that_will_not_wait_is_told_the_file_is_busy_and_writes_nothing(tmp_path: Path) -> None:
+    db = saved(random_tree("connect4", 5, 20), tmp_path / "c4.db")
+    writer = DeltaWriter(db, "connect4")
+    tree = start(treelab.load(db))
+    search(tree, limit=Limit(iterations=100), rng=4)
+    delta, new = take(tree)
+    before = by_path(db)
+    other = sqlite3.connect(db)
+    other.execute("BEGIN IMMEDIATE")  # another process's write under way
+    try:
+        with pytest.raises(DatabaseBusyError, match="being written by another process"):
+            writer.store([(None, None, delta)], wait=False)
+    finally:
+        other.rollback()
+        other.close()
+    assert by_path(db) == before
+    _, [ids] = writer.store([(None, None, delta)], wait=False)  # free again: written at once
+    renumber(new, ids)
+    assert counts_by_path(treelab.load(db)) == counts_by_path(tree)
     writer.close()
 
 

@@ -64,7 +64,7 @@ def random_tree(game: str, seed: int, games: int, searches: int = 0) -> Tree:
 
 def saved(tree: Tree, db: Path, games: int = 2) -> Path:
     """``tree`` saved to ``db`` with ``games`` game rows (one-move placeholders: merge copies rows as they are)."""
-    tree.save(db, games=[{"moves": tree.game.notation([m]), "winner": None} for m in range(1, games + 1)])
+    treelab.save(tree, db, games=[{"moves": tree.game.notation([m]), "winner": None} for m in range(1, games + 1)])
     return db
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "BudgetError",
     "DamagedDatabaseError",
+    "DatabaseBusyError",
     "ExecutableNotFoundError",
     "FitError",
     "GameMismatchError",
@@ -101,6 +102,10 @@ class UnknownOptionError(TreelabError, ValueError):
 
 class StoreError(TreelabError, OSError):
     """A database that cannot be opened, read or written."""
+
+
+class DatabaseBusyError(StoreError):
+    """Another process holds the database's write lock now (raised only to a writer that asked not to wait)."""
 
 
 class NotATreelabDatabaseError(StoreError):

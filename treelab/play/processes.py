@@ -1,22 +1,28 @@
 """Worker processes on this machine, each adding its own games to the file; this process hands out game ids.
 
-Each worker plays whole games on its own copy of the tree and adds what each
-game added (a :class:`~treelab.store.deltas.Delta`) to the file itself, with the
-game's row, in one ``BEGIN IMMEDIATE`` transaction (the merge rule of
-:class:`~treelab.store.deltawriter.DeltaWriter`); SQLite takes the workers' writes
-in turn, so the writing is spread over the cores instead of falling to one
-writer process. This process only hands out game ids, shows progress and
-watches for dead workers:
+Each worker plays whole games on its own copy of the tree and adds what they
+added (:class:`~treelab.store.deltas.Delta` s) to the file itself, with the
+games' rows, in one ``BEGIN IMMEDIATE`` transaction (the merge rule of
+:class:`~treelab.store.deltawriter.DeltaWriter`), so the writing is spread over
+the cores instead of falling to one writer process. SQLite takes one write at
+a time: a worker that finds the file being written does not wait (SQLite's busy
+wait sleeps in steps of up to 100 ms) but plays its next game and writes both
+after, up to :data:`HOLD` games (then it waits). This process only hands out
+game ids, shows progress and watches for dead workers:
 
 - a worker reads its pipe in a thread of its own and sends in another, so
   this process's messages never fill the pipe while the worker is in a game;
-- this process keeps each worker :data:`AHEAD` game ids ahead (one near the end
-  of the run, so no worker is left with two games while another idles).
+- it says when it has *played* a game (this process then sends the next id:
+  each worker is kept :data:`AHEAD` game ids ahead, one near the end of the run,
+  so no worker is left with two games while another idles) and, once written,
+  which games the file holds;
+- a game a worker holds unwritten when it is killed is lost with it, never
+  half written: the file holds whole games only.
 
 Each worker has a pipe of its own and ``stop`` is a lock-free shared flag: a
 worker killed in the middle of a send or a transaction takes no lock with it
 that the others would wait for (SQLite rolls its transaction back). A worker
-whose parent died stops on its own.
+whose parent died stops on its own, adding nothing more.
 """
 
 from __future__ import annotations
@@ -33,21 +39,27 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import WorkerError
+from ..errors import DatabaseBusyError, WorkerError
 from ..store.background import spawn
 from .console import stop_on_signals
-from .workers import Job, Worker, Writer
+from .workers import Job, Result, Worker, Writer
 
-__all__ = ["AHEAD", "run_processes"]
+__all__ = ["AHEAD", "HOLD", "run_processes"]
 
 AHEAD = 2
-"""Game ids a worker holds at once while more games than workers are left."""
+"""Game ids a worker is sent ahead while more games than workers are left."""
+
+HOLD = 3
+"""Games a worker may hold unwritten while another process writes the file (then it waits for its turn)."""
 
 _POLL = 0.2
 """Seconds the writer waits for results before checking on the workers."""
 
 _GAME = "game"
 """The message a worker receives: a game id to play (None: stop)."""
+
+_PLAYED, _ROWS = "played", "rows"
+"""The messages a worker sends: it finished this many games; the file holds these games (their rows)."""
 
 
 def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
@@ -66,7 +78,7 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
         return bool(seen[1])
 
     inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    outbox: queue.SimpleQueue[list[dict[str, Any]] | None] = queue.SimpleQueue()
+    outbox: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
 
     def read() -> None:
         try:
@@ -76,9 +88,9 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
             inbox.put(None)  # the parent is gone
 
     def send() -> None:
-        while (result := outbox.get()) is not None:
+        while (message := outbox.get()) is not None:
             try:
-                conn.send(result)
+                conn.send(message)
             except OSError:
                 return
 
@@ -98,18 +110,35 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
     worker = Worker(job, number, seed)
     worker.stopped = stopped
     writer = Writer(job)  # this worker adds its own games to the file: SQLite takes the writes in turn
+    unwritten: list[Result] = []  # games played and not written yet (the file was busy)
+
+    def write(wait: bool) -> None:
+        """Write the games held, in one transaction; with ``wait`` False, not if another process is writing."""
+        if not unwritten:
+            return
+        try:
+            rows, stored = writer.write(unwritten, chained=True, wait=wait)
+        except DatabaseBusyError:
+            return
+        unwritten.clear()
+        worker.stored([i for ids in stored if ids is not None for i in ids])  # cut-short games: reload next
+        outbox.put((_ROWS, rows))
 
     try:
         while True:
+            if unwritten and worker.due():
+                write(wait=True)  # a reload drops the copy whose local ids the held games use
             game_id = receive(_GAME)
             if game_id is None or os.getppid() != parent:
                 break
             result = worker.play(game_id)
             if os.getppid() != parent:  # the run was killed: a game cut short by that is not added
                 break
-            rows, stored = writer.write([result])  # one transaction: the game's counts, new nodes and row
-            worker.stored(stored[0])
-            outbox.put(rows)
+            unwritten.append(result)
+            outbox.put((_PLAYED, 1))
+            write(wait=len(unwritten) >= HOLD or result.row is None)
+        if os.getppid() == parent:
+            write(wait=True)  # the games still held: the run ended or was stopped
     except EOFError:  # the parent is gone
         pass
     finally:
@@ -146,28 +175,38 @@ def run_processes(
 
     for i in owes:  # fresh interpreters that never run the caller's script again
         procs[i], conns[i] = spawn(_work, (job, i, rng.getrandbits(64), stop), f"treelab-worker-{i}")
+    reading = set(owes)  # workers whose pipe is open: they may still send the rows of the games they hold
     with stop_on_signals() as interrupted:
         try:
             for i in owes:
                 top_up(i, interrupted)
-            while busy := [i for i, n in owes.items() if n > 0]:
-                by_conn = {conns[i]: i for i in busy}
+            while reading:
+                by_conn = {conns[i]: i for i in reading}
                 ready = mp_connection.wait(list(by_conn), timeout=_POLL)  # a dead worker's pipe reads EOF
                 rows: list[dict[str, Any]] = []
                 for item in ready:
                     i = by_conn[item]  # type: ignore[index]
                     try:
-                        rows.extend(conns[i].recv())
-                        owes[i] -= 1
+                        kind, payload = conns[i].recv()
+                    except (EOFError, OSError):  # it ended (EOF), or died before its result came or right after
+                        reading.discard(i)
+                        if _died(i, owes, closed, procs[i]):
+                            owes[i] = 0
+                            closed.add(i)
+                            dead.append(f"worker {i}")
+                            stop.value = 1
+                        continue
+                    if kind == _ROWS:
+                        rows.extend(payload)
+                    else:
+                        owes[i] -= payload
                         top_up(i, interrupted)
-                    except (EOFError, OSError):  # it died before its result came (EOF) or right after (EPIPE)
-                        owes[i] = 0
-                        closed.add(i)
-                        dead.append(f"worker {i}")
-                        stop.value = 1
                 logged(rows)
                 if interrupted():
                     stop.value = 1
+                    for i in owes:
+                        if owes[i] == 0:
+                            top_up(i, interrupted)  # tell the idle ones to stop now
         finally:
             stop.value = 1
             for i in owes:
@@ -186,6 +225,15 @@ def run_processes(
             f"{job.db!r}: train again to resume"
         )
     return stopped
+
+
+def _died(i: int, owes: dict[int, int], closed: set[int], proc: Any) -> bool:
+    """Whether worker ``i``, whose pipe just closed, died: with games owed, before it was told to stop, or after
+    it was (its exit code, once it is gone, says whether the games it held were written)."""
+    if owes[i] > 0 or i not in closed:
+        return True
+    proc.join(timeout=5)
+    return proc.exitcode not in (0, None)
 
 
 def _how(procs: list[Any]) -> str:

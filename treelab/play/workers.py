@@ -132,7 +132,7 @@ class Worker:
         return self.job.settings["c"] if self.job.settings.get("algorithm", "uct") == "uct" else None
 
     def _refresh(self) -> None:
-        began = time.perf_counter()
+        began = time.process_time()
         gc.unfreeze()  # frozen objects are never collected: the old copy's cycles must be, once replaced
         self.tree = start(self._snapshot())
         self.seen = getattr(binding_of(self.tree), "generation", -1)  # the file's save count it was loaded at
@@ -143,13 +143,19 @@ class Worker:
         gc.collect()
         gc.freeze()
         self.pending = None if self.pending else []  # ids still owed for the old copy's nodes: ignore them
-        self.load_seconds = time.perf_counter() - began
+        self.load_seconds = time.process_time() - began
         self.played_seconds = 0.0
         self.share_seconds = self.since_share = 0.0  # a fresh copy holds the file's counts: nothing to share yet
         self.stale = False
 
+    def due(self) -> bool:
+        """Whether the next :meth:`play` reloads the copy first (a worker holding games writes them before)."""
+        on_ray = not self._share and self.job.workers > 1  # Ray: the other workers' games come with a reload
+        return self.stale or (on_ray and self.played_seconds > REFRESH * self.load_seconds)
+
     def stored(self, ids: Sequence[int] | None) -> None:
-        """The row ids the writer gave the last game's new nodes (None: unknown, so reload before the next game)."""
+        """The row ids the writer gave the new nodes of the games played since the last call (None: unknown, so
+        reload before the next game)."""
         if self.pending is None:  # the copy was reloaded since: these nodes are gone
             self.pending = []
         elif ids is None or len(ids) != len(self.pending):  # a retried batch, or a restarted worker
@@ -164,14 +170,13 @@ class Worker:
         ``settle`` is called between the game and the take: it hands the
         previous game's row ids to :meth:`stored` if they are still owed.
         """
-        due = not self._share and self.job.workers > 1 and self.played_seconds > REFRESH * self.load_seconds
-        if self.stale or due:
+        if self.due():
             self._refresh()  # a copy whose ids went astray; on Ray, now and then, the other workers' games
         elif self._share and self.since_share > 0 and self.since_share >= SHARE_EVERY * self.share_seconds:
-            began = time.perf_counter()
+            began = time.process_time()  # CPU time: a share that waits on a busy machine is not dearer
             share_top(self.job.db, self.tree, SHARED)
-            self.share_seconds, self.since_share = time.perf_counter() - began, 0.0
-        began = time.perf_counter()
+            self.share_seconds, self.since_share = time.process_time() - began, 0.0
+        began = time.process_time()
         self.tree.current_game = game_id
         self.me.should_stop = self.stopped
         opponent = self.job.settings["opponent"]
@@ -186,10 +191,11 @@ class Worker:
                    "exploration": self.job.logged_as}
         if settle is not None:
             settle()
-        delta, self.pending = take(self.tree, self.seen)
+        delta, new = take(self.tree, self.seen)
+        self.pending = self.pending + new if self.pending else new  # games held unwritten: ids come together
         gc.freeze()  # the game's new nodes live on: full collections need not walk them again
-        self.played_seconds += time.perf_counter() - began
-        self.since_share += time.perf_counter() - began
+        self.played_seconds += time.process_time() - began
+        self.since_share += time.process_time() - began
         return Result(self.number, row, delta)
 
 
@@ -203,14 +209,17 @@ class Writer(DeltaWriter):
         settings = job.settings
         super().__init__(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
 
-    def write(self, results: list[Result]) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+    def write(self, results: list[Result], *, chained: bool = False,
+              wait: bool = True) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`).
 
         A result without its game row (a game cut short when the run stopped) is dropped: the file holds
         whole games or nothing, so the root's visits stay the simulations of the games logged.
+        ``chained``: the results are one worker's consecutive games (only the last may be cut short).
+        ``wait`` False: a :class:`~treelab.errors.DatabaseBusyError` if another process writes the file now.
         """
         whole = [(f"worker {r.worker}", r.row, r.delta) for r in results if r.row is not None]
-        rows, stored = self.store(whole) if whole else ([], [])
+        rows, stored = self.store(whole, chained=chained, wait=wait) if whole else ([], [])
         ids = iter(stored)
         return rows, [None if r.row is None else next(ids) for r in results]
 

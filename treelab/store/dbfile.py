@@ -32,7 +32,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..errors import DamagedDatabaseError, NotATreelabDatabaseError, StoreError, TreelabError
+from ..errors import DamagedDatabaseError, DatabaseBusyError, NotATreelabDatabaseError, StoreError, TreelabError
 from ..games import find_game
 from .connect import BUSY_TIMEOUT, checkpoint, connect, read_only_media, tidy, uri
 from .integrity import check_nodes, named
@@ -321,7 +321,7 @@ def _open_rw(path: Path, name: str, kept: KeptConnection | None) -> sqlite3.Conn
 
 @contextmanager
 def writing(
-    db: DbPath, kept: KeptConnection | None = None
+    db: DbPath, kept: KeptConnection | None = None, *, wait: bool = True
 ) -> Iterator[tuple[sqlite3.Connection, dict[str, str] | None]]:
     """A read-write connection inside a transaction, with ``meta`` (None: a new database).
 
@@ -335,9 +335,12 @@ def writing(
     database is refused before anything is written to it. With ``kept``, the
     connection to an existing database is taken from it and left open in it
     after a successful write (closed after an error); a new file is built with a
-    connection of its own. After the commit, a log grown past :func:`treelab.store.connect.wal_limit`
-    is checkpointed (readers are never blocked; the save waits for the reads
-    that still use the log, a moment at most).
+    connection of its own. With ``wait`` False, a file another process is writing
+    now is a :class:`~treelab.errors.DatabaseBusyError` at once (the kept connection
+    stays open), so the caller can do something else and try again. After the
+    commit, a log grown past :func:`treelab.store.connect.wal_limit` is
+    checkpointed (readers are never blocked; the save waits for the reads that
+    still use the log, a moment at most).
     """
     path, name = Path(db), display(db)
     if path.is_symlink() and path.exists():  # write the file it points to, never replace the link itself
@@ -356,8 +359,11 @@ def writing(
     conn = None
     try:
         conn = _open_rw(path, name, kept)
-        conn.execute("BEGIN IMMEDIATE")
+        _begin(conn, wait)
         meta = read_meta(conn, name)
+    except _Busy:
+        _finish(conn, kept, path, ok=True)  # nothing began: keep the connection warm for the next try
+        raise DatabaseBusyError(f"{name!r} is being written by another process now") from None
     except BaseException as exc:
         _finish(conn, kept, path, ok=False)
         _as_store_error(exc, name)
@@ -376,6 +382,26 @@ def writing(
         raise
     checkpoint(conn, path)
     _finish(conn, kept, path, ok=True)
+
+
+class _Busy(Exception):
+    """``BEGIN IMMEDIATE`` found the write lock taken, and the writer would not wait."""
+
+
+def _begin(conn: sqlite3.Connection, wait: bool) -> None:
+    """``BEGIN IMMEDIATE``: waiting for another process's write (SQLite's busy timeout), or not at all."""
+    if wait:
+        conn.execute("BEGIN IMMEDIATE")
+        return
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+            raise _Busy from None
+        raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
 
 
 def _finish(conn: sqlite3.Connection | None, kept: KeptConnection | None, path: Path, ok: bool) -> None:

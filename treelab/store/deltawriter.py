@@ -117,12 +117,17 @@ class DeltaWriter:
         return self._generation
 
     def store(self, batch: Sequence[tuple[str | None, dict[str, Any] | None, Delta]], *,
-              earlier: Earlier | None = None) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+              earlier: Earlier | None = None, chained: bool = False,
+              wait: bool = True) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         """Add a batch of ``(source, game row or None, delta)`` to the file in one transaction.
 
         A game's source (its worker, its machine) is logged in :data:`~treelab.store.increments.SOURCES`;
         None logs none (a game of this process's own run). ``earlier``: the previous delta of the
         tree the batch's deltas come from, as :func:`~treelab.store.deltas.apply` takes it.
+        ``chained``: the batch's deltas are consecutive takes of one tree (a worker that held its
+        games while the file was busy), so each may name the new nodes of those before it by local id.
+        ``wait`` False: a file another process is writing now is a
+        :class:`~treelab.errors.DatabaseBusyError` at once, and nothing is written.
 
         Returns:
             The game rows logged (deltas of games logged before are skipped), and
@@ -132,7 +137,7 @@ class DeltaWriter:
 
         rows, sources, stored = [], [], list[list[int] | None]()
         name = display(self.db)
-        with writing(self.db, self._kept) as (conn, meta):
+        with writing(self.db, self._kept, wait=wait) as (conn, meta):
             if meta is None:
                 raise StoreError(f"{name!r} was emptied or replaced mid-run: train again into it to resume")
             migrate(conn, check_meta(meta, name, self.game))
@@ -150,6 +155,8 @@ class DeltaWriter:
                 ids, fresh, grew = apply(conn, delta, top=top, name=name, created=row is not None,
                                          grown=self._grown_after(delta.seen, now), earlier=earlier)
                 stored.append(ids.tolist())
+                if chained:  # the next delta may name these nodes, and those of the deltas before, by local id
+                    earlier = _chain(earlier, delta, ids)
                 now.append(grew)
                 top = max(top, int(ids.max(initial=0)))
                 counts = depth_counts(counts, delta.depths[fresh])
@@ -175,6 +182,15 @@ class DeltaWriter:
     def close(self) -> None:
         """Let go of the database connection kept open between batches."""
         self._kept.close()
+
+
+def _chain(earlier: Earlier | None, delta: Delta, ids: np.ndarray) -> Earlier:
+    """``earlier`` extended by ``delta``'s new nodes and their row ids (its local ids follow on from earlier's)."""
+    if earlier is None or not len(earlier.ids):
+        return Earlier(delta.first, ids)
+    if delta.first != earlier.first + len(earlier.ids):
+        raise StoreError("a chained batch's deltas are not consecutive takes of one tree: store them one by one")
+    return Earlier(earlier.first, np.concatenate([earlier.ids, ids]))
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, Any]:
