@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import WorkerError
 from ..store.background import spawn
+from ..store.deltas import simulations
 from .console import stop_on_signals
 from .workers import Job, Worker, Writer
 
@@ -66,7 +67,7 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
         return bool(seen[1])
 
     inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    outbox: queue.SimpleQueue[list[dict[str, Any]] | None] = queue.SimpleQueue()
+    outbox: queue.SimpleQueue[tuple[list[dict[str, Any]], int] | None] = queue.SimpleQueue()
 
     def read() -> None:
         try:
@@ -109,7 +110,7 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
                 break
             rows, stored = writer.write([result])  # one transaction: the game's counts, new nodes and row
             worker.stored(stored[0])
-            outbox.put(rows)
+            outbox.put((rows, 0 if stored[0] is None else simulations(result.delta)))  # this run's own simulations
     except EOFError:  # the parent is gone
         pass
     finally:
@@ -120,9 +121,12 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
 
 def run_processes(
     job: Job, writer: Writer, ids: list[int], workers: int, rng: random.Random,
-    logged: Callable[[list[dict[str, Any]]], None],
+    logged: Callable[[list[dict[str, Any]], int], None],
 ) -> bool:
-    """Run ``workers`` processes on the game ``ids``, writing their batches; True if interrupted."""
+    """Run ``workers`` processes on the game ``ids``, writing their batches; True if interrupted.
+
+    ``logged(rows, simulations)`` is called with the games the workers logged and the simulations they added.
+    """
     ctx = multiprocessing.get_context("spawn")
     stop = ctx.RawValue("b", 0)
     todo = iter(ids)
@@ -154,10 +158,13 @@ def run_processes(
                 by_conn = {conns[i]: i for i in busy}
                 ready = mp_connection.wait(list(by_conn), timeout=_POLL)  # a dead worker's pipe reads EOF
                 rows: list[dict[str, Any]] = []
+                added = 0
                 for item in ready:
                     i = by_conn[item]  # type: ignore[index]
                     try:
-                        rows.extend(conns[i].recv())
+                        got, sims = conns[i].recv()
+                        rows.extend(got)
+                        added += sims
                         owes[i] -= 1
                         top_up(i, interrupted)
                     except (EOFError, OSError):  # it died before its result came (EOF) or right after (EPIPE)
@@ -165,7 +172,7 @@ def run_processes(
                         closed.add(i)
                         dead.append(f"worker {i}")
                         stop.value = 1
-                logged(rows)
+                logged(rows, added)
                 if interrupted():
                     stop.value = 1
         finally:

@@ -40,15 +40,20 @@ from . import bulk
 from .dbfile import reading
 from .schema import DbPath
 
-__all__ = ["LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "start", "take"]
+__all__ = [
+    "COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "simulations",
+    "start", "take",
+]
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
 
 _UNPROVEN = -9
 """The ``proven`` column's value for a node without a proof (proofs are 1, 0, -1)."""
-_COUNT_NAMES = ("nb_visit", "nb_win", "nb_draw", "nb_select")
-"""A node's counts as :attr:`Delta.known_counts` lists them (and :attr:`treelab.tree.Tree.baselines` holds them)."""
+COUNT_COLUMNS = ("nb_visit", "nb_win", "nb_draw", "nb_select")
+"""A node's counts as :attr:`Delta.known_counts` lists them (and :attr:`treelab.tree.Tree.baselines` holds them):
+the one list of the ``nodes`` columns that add up (a new count column goes here, in ``_ADD`` and in the rows
+:func:`apply` inserts; ``treelab merge`` reads the columns named here)."""
 _NAME = attrgetter("name")
 _CREATED = attrgetter("created_game")
 _PROVEN = attrgetter("proven")
@@ -91,6 +96,16 @@ class Delta:
         return len(self.known) + len(self.moves)
 
 
+def simulations(delta: Delta) -> int:
+    """The simulations ``delta`` adds: its root's visit increment.
+
+    Every stored path starts at the root, so no node gains more visits than the root (a stored
+    node, so among :attr:`Delta.known`): the largest visit increment is the root's.
+    """
+    most = [int(part[:, 0].max()) for part in (delta.known_counts, delta.counts) if len(part)]
+    return max(most, default=0)
+
+
 def start(tree: Tree) -> Tree:
     """Make a freshly loaded ``tree`` a worker's copy: nothing to hand on yet, new nodes numbered from :data:`LOCAL`."""
     if tree.next_id > LOCAL:
@@ -129,8 +144,8 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
         ids = _column(keys, ("node_id",))[:, 0]
         mask = ids < (new[0].node_id if new else tree.next_id)  # the changed nodes made before (the rest are new)
         known = list(compress(keys, mask.tolist()))
-        known_counts = _column(known, _COUNT_NAMES) - _baselines(base, known)
-        columns = _column(new, ("parent.node_id", "depth", *_COUNT_NAMES))
+        known_counts = _column(known, COUNT_COLUMNS) - _baselines(base, known)
+        columns = _column(new, ("parent.node_id", "depth", *COUNT_COLUMNS))
         proven = _column(known + new, ("proven",), none=_UNPROVEN)[:, 0]  # position len(known) + i: new node i
         proofs = [(int(i), int(proven[i])) for i in np.flatnonzero(proven != _UNPROVEN)]
         delta = Delta(
@@ -201,13 +216,13 @@ def _parent_id(node: TreeNode) -> int:
 
 
 def _baselines(base: Mapping[TreeNode, tuple[int, ...]], nodes: list[TreeNode]) -> np.ndarray:
-    """The baseline counts of ``nodes`` as an int64 array, a row each (as :data:`_COUNT_NAMES`)."""
+    """The baseline counts of ``nodes`` as an int64 array, a row each (as :data:`COUNT_COLUMNS`)."""
     if compiled is not None:
         flat = np.frombuffer(compiled.baselines(base, nodes), dtype=np.int64)
     else:
         flat = np.fromiter(chain.from_iterable(map(base.__getitem__, nodes)), dtype=np.int64,
-                           count=len(nodes) * len(_COUNT_NAMES))
-    return flat.reshape(len(nodes), len(_COUNT_NAMES))
+                           count=len(nodes) * len(COUNT_COLUMNS))
+    return flat.reshape(len(nodes), len(COUNT_COLUMNS))
 
 
 def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
