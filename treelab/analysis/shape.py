@@ -78,7 +78,9 @@ def layout(arrays: TreeArrays) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _keys(moves: Any) -> np.ndarray:
-    return np.array([int(m) if str(m).isdigit() else 0 for m in moves], dtype=np.int64)
+    """Each move's place among its siblings: a numeric label's number, else 0 (then creation order)."""
+    key = {m: int(m) if str(m).isdigit() else 0 for m in set(moves)}  # a few distinct labels, many nodes
+    return np.fromiter(map(key.__getitem__, moves), dtype=np.int64, count=len(moves))
 
 
 def _before(v: np.ndarray, par: np.ndarray) -> np.ndarray:
