@@ -12,6 +12,7 @@ import treelab
 from treelab.mcts.loop import Limit
 from treelab.mcts.uct import search
 from treelab.store import deltas
+from treelab.store.deltawriter import simulations
 
 _RUN = """
 import json, sys
@@ -48,5 +49,5 @@ def test_a_deltas_simulations_are_its_roots_visit_increment(tmp_path: Path) -> N
     before = tree.root.nb_visit
     ran = sum(search(tree, moves, limit=Limit(iterations=25), rng=6) for moves in ("", "4", "44", "443"))
     delta, _ = deltas.take(tree)  # searches from deeper positions too: their paths still start at the root
-    assert deltas.simulations(delta) == tree.root.nb_visit - before == ran == 100
-    assert deltas.simulations(deltas.take(tree)[0]) == 0  # nothing since
+    assert simulations(delta) == tree.root.nb_visit - before == ran == 100
+    assert simulations(deltas.take(tree)[0]) == 0  # nothing since

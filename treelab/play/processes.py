@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import WorkerError
 from ..store.background import spawn
-from ..store.deltas import simulations
+from ..store.deltawriter import simulations
 from .console import stop_on_signals
 from .workers import Job, Worker, Writer
 

@@ -40,10 +40,8 @@ from . import bulk
 from .dbfile import reading
 from .schema import DbPath
 
-__all__ = [
-    "COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "simulations",
-    "start", "take",
-]
+__all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "start",
+           "take"]
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
@@ -94,16 +92,6 @@ class Delta:
 
     def __len__(self) -> int:
         return len(self.known) + len(self.moves)
-
-
-def simulations(delta: Delta) -> int:
-    """The simulations ``delta`` adds: its root's visit increment.
-
-    Every stored path starts at the root, so no node gains more visits than the root (a stored
-    node, so among :attr:`Delta.known`): the largest visit increment is the root's.
-    """
-    most = [int(part[:, 0].max()) for part in (delta.known_counts, delta.counts) if len(part)]
-    return max(most, default=0)
 
 
 def start(tree: Tree) -> Tree:
@@ -232,7 +220,8 @@ def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
 
 
 def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, created: bool = True,
-          grown: np.ndarray | None = None, earlier: Earlier | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          grown: np.ndarray | None = None, earlier: Earlier | None = None,
+          own_above: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Add ``delta`` to the file in the caller's transaction; return the new nodes' row ids and more (below).
 
     Args:
@@ -246,6 +235,8 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         earlier: the same tree's previous delta, stored already: its ``first`` local id and its
             nodes' row ids. ``delta`` may name those nodes by local id (its tree took it before
             it had the row ids); every other node it names must be stored.
+        own_above: the rows above this id were all inserted by earlier deltas of the same tree in this
+            transaction (a merge of one file): a new node under one of them is surely new.
 
     Returns:
         The row id of every new node of ``delta`` (in order), a mask of those inserted
@@ -271,6 +262,8 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     ask = np.nonzero(~local)[0]  # new nodes under stored rows: another worker may have stored them since
     if grown is not None and len(ask):
         ask = ask[np.isin(parents[ask], grown)]
+    if own_above is not None and len(ask):
+        ask = ask[parents[ask] <= own_above]
     moves = delta.moves
     while len(ask):
         where = np.where(local[ask], ids[np.maximum(ppos[ask], 0)], parents[ask])  # the parents' row ids

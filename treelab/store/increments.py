@@ -279,7 +279,7 @@ def _add_nodes(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, ro
     rows = src.execute(f"SELECT n.id, coalesce(n.parent_id, -1), n.move, n.depth, n.proven, "
                        f"{'m.mover' if movers else 'NULL'}, {picked} FROM nodes AS n {join} ORDER BY n.id")
     where = _IdMap(src.execute("SELECT count(*) FROM nodes").fetchone()[0], source)
-    top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+    top = before = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
     while chunk := rows.fetchmany(_CHUNK):
         nid, pid, moves, depths, proofs, mover, *amounts = zip(*chunk, strict=True)
         ids, parents = np.array(nid, dtype=np.int64), np.array(pid, dtype=np.int64)
@@ -301,7 +301,7 @@ def _add_nodes(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, ro
             created=[None] * (len(ids) - k), proofs=[(i, p) for i, p in enumerate(proofs) if p is not None],
             movers=None if game.alternating else [int(m) for m in mover[k:]],
         )
-        stored, fresh, _ = apply(conn, delta, top=top, name=name, created=False)
+        stored, fresh, _ = apply(conn, delta, top=top, name=name, created=False, own_above=before)
         where.add(ids[k:], stored)
         top = max(top, int(stored.max(initial=0)))
         counts = depth_counts(counts, delta.depths[fresh])
