@@ -157,21 +157,43 @@ def test_merge_counts_come_from_the_one_column_list() -> None:
     assert set(deltas.COUNT_COLUMNS) == set(increments.COUNTS)
 
 
+def by_root(db: Path) -> tuple[Any, ...]:
+    """The root's row as :func:`contents` shows it, read through SQLite while another process writes."""
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT depth, nb_visit, nb_win, nb_draw, nb_select, proven, created_game FROM nodes "
+                           "WHERE parent_id IS NULL").fetchone()
+    conn.close()
+    return (*row, None)
+
+
 def test_a_killed_merge_leaves_out_as_it_was(tmp_path: Path) -> None:
     """kill -9 while the merge writes: OUT holds its tree as before (one transaction), and merges again."""
     out = saved(random_tree("connect4", 1, 200), tmp_path / "out.db", games=3)
-    inputs = [saved(random_tree("connect4", seed, 1500), tmp_path / f"in{seed}.db", games=2) for seed in (2, 3)]
+    inputs = [saved(random_tree("connect4", seed, 400), tmp_path / f"in{seed}.db", games=2) for seed in (2, 3)]
     before = contents(out)
-    cmd = [sys.executable, "-c", "import sys, treelab.store.increments as m; m._CHUNK = 50; "
-           "m.merge(sys.argv[1], *sys.argv[2:])", str(out), *map(str, inputs)]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
-    wal = Path(f"{out}-wal")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None and not (wal.exists() and wal.stat().st_size > 200_000):
-        time.sleep(0.01)  # the merge is writing its transaction
+    marker = tmp_path / "halfway"
+    script = (  # the merge, stopped inside its transaction at its 200th chunk of 50 rows
+        "import sys, time, pathlib, treelab.store.increments as m\n"
+        "m._CHUNK, real, calls = 50, m.apply, []\n"
+        "def apply(*args, **kwargs):\n"
+        "    calls.append(1)\n"
+        "    if len(calls) == 200:  # (in the second input: the first has about 8,000 nodes)\n"
+        "        pathlib.Path(sys.argv[1]).touch()\n"
+        "        time.sleep(600)\n"
+        "    return real(*args, **kwargs)\n"
+        "m.apply = apply\n"
+        "m.merge(sys.argv[2], *sys.argv[3:])\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(marker), str(out), *map(str, inputs)],
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not marker.exists():
+        time.sleep(0.01)
+    assert marker.exists(), proc.stderr.read() if proc.stderr else ""
+    assert by_root(out) == before["nodes"][""]  # a reader sees OUT as before while the merge is under way
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the merge ended before it could be killed: give it more to merge"
+    assert proc.returncode == -signal.SIGKILL
     assert contents(out) == before
     reference = saved(random_tree("connect4", 1, 200), tmp_path / "ref.db", games=3)
     old_merge(reference, *inputs)
