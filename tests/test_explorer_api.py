@@ -259,6 +259,35 @@ def test_serving_leaves_the_files_byte_identical(tmp_path: Path) -> None:
     assert digest(a) == before and sibling_files(a) == files
 
 
+def test_overlapping_reads_of_one_file_leave_no_log_beside_it(tmp_path: Path) -> None:
+    """The cause of the serving test's rare -wal/-shm: a request's read and a diagram laid out ahead overlap,
+    the first ends while the second is open (so its tidying could not remove the log), and the second, which
+    found the first one's log, left it. Now the last reader of the process tidies."""
+    from treelab.store.dbfile import reading
+
+    a = copy_db(SAMPLE_C4, tmp_path / "a.db")
+    files = sibling_files(a)
+    first, second = reading(a), reading(a)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the first read ends while the second is still open
+    second.__exit__(None, None, None)
+    assert sibling_files(a) == files
+    barrier = threading.Barrier(4)
+
+    def read() -> None:
+        with reading(a) as (conn, _):
+            barrier.wait(timeout=30)
+            conn.execute("SELECT count(*) FROM nodes").fetchone()
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sibling_files(a) == files
+
+
 def test_live_numbers_follow_training_without_blocking_it(tmp_path: Path) -> None:
     db = tmp_path / "live.db"
     treelab.train("connect4", db, games=1, iterations=50, seed=3, progress=False)

@@ -1,7 +1,7 @@
 """A seeded fuzz of the command line over hostile files and parameters (issue 21's done-when).
 
 Each round picks a command that reads or writes a database (train, analyse, merge, info, stats,
-render, fit) and points it at one kind of file: a FIFO, a character device, a directory, a symbolic
+render, shape, fit) and points it at one kind of file: a FIFO, a character device, a directory, a symbolic
 link to an empty file, a hard link of a valid tree, a text file, a tree of another game, a missing
 folder, a valid tree; or picks an OpenSpiel game with hostile parameters. Every outcome must be
 clean: exit 0, or one ``Error:``/``Usage`` line with a non-zero exit; never a traceback; a special
@@ -35,6 +35,7 @@ COMMANDS: list[tuple[str, ...]] = [
     ("info", "{db}"),
     ("stats", "{db}", "--json"),
     ("render", "{db}", "-o", "{out}/r.svg", "--depth", "1"),
+    ("shape", "{db}", "-o", "{out}/s.png"),
     ("fit", "{db}", "-o", "{out}/m.npz", "--min-visits", "1", "--epochs", "1"),
 ]
 

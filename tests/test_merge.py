@@ -131,7 +131,7 @@ def test_contradicting_proofs_refused_and_nothing_written(tmp_path: Path) -> Non
     b_tree.find("1").proven = -1  # one of them is wrong
     a, b = saved(a_tree, tmp_path / "a.db"), saved(b_tree, tmp_path / "b.db")
     before = by_path(a)
-    with pytest.raises(ProofConflictError, match=r"proofs disagree at '1'"):
+    with pytest.raises(ProofConflictError, match=r"proofs disagree merging '.*b\.db'.* for '1'"):
         treelab.merge(a, b)
     assert by_path(a) == before
     result = CliRunner().invoke(cli, ["merge", str(tmp_path / "c.db"), str(a), str(b)])

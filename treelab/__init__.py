@@ -45,7 +45,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.arrays": ("TreeArrays", ("tree_stats", "stats")),
     "analysis.compare": ("DiffResult", "diff"),
     "analysis.growth": ("GrowthData", "growth_data", "plot_growth", "tree_at"),
-    "analysis.shape": ("plot_shape",),
+    "analysis.shape": ("plot_shape", "plot_shape_db"),
     "analysis.sqlstats": ("db_stats",),
     "games": ("Game", "State", "find_game", "register_game"),
     "learn.fitting": ("FitConfig", "fit"),
@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from .analysis.arrays import stats as tree_stats
     from .analysis.compare import DiffResult, diff
     from .analysis.growth import GrowthData, growth_data, plot_growth, tree_at
-    from .analysis.shape import plot_shape
+    from .analysis.shape import plot_shape, plot_shape_db
     from .analysis.sqlstats import db_stats
     from .games import Game, State, find_game, register_game
     from .learn.fitting import FitConfig, fit
@@ -220,6 +220,7 @@ __all__ = [
     "play_match",
     "plot_growth",
     "plot_shape",
+    "plot_shape_db",
     "puct_search",
     "random_playout",
     "read_games",

@@ -201,19 +201,18 @@ def growth(db: str, out: str, window: int | None) -> None:
 def shape(db: str, path: str, out: str, kind: str, max_depth: int | None) -> None:
     """Draw the shape of the whole tree: width is the share of visits, colour the mean.
 
-    Scales to millions of nodes (computed with numpy, drawn with matplotlib).
+    Scales to millions of nodes: the tree is read one depth at a time (the
+    memory of its widest depth), laid out with numpy, drawn with matplotlib.
 
     \b
     Example:
       treelab shape data/connect4.db --kind sunburst -o shape.png
     """
-    from ..analysis.arrays import TreeArrays
-    from ..analysis.shape import plot_shape
+    from ..analysis.shape import plot_shape_db
 
     refuse_overwriting(out, db)
-    arrays = TreeArrays.from_db(db, path or None, max_depth=max_depth)
-    plot_shape(arrays, out, kind=kind)
-    click.echo(f"wrote {out} ({len(arrays):,} nodes)")
+    _, nodes = plot_shape_db(db, out, path=path or None, kind=kind, max_depth=max_depth)
+    click.echo(f"wrote {out} ({nodes:,} nodes)")
 
 
 COMMANDS = [render, stats, growth, shape]

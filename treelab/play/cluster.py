@@ -148,9 +148,14 @@ _POLL = 0.25
 
 def run_on_ray(
     job: Job, writer: RemoteWriter, ids: list[int], workers: int | None, rng: random.Random,
-    logged: Callable[[list[dict[str, Any]]], None],
+    logged: Callable[[list[dict[str, Any]], int], None],
 ) -> bool:
-    """Play the game ``ids`` on ``workers`` Ray actors (default: one per CPU), writing each batch."""
+    """Play the game ``ids`` on ``workers`` Ray actors (default: one per CPU), writing each batch.
+
+    ``logged(rows, simulations)`` is called with the games the writer logged and the simulations they added.
+    """
+    from ..store.deltawriter import simulations
+
     ray = _ray()
     count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
     make = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(_RayWorker)
@@ -184,7 +189,8 @@ def run_on_ray(
                     game_id = None if interrupted() else next(todo, None)
                     if game_id is not None:
                         pending[actor.play.remote(game_id, row_ids)] = actor
-                logged(rows)
+                logged(rows, sum(simulations(result.delta) for result, row_ids in zip(batch, stored, strict=True)
+                                 if row_ids is not None))  # this run's own, not other writers' of the file
         finally:
             for actor in actors:
                 ray.kill(actor)

@@ -79,7 +79,7 @@ def train_parallel(
     Returns:
         The fields of :class:`treelab.play.training.TrainSummary` that a run measures (``games``,
         ``wins``, ``draws``, ``losses``, ``distinct`` (games with different moves), ``nodes``, ``new_nodes``,
-        ``simulations``, ``total_games``,
+        ``simulations`` (those this run added, not other writers'), ``total_games``,
         ``seconds``, ``interrupted``): training, above this module, makes the summary.
 
     Raises:
@@ -106,7 +106,7 @@ def train_parallel(
         writer: Writer | RemoteWriter = RemoteWriter(job)
     else:
         writer = Writer(job)
-    start_nodes, start_sims, last = writer.stats()
+    start_nodes, _, last = writer.stats()
     first = last + 1
     ids = list(range(first, first + games))
     began = time.perf_counter()
@@ -114,7 +114,10 @@ def train_parallel(
     seen: set[str] = set()
     bar = progress_bar(games, progress, the_game.name)
 
-    def logged(rows: list[dict[str, Any]]) -> None:
+    added = [0]  # the simulations this run wrote (the file's root also counts other writers')
+
+    def logged(rows: list[dict[str, Any]], simulations: int) -> None:
+        added[0] += simulations
         for row in rows:
             tree_player = row["tree_player"] or 1
             winner = row["winner"]
@@ -134,11 +137,11 @@ def train_parallel(
             from .processes import run_processes
 
             interrupted = run_processes(job, writer, ids, workers or 1, rng, logged)  # type: ignore[arg-type]
-        nodes, sims, last = writer.stats()
+        nodes, _, last = writer.stats()
     finally:
         writer.close()
         if bar is not None:
             bar.close()
-    return dict(games=sum(tally.values()), nodes=nodes, new_nodes=nodes - start_nodes, simulations=sims - start_sims,
+    return dict(games=sum(tally.values()), nodes=nodes, new_nodes=nodes - start_nodes, simulations=added[0],
                 total_games=last, seconds=time.perf_counter() - began, interrupted=interrupted, distinct=len(seen),
                 **tally)

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..errors import DatabaseBusyError, WorkerError
 from ..store.background import spawn
+from ..store.deltawriter import simulations
 from .console import stop_on_signals
 from .workers import Job, Result, Worker, Writer
 
@@ -120,9 +121,10 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
             rows, stored = writer.write(unwritten, chained=True, wait=wait)
         except DatabaseBusyError:
             return
+        own = sum(simulations(r.delta) for r, ids in zip(unwritten, stored, strict=True) if ids is not None)
         unwritten.clear()
         worker.stored([i for ids in stored if ids is not None for i in ids])  # cut-short games: reload next
-        outbox.put((_ROWS, rows))
+        outbox.put((_ROWS, (rows, own)))  # the games the file holds now, and this run's own simulations in them
 
     try:
         while True:
@@ -149,9 +151,12 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
 
 def run_processes(
     job: Job, writer: Writer, ids: list[int], workers: int, rng: random.Random,
-    logged: Callable[[list[dict[str, Any]]], None],
+    logged: Callable[[list[dict[str, Any]], int], None],
 ) -> bool:
-    """Run ``workers`` processes on the game ``ids``, writing their batches; True if interrupted."""
+    """Run ``workers`` processes on the game ``ids``, writing their batches; True if interrupted.
+
+    ``logged(rows, simulations)`` is called with the games the workers logged and the simulations they added.
+    """
     ctx = multiprocessing.get_context("spawn")
     stop = ctx.RawValue("b", 0)
     todo = iter(ids)
@@ -184,6 +189,7 @@ def run_processes(
                 by_conn = {conns[i]: i for i in reading}
                 ready = mp_connection.wait(list(by_conn), timeout=_POLL)  # a dead worker's pipe reads EOF
                 rows: list[dict[str, Any]] = []
+                added = 0
                 for item in ready:
                     i = by_conn[item]  # type: ignore[index]
                     try:
@@ -197,11 +203,13 @@ def run_processes(
                             stop.value = 1
                         continue
                     if kind == _ROWS:
-                        rows.extend(payload)
+                        got, sims = payload
+                        rows.extend(got)
+                        added += sims
                     else:
                         owes[i] -= payload
                         top_up(i, interrupted)
-                logged(rows)
+                logged(rows, added)
                 if interrupted():
                     stop.value = 1
                     for i in owes:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import suppress
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 from ..errors import NotATreelabDatabaseError, StoreError
 
 __all__ = [
-    "BUSY_TIMEOUT", "WAL_FLOOR", "check_unlocked", "checkpoint", "connect", "read_only_media", "tidy", "uri",
+    "BUSY_TIMEOUT", "WAL_FLOOR", "check_unlocked", "checkpoint", "connect", "read_only_media", "tidied", "tidy", "uri",
     "wal_limit",
 ]
 
@@ -70,6 +73,36 @@ def read_only_media(path: Path) -> bool:
 def uri(path: Path, mode: str) -> str:
     """The ``file:`` URI of ``path`` with ``mode`` (``ro``, ``rw``, ``rwc``, or more parameters after ``&``)."""
     return f"{path.resolve().as_uri()}?mode={mode}"
+
+
+_READERS: dict[str, list[Any]] = {}
+"""This process's read-only connections open per file (by real path), and whether its log was there before them."""
+_READERS_LOCK = threading.Lock()
+
+
+@contextmanager
+def tidied(path: Path) -> Iterator[None]:
+    """Around a read-only connection to ``path``: the last of this process's readers to leave :func:`tidy` s the
+    file, if no log was beside it when the first came.
+
+    Each read once decided alone: with two threads reading one file (the explorer answering a request while
+    it lays out a diagram ahead), the first found no log, tidied while the second was still open (SQLite
+    keeps the files then), and the second found the first one's log and left it: ``-wal``/``-shm`` stayed
+    beside a file that was only read.
+    """
+    key = os.path.realpath(path)
+    with _READERS_LOCK:
+        entry = _READERS.setdefault(key, [0, Path(f"{path}-wal").exists()])
+        entry[0] += 1
+    try:
+        yield
+    finally:
+        with _READERS_LOCK:  # held while tidying: a reader coming now waits, then finds the file tidy
+            entry[0] -= 1
+            if entry[0] == 0:
+                del _READERS[key]
+                if not entry[1]:
+                    tidy(path)
 
 
 def tidy(path: Path) -> None:

@@ -27,14 +27,14 @@ import os
 import sqlite3
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ..errors import DamagedDatabaseError, DatabaseBusyError, NotATreelabDatabaseError, StoreError, TreelabError
 from ..games import find_game
-from .connect import BUSY_TIMEOUT, checkpoint, connect, read_only_media, tidy, uri
+from .connect import BUSY_TIMEOUT, checkpoint, connect, read_only_media, tidied, uri
 from .integrity import check_nodes, named
 from .schema import DbPath, check_file, check_meta, display, hint, read_compat, read_meta
 
@@ -52,16 +52,15 @@ def is_empty(db: DbPath) -> bool:
     path = Path(db)
     if not check_file(path, display(db)):
         return True
-    had_wal = Path(f"{path}-wal").exists()
-    conn = connect(uri(path, "ro&immutable=1" if read_only_media(path) else "ro"))
-    try:
-        return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
-    except (sqlite3.DatabaseError, ValueError):  # damaged: not empty, and the load says what is wrong
-        return False
-    finally:
-        conn.close()
-        if not had_wal:
-            tidy(path)
+    frozen = read_only_media(path)
+    with nullcontext() if frozen else tidied(path):
+        conn = connect(uri(path, "ro&immutable=1" if frozen else "ro"))
+        try:
+            return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        except (sqlite3.DatabaseError, ValueError):  # damaged: not empty, and the load says what is wrong
+            return False
+        finally:
+            conn.close()
 
 
 @contextmanager
@@ -90,8 +89,12 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
         raise StoreError(f"no such database {name!r}: check the path, or save or train a tree to create it")
     if not check_file(path, name):
         raise NotATreelabDatabaseError(f"{name!r} is an empty file, not a treelab database: check the path")
-    had_wal = Path(f"{path}-wal").exists()
     frozen = read_only_media(path)
+    with nullcontext() if frozen else tidied(path):  # the last reader of this process tidies the log
+        yield from _read(path, name, frozen, game)
+
+
+def _read(path: Path, name: str, frozen: bool, game: str | None) -> Iterator[tuple[sqlite3.Connection, dict[str, str]]]:
     try:
         conn = connect(uri(path, "ro&immutable=1" if frozen else "ro"))
     except sqlite3.Error as exc:
@@ -120,8 +123,6 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
         raise StoreError(f"cannot read {name!r} ({exc}): {hint(exc)}") from None
     finally:
         conn.close()
-        if not had_wal and not frozen:
-            tidy(path)
 
 
 def diagnosed(func: _F) -> _F:

@@ -40,15 +40,18 @@ from . import bulk
 from .dbfile import reading
 from .schema import DbPath
 
-__all__ = ["LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "start", "take"]
+__all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "start",
+           "take"]
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
 
 _UNPROVEN = -9
 """The ``proven`` column's value for a node without a proof (proofs are 1, 0, -1)."""
-_COUNT_NAMES = ("nb_visit", "nb_win", "nb_draw", "nb_select")
-"""A node's counts as :attr:`Delta.known_counts` lists them (and :attr:`treelab.tree.Tree.baselines` holds them)."""
+COUNT_COLUMNS = ("nb_visit", "nb_win", "nb_draw", "nb_select")
+"""A node's counts as :attr:`Delta.known_counts` lists them (and :attr:`treelab.tree.Tree.baselines` holds them):
+the one list of the ``nodes`` columns that add up (a new count column goes here, in ``_ADD`` and in the rows
+:func:`apply` inserts; ``treelab merge`` reads the columns named here)."""
 _NAME = attrgetter("name")
 _CREATED = attrgetter("created_game")
 _PROVEN = attrgetter("proven")
@@ -129,8 +132,8 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
         ids = _column(keys, ("node_id",))[:, 0]
         mask = ids < (new[0].node_id if new else tree.next_id)  # the changed nodes made before (the rest are new)
         known = list(compress(keys, mask.tolist()))
-        known_counts = _column(known, _COUNT_NAMES) - _baselines(base, known)
-        columns = _column(new, ("parent.node_id", "depth", *_COUNT_NAMES))
+        known_counts = _column(known, COUNT_COLUMNS) - _baselines(base, known)
+        columns = _column(new, ("parent.node_id", "depth", *COUNT_COLUMNS))
         proven = _column(known + new, ("proven",), none=_UNPROVEN)[:, 0]  # position len(known) + i: new node i
         proofs = [(int(i), int(proven[i])) for i in np.flatnonzero(proven != _UNPROVEN)]
         delta = Delta(
@@ -201,13 +204,13 @@ def _parent_id(node: TreeNode) -> int:
 
 
 def _baselines(base: Mapping[TreeNode, tuple[int, ...]], nodes: list[TreeNode]) -> np.ndarray:
-    """The baseline counts of ``nodes`` as an int64 array, a row each (as :data:`_COUNT_NAMES`)."""
+    """The baseline counts of ``nodes`` as an int64 array, a row each (as :data:`COUNT_COLUMNS`)."""
     if compiled is not None:
         flat = np.frombuffer(compiled.baselines(base, nodes), dtype=np.int64)
     else:
         flat = np.fromiter(chain.from_iterable(map(base.__getitem__, nodes)), dtype=np.int64,
-                           count=len(nodes) * len(_COUNT_NAMES))
-    return flat.reshape(len(nodes), len(_COUNT_NAMES))
+                           count=len(nodes) * len(COUNT_COLUMNS))
+    return flat.reshape(len(nodes), len(COUNT_COLUMNS))
 
 
 def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
@@ -217,7 +220,8 @@ def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
 
 
 def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, created: bool = True,
-          grown: np.ndarray | None = None, earlier: Earlier | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          grown: np.ndarray | None = None, earlier: Earlier | None = None,
+          own_above: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Add ``delta`` to the file in the caller's transaction; return the new nodes' row ids and more (below).
 
     Args:
@@ -231,6 +235,8 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         earlier: the same tree's previous delta, stored already: its ``first`` local id and its
             nodes' row ids. ``delta`` may name those nodes by local id (its tree took it before
             it had the row ids); every other node it names must be stored.
+        own_above: the rows above this id were all inserted by earlier deltas of the same tree in this
+            transaction (a merge of one file): a new node under one of them is surely new.
 
     Returns:
         The row id of every new node of ``delta`` (in order), a mask of those inserted
@@ -256,6 +262,8 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     ask = np.nonzero(~local)[0]  # new nodes under stored rows: another worker may have stored them since
     if grown is not None and len(ask):
         ask = ask[np.isin(parents[ask], grown)]
+    if own_above is not None and len(ask):
+        ask = ask[parents[ask] <= own_above]
     moves = delta.moves
     while len(ask):
         where = np.where(local[ask], ids[np.maximum(ppos[ask], 0)], parents[ask])  # the parents' row ids

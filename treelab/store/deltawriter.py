@@ -27,7 +27,7 @@ from .deltas import Delta, Earlier, apply, depth_counts
 from .increments import Increment, log_sources, read
 from .schema import DbPath, check_meta, display, migrate
 
-__all__ = ["GROWN_LOG", "DeltaWriter"]
+__all__ = ["GROWN_LOG", "DeltaWriter", "simulations"]
 
 GROWN_LOG = 4_000_000
 """Row ids a writer remembers as given new children, to look up fewer new nodes (32 MB); older saves: look up all."""
@@ -191,6 +191,16 @@ def _chain(earlier: Earlier | None, delta: Delta, ids: np.ndarray) -> Earlier:
     if delta.first != earlier.first + len(earlier.ids):
         raise StoreError("a chained batch's deltas are not consecutive takes of one tree: store them one by one")
     return Earlier(earlier.first, np.concatenate([earlier.ids, ids]))
+
+
+def simulations(delta: Delta) -> int:
+    """The simulations ``delta`` adds: its root's visit increment.
+
+    Every stored path starts at the root, so no node gains more visits than the root (a stored
+    node, so among :attr:`Delta.known`): the largest visit increment is the root's.
+    """
+    most = [int(part[:, 0].max()) for part in (delta.known_counts, delta.counts) if len(part)]
+    return max(most, default=0)
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, Any]:

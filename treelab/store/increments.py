@@ -20,16 +20,22 @@ never silently kept.
 from __future__ import annotations
 
 import os
+import secrets
 import sqlite3
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import GameMismatchError, ProofConflictError, StoreError
+from ..games import Game, find_game
 from ..nodes import Proof, TreeNode
-from ..tree import Tree
-from .dbfile import is_empty, reading
+from ..tree import SQRT2, Tree
+from .dbfile import is_empty, reading, writing
+from .deltas import COUNT_COLUMNS, LOCAL, Delta, apply, depth_counts
+from .persistence import first_rows
 from .schema import DbPath, display, file_key
 
 __all__ = ["COUNTS", "SOURCES", "Increment", "MergeSummary", "add", "log_sources", "merge", "read"]
@@ -41,6 +47,8 @@ SOURCES = "game_sources"
 """The table saying where each game of a merged or parallel-trained tree came from."""
 
 _VISIT, _WIN, _DRAW = (COUNTS.index(slot) for slot in ("nb_visit", "nb_win", "nb_draw"))
+_CHUNK = 50_000
+"""Rows :func:`merge` reads and adds at a time (their arrays: a few MB)."""
 _OTHERS = [(k, slot) for k, slot in enumerate(COUNTS) if slot not in ("nb_visit", "nb_win", "nb_draw")]
 """Count slots beyond the three every node has (added generically)."""
 
@@ -187,13 +195,20 @@ def merge(out: DbPath, *inputs: DbPath) -> MergeSummary:
     union (each input's games get new ids after ``out``'s, and a row in
     :data:`SOURCES` naming the file and the game's id there); proofs are merged.
 
+    It streams: each input's rows are read in id order, :data:`_CHUNK` at a time, and added
+    to ``out`` through :func:`treelab.store.deltas.apply` (the one write path of every
+    save) without a tree in memory; besides those rows it holds only the row id each
+    input node got in ``out`` (16 bytes a node of the largest input).
+
     Raises:
         StoreError: no inputs, or a file named twice (``out`` among the inputs too).
         GameMismatchError: the trees are of different games (nothing is written, no ``out`` created).
         ProofConflictError: two proofs of one node disagree (nothing is written).
         StoreError: a file is missing, not a treelab database, or locked.
     """
-    from .persistence import GAME_FIELDS, open_tree, save
+    from .binding import stored_counts
+    from .persistence import meta_rows, open_tree, run_meta, snapshot
+    from .schema import check_meta, migrate
 
     if not inputs:
         raise StoreError("nothing to merge: give at least one input database")
@@ -214,33 +229,127 @@ def merge(out: DbPath, *inputs: DbPath) -> MergeSummary:
                 f"{display(db)!r} holds a {other} tree, not {game} like {display(inputs[0])!r}: "
                 "merge only trees of one game"
             )
-    exists = Path(out).exists() and not is_empty(out)
-    if exists:
+    if Path(out).exists() and not is_empty(out):
         other = _game_of(out)
         if other != game:
             raise GameMismatchError(
                 f"{display(out)!r} holds a {other} tree, not {game}: merge into a new file or one of {game}"
             )
-    tree = open_tree(out, game)
-    start_nodes = tree.size
-    next_id = tree.last_game_id + 1
-    rows: list[dict[str, Any]] = []
-    sources: list[tuple[int, str]] = []
-    for db in inputs:
-        with reading(db, game) as (conn, _):
-            inc = read(conn)
-            cols = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
-            picked = [f for f in GAME_FIELDS if f in cols]
-            games = [dict(zip(picked, row, strict=True))
-                     for row in conn.execute(f"SELECT {', '.join(picked)} FROM games ORDER BY id")]
-        add(tree, inc)
-        name = os.fspath(db)
-        for row in games:
-            sources.append((next_id, f"{name}#{row['id']}"))
-            row["id"] = next_id
-            rows.append(row)
-            next_id += 1
-    save(tree, out, games=rows, extra=lambda conn: log_sources(conn, sources))
-    return MergeSummary(out=os.fspath(out), game=game, inputs=len(inputs), nodes=tree.size,
-                        new_nodes=tree.size - start_nodes, simulations=tree.root.nb_visit,
-                        games=max(tree.last_game_id, next_id - 1))
+    name, the_game = display(out), find_game(game)
+    tree_id: str | None
+    with writing(out) as (conn, meta):
+        if meta is None:  # a new file (built aside, moved into place at the commit): a root to add to
+            tree = open_tree(out, game)
+            first_rows(conn, tree)
+            run, tree_id, generation, counts = run_meta(tree), secrets.token_hex(8), 0, [1]
+        else:
+            migrate(conn, check_meta(meta, name, game))
+            run = run_meta(Tree(game, c=float(meta.get("c", repr(SQRT2)))))
+            tree_id, generation, counts = meta.get("tree_id"), int(meta.get("generation", 0)), stored_counts(conn, meta)
+        start_nodes = sum(counts)
+        root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
+        first_game = next_game = (conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0) + 1
+        for db in inputs:
+            with reading(db, game) as (src, _):
+                try:
+                    counts = _add_nodes(conn, src, the_game, root, counts, name, display(db))
+                except ProofConflictError as exc:
+                    raise ProofConflictError(f"proofs disagree merging {display(db)!r}: {exc}") from None
+                next_game = _add_games(conn, src, the_game, root, counts, next_game, os.fspath(db))
+        now = snapshot(conn, root, counts)  # every merged game's history row: the merged tree
+        conn.execute(f"UPDATE history SET {', '.join(f'{key} = ?' for key in now)} WHERE game_id >= ?",
+                     [*now.values(), first_game])
+        meta_rows(conn, run, tree_id=tree_id, generation=generation + 1, game=game, counts=counts,
+                  created=meta is None)
+        visits = conn.execute("SELECT nb_visit FROM nodes WHERE id = ?", (root,)).fetchone()[0]
+        games = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
+    return MergeSummary(out=os.fspath(out), game=game, inputs=len(inputs), nodes=sum(counts),
+                        new_nodes=sum(counts) - start_nodes, simulations=visits, games=games)
+
+
+def _add_nodes(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, root: int, counts: list[int],
+               name: str, source: str) -> list[int]:
+    """Add the tree of ``src`` to the file of ``conn`` (root row ``root``), a chunk of rows at a time; return
+    the nodes per depth after it (``counts``: before)."""
+    have = {row[1] for row in src.execute("PRAGMA table_info(nodes)")}
+    picked = ", ".join(f"n.{col}" if col in have else "0" for col in COUNT_COLUMNS)
+    movers = not game.alternating and src.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone() is not None
+    join = "LEFT JOIN movers AS m ON m.node_id = n.id" if movers else ""
+    rows = src.execute(f"SELECT n.id, coalesce(n.parent_id, -1), n.move, n.depth, n.proven, "
+                       f"{'m.mover' if movers else 'NULL'}, {picked} FROM nodes AS n {join} ORDER BY n.id")
+    where = _IdMap(src.execute("SELECT count(*) FROM nodes").fetchone()[0], source)
+    top = before = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+    while chunk := rows.fetchmany(_CHUNK):
+        nid, pid, moves, depths, proofs, mover, *amounts = zip(*chunk, strict=True)
+        ids, parents = np.array(nid, dtype=np.int64), np.array(pid, dtype=np.int64)
+        k = int(not where.size)  # the first chunk starts with the root: a stored node of ``out``
+        if (parents[k:] == -1).any() or (k and parents[0] != -1):
+            raise StoreError(f"{source!r}: the nodes table has more than one root, or none first: the file is damaged")
+        if k:
+            where.add(ids[:1], np.array([root], dtype=np.int64))
+        below = parents[k:]
+        inner = below >= ids[k] if len(ids) > k else below > 0  # parents in this chunk: new nodes of the delta too
+        out_parents = LOCAL + np.searchsorted(ids, below) - k
+        out_parents[~inner] = where.get(below[~inner])
+        if movers and None in mover[k:]:
+            raise StoreError(f"{source!r} has no mover for a node of its {game.name} tree: the file is damaged")
+        table = np.array(amounts, dtype=np.int64).T.copy()  # a row per node, as COUNT_COLUMNS
+        delta = Delta(
+            known=np.array([root] * k, dtype=np.int64), known_counts=table[:k], parents=out_parents, first=LOCAL,
+            moves=list(moves[k:]), depths=np.array(depths[k:], dtype=np.int64), counts=table[k:],
+            created=[None] * (len(ids) - k), proofs=[(i, p) for i, p in enumerate(proofs) if p is not None],
+            movers=None if game.alternating else [int(m) for m in mover[k:]],
+        )
+        stored, fresh, _ = apply(conn, delta, top=top, name=name, created=False, own_above=before)
+        where.add(ids[k:], stored)
+        top = max(top, int(stored.max(initial=0)))
+        counts = depth_counts(counts, delta.depths[fresh])
+    return counts
+
+
+def _add_games(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, root: int, counts: list[int],
+               next_game: int, source: str) -> int:
+    """Log the games of ``src`` in the file of ``conn`` from id ``next_game`` on, each with where it came from;
+    return the next free id."""
+    from .persistence import GAME_FIELDS, game_row, log_games
+
+    cols = {row[1] for row in src.execute("PRAGMA table_info(games)")}
+    picked = [f for f in GAME_FIELDS if f in cols]
+    rows = src.execute(f"SELECT {', '.join(picked)} FROM games ORDER BY id")
+    while chunk := rows.fetchmany(_CHUNK):
+        games, sources = [], []
+        for values in chunk:
+            row = game_row(game, dict(zip(picked, values, strict=True)))
+            sources.append((next_game, f"{source}#{row['id']}"))
+            row["id"], next_game = next_game, next_game + 1
+            games.append(row)
+        log_games(conn, root, games, counts)
+        log_sources(conn, sources)
+    return next_game
+
+
+class _IdMap:
+    """The row id each node of one input got in ``out``, by the input's row id (ids added in increasing order)."""
+
+    def __init__(self, size: int, source: str) -> None:
+        self.keys = np.zeros(size, dtype=np.int64)
+        self.values = np.zeros(size, dtype=np.int64)
+        self.size = 0
+        self.source = source
+
+    def add(self, keys: np.ndarray, values: np.ndarray) -> None:
+        end = self.size + len(keys)
+        if end > len(self.keys) or (self.size and len(keys) and keys[0] <= self.keys[self.size - 1]):
+            raise StoreError(f"{self.source!r} changed while it was read: merge again")
+        self.keys[self.size:end], self.values[self.size:end] = keys, values
+        self.size = end
+
+    def get(self, keys: np.ndarray) -> np.ndarray:
+        known = self.keys[:self.size]
+        at = np.minimum(np.searchsorted(known, keys), max(self.size - 1, 0))
+        bad = np.flatnonzero(known[at] != keys) if self.size else np.arange(len(keys))
+        if len(bad):
+            raise StoreError(f"{self.source!r}: a node names parent id {int(keys[bad[0]])}, not stored before it: "
+                             "the file is damaged")
+        return self.values[at]

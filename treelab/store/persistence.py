@@ -37,7 +37,10 @@ from .dbfile import KeptConnection, is_empty, reading, writing
 from .deltas import apply, changes, depth_counts, renumber
 from .schema import DbPath, create, display
 
-__all__ = ["GAME_FIELDS", "Binding", "kept_open", "load", "log_games", "open_tree", "run_meta", "save"]
+__all__ = [
+    "GAME_FIELDS", "Binding", "first_rows", "game_row", "kept_open", "load", "log_games", "meta_rows", "open_tree",
+    "run_meta", "save", "snapshot",
+]
 
 GAME_FIELDS = (
     "id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at", "exploration",
@@ -64,7 +67,8 @@ def _version() -> str:
     return str(sys.modules["treelab"].__version__)  # the package is loaded before any of its modules
 
 
-def _game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
+def game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
+    """``row`` checked and completed to the columns of :data:`GAME_FIELDS`, its moves in ``game``'s notation."""
     unknown = sorted(set(row) - set(GAME_FIELDS))
     if unknown or "moves" not in row:
         raise ValueError(
@@ -122,18 +126,43 @@ def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], 
             row["id"] = next_id
         next_id = max(next_id, int(row["id"]) + 1)
         fresh = max(fresh, next_id)
+    now = snapshot(conn, root, counts)
+    db = sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False)
+    db.table("games").insert_all(games)
+    db.table("history").insert_all([{"game_id": row["id"], **now} for row in games])
+    return max(int(row["id"]) for row in games)
+
+
+def snapshot(conn: sqlite3.Connection, root: int, counts: list[int]) -> dict[str, Any]:
+    """A ``history`` row but its game id: the tree's size now (``counts``: nodes per depth) and its root's children."""
     visits = conn.execute("SELECT nb_visit FROM nodes WHERE id = ?", (root,)).fetchone()[0]
     children = {
         move: [v, w, d] for move, v, w, d in conn.execute(
             "SELECT move, nb_visit, nb_win, nb_draw FROM nodes WHERE parent_id = ? ORDER BY id", (root,)
         )
     }
-    snapshot = {"nodes": sum(counts), "max_depth": len(counts) - 1, "root_visits": visits,
-                "depth_counts": json.dumps(counts), "root_children": json.dumps(children), "saved_at": _now()}
-    db = sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False)
-    db.table("games").insert_all(games)
-    db.table("history").insert_all([{"game_id": row["id"], **snapshot} for row in games])
-    return max(int(row["id"]) for row in games)
+    return {"nodes": sum(counts), "max_depth": len(counts) - 1, "root_visits": visits,
+            "depth_counts": json.dumps(counts), "root_children": json.dumps(children), "saved_at": _now()}
+
+
+def first_rows(conn: sqlite3.Connection, tree: Tree) -> list[TreeNode]:
+    """Fill a new file (in :func:`~treelab.store.dbfile.writing`'s transaction for one) with the schema and
+    ``tree``'s nodes, numbered breadth first from 1; return the nodes in that order."""
+    new, parents = bulk.breadth_first(tree.root)  # numbered anew: see treelab.store.bulk
+    create(conn, lambda: bulk.write(conn, new, parents, 1))
+    movers.write(conn, tree, new, 1)
+    return new
+
+
+def meta_rows(conn: sqlite3.Connection, run: Mapping[str, str], *, tree_id: str | None, generation: int, game: str,
+              counts: list[int], created: bool) -> None:
+    """Write the ``meta`` rows of a save: ``run`` (:func:`run_meta`), the tree's id, save count, game and nodes
+    per depth, when (and, for a new file, ``created``, when it was created)."""
+    info = {**run, "tree_id": tree_id, "generation": str(generation), "game": game,
+            "depth_counts": json.dumps(counts), "saved_at": _now()}
+    if created:
+        info["created_at"] = info["saved_at"]
+    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
 
 
 def run_meta(tree: Tree) -> dict[str, str]:
@@ -181,7 +210,7 @@ def save(
         ProofConflictError: a proof that contradicts the file's.
         NotATreelabDatabaseError, GameMismatchError, SchemaVersionError: see :mod:`treelab.store.schema`.
     """
-    rows = [_game_row(tree.game, row) for row in games]
+    rows = [game_row(tree.game, row) for row in games]
     name = display(db)
     merged = False
     with writing(db, kept_of(tree)) as (conn, meta):
@@ -189,10 +218,8 @@ def save(
         if meta is None:  # a new file: everything
             tree_id: str | None = secrets.token_hex(8)
             generation = 0
-            new, parents = bulk.breadth_first(tree.root)  # numbered anew: see treelab.store.bulk
+            new = first_rows(conn, tree)
             counts = list(tree.depth_counts) if sum(tree.depth_counts) == len(new) else _add_counts([], new)
-            create(conn, lambda: bulk.write(conn, new, parents, 1))
-            movers.write(conn, tree, new, 1)
             written = len(new)
         else:  # what changed, as one Delta, through the one write path (deltas.apply)
             tree_id, generation, merged = check_update(conn, tree, meta, binding, name)
@@ -204,11 +231,8 @@ def save(
         last_game = _log_games(conn, tree, rows, counts, None if meta is None else top)
         if extra is not None:
             extra(conn)
-        info = {**run_meta(tree), "tree_id": tree_id, "generation": str(generation + 1), "game": tree.game.name,
-                "depth_counts": json.dumps(counts), "saved_at": _now()}
-        if meta is None:
-            info["created_at"] = info["saved_at"]
-        conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
+        meta_rows(conn, run_meta(tree), tree_id=tree_id, generation=generation + 1, game=tree.game.name,
+                  counts=counts, created=meta is None)
         top = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
         conn.execute("COMMIT")
     if meta is None:  # committed: the nodes take the ids they were written with
