@@ -1,28 +1,26 @@
-"""Worker processes on this machine, each adding its own games to the file; this process hands out game ids.
+"""Worker processes on this machine play; this process writes what they learn to the file and hands out game ids.
 
-Each worker plays whole games on its own copy of the tree and adds what they
-added (:class:`~treelab.store.deltas.Delta` s) to the file itself, with the
-games' rows, in one ``BEGIN IMMEDIATE`` transaction (the merge rule of
-:class:`~treelab.store.deltawriter.DeltaWriter`), so the writing is spread over
-the cores instead of falling to one writer process. SQLite takes one write at
-a time: a worker that finds the file being written does not wait (SQLite's busy
-wait sleeps in steps of up to 100 ms) but plays its next game and writes both
-after, up to :data:`HOLD` games (then it waits). This process only hands out
-game ids, shows progress and watches for dead workers:
+Each worker plays whole games on its own copy of the tree and sends what each
+game added (a :class:`~treelab.store.deltas.Delta`, with the game's row) to this
+process, which adds every batch that has arrived to the file in one
+transaction (:class:`~treelab.play.workers.Writer`, one warm connection) and sends
+each worker the row ids of its new nodes. A worker never waits for the file: it plays
+on while its games are written, naming the nodes still without a row id by their
+local ids (up to :data:`OWED` games ahead of the writer; then it waits for its ids).
+One writer means no two processes take turns on SQLite's lock or spoil each other's
+page cache, and a batch of several games is one commit. This process also shows
+progress and watches for dead workers:
 
 - a worker reads its pipe in a thread of its own and sends in another, so
   this process's messages never fill the pipe while the worker is in a game;
-- it says when it has *played* a game (this process then sends the next id:
-  each worker is kept :data:`AHEAD` game ids ahead, one near the end of the run,
-  so no worker is left with two games while another idles) and, once written,
-  which games the file holds;
-- a game a worker holds unwritten when it is killed is lost with it, never
-  half written: the file holds whole games only.
+- each worker is kept :data:`AHEAD` game ids ahead (one near the end of the run), so
+  no worker is left with two games while another idles;
+- a game is in the file once this process committed it; a worker killed with games
+  not yet sent loses them with it, never half written: the file holds whole games only.
 
 Each worker has a pipe of its own and ``stop`` is a lock-free shared flag: a
-worker killed in the middle of a send or a transaction takes no lock with it
-that the others would wait for (SQLite rolls its transaction back). A worker
-whose parent died stops on its own, adding nothing more.
+worker killed in the middle of a send takes no lock with it that the others would
+wait for. A worker whose parent (the writer) died stops on its own, adding nothing.
 """
 
 from __future__ import annotations
@@ -35,36 +33,37 @@ import queue
 import random
 import signal
 import threading
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import DatabaseBusyError, WorkerError
+from ..errors import WorkerError
 from ..store.background import spawn
+from ..store.deltas import Earlier
 from ..store.deltawriter import simulations
 from .console import stop_on_signals
 from .workers import Job, Result, Worker, Writer
 
-__all__ = ["AHEAD", "HOLD", "run_processes"]
+__all__ = ["AHEAD", "OWED", "run_processes"]
 
 AHEAD = 2
 """Game ids a worker is sent ahead while more games than workers are left."""
 
-HOLD = 3
-"""Games a worker may hold unwritten while another process writes the file (then it waits for its turn)."""
+OWED = 4
+"""Games a worker may have handed on without their row ids back; then it waits for the writer (which keeps
+the writer's backlog, and the local ids it maps, bounded)."""
 
 _POLL = 0.2
 """Seconds the writer waits for results before checking on the workers."""
 
-_GAME = "game"
-"""The message a worker receives: a game id to play (None: stop)."""
+_GAME, _STORED = "game", "stored"
+"""The messages a worker receives: a game id to play (None: stop); the row ids of its oldest delta's new nodes."""
 
-_PLAYED, _ROWS = "played", "rows"
-"""The messages a worker sends: it finished this many games; the file holds these games (their rows)."""
+_RESULT = "result"
+"""The message a worker sends: a game played (a :class:`~treelab.play.workers.Result`)."""
 
 
 def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
-    """A worker process: play and store each game id sent over ``conn`` (None: done), answering with its rows."""
+    """A worker process: play each game id sent over ``conn`` (None: done) and send each game's result."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which tells us to stop
     parent = os.getppid()
     seen = [0, False]  # calls so far; stopped (once true, for good)
@@ -98,64 +97,52 @@ def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:
     threading.Thread(target=read, name="treelab-reader", daemon=True).start()
     sender = threading.Thread(target=send, name="treelab-sender", daemon=True)
     sender.start()
-    held: dict[str, deque[Any]] = {_GAME: deque()}
-
-    def receive(kind: str) -> Any:
-        while not held[kind]:
-            message = inbox.get()
-            if message is None:
-                raise EOFError
-            held[message[0]].append(message[1])
-        return held[kind].popleft()
-
+    games: list[int | None] = []
     worker = Worker(job, number, seed)
     worker.stopped = stopped
-    writer = Writer(job)  # this worker adds its own games to the file: SQLite takes the writes in turn
-    unwritten: list[Result] = []  # games played and not written yet (the file was busy)
 
-    def write(wait: bool) -> None:
-        """Write the games held, in one transaction; with ``wait`` False, not if another process is writing."""
-        if not unwritten:
-            return
-        try:
-            rows, stored = writer.write(unwritten, chained=True, wait=wait)
-        except DatabaseBusyError:
-            return
-        own = sum(simulations(r.delta) for r, ids in zip(unwritten, stored, strict=True) if ids is not None)
-        unwritten.clear()
-        worker.stored([i for ids in stored if ids is not None for i in ids])  # cut-short games: reload next
-        outbox.put((_ROWS, (rows, own)))  # the games the file holds now, and this run's own simulations in them
+    def handle(message: Any) -> None:
+        if message is None:
+            raise EOFError
+        kind, payload = message
+        if kind == _STORED:
+            worker.stored(payload)  # between games only: the copy's ids change here, never mid-search
+        else:
+            games.append(payload)
+
+    def settle() -> None:
+        """Take the row ids that came back meanwhile; wait for them while OWED games are owed."""
+        with contextlib.suppress(queue.Empty):
+            while True:
+                handle(inbox.get_nowait())
+        while len(worker.owed) >= OWED:
+            handle(inbox.get())
 
     try:
         while True:
-            if unwritten and worker.due():
-                write(wait=True)  # a reload drops the copy whose local ids the held games use
-            game_id = receive(_GAME)
+            while not games:
+                handle(inbox.get())
+            game_id = games.pop(0)
             if game_id is None or os.getppid() != parent:
                 break
-            result = worker.play(game_id)
+            result = worker.play(game_id, settle)
             if os.getppid() != parent:  # the run was killed: a game cut short by that is not added
                 break
-            unwritten.append(result)
-            outbox.put((_PLAYED, 1))
-            write(wait=len(unwritten) >= HOLD or result.row is None)
-        if os.getppid() == parent:
-            write(wait=True)  # the games still held: the run ended or was stopped
+            outbox.put((_RESULT, result))
     except EOFError:  # the parent is gone
         pass
     finally:
         outbox.put(None)
         sender.join()
-        writer.close()
 
 
 def run_processes(
     job: Job, writer: Writer, ids: list[int], workers: int, rng: random.Random,
     logged: Callable[[list[dict[str, Any]], int], None],
 ) -> bool:
-    """Run ``workers`` processes on the game ``ids``, writing their batches; True if interrupted.
+    """Run ``workers`` processes on the game ``ids``, writing their games as they come; True if interrupted.
 
-    ``logged(rows, simulations)`` is called with the games the workers logged and the simulations they added.
+    ``logged(rows, simulations)`` is called with the games written and the simulations they added.
     """
     ctx = multiprocessing.get_context("spawn")
     stop = ctx.RawValue("b", 0)
@@ -166,12 +153,13 @@ def run_processes(
     owes = dict.fromkeys(range(1, workers + 1), 0)  # games sent and not answered yet
     closed: set[int] = set()  # workers told to stop (None sent)
     dead: list[str] = []
+    chains: dict[str, Earlier | None] = {}  # each worker's deltas' row ids, for local ids its next deltas name
 
     def top_up(i: int, interrupted: Callable[[], bool]) -> None:
         """Send worker ``i`` game ids until it holds AHEAD of them (one near the end), or None once none are left."""
         while i not in closed and owes[i] < (AHEAD if left[0] > workers else 1):
             game_id = None if stop.value or interrupted() else next(todo, None)
-            conns[i].send((_GAME, game_id))
+            _send(conns[i], (_GAME, game_id))
             if game_id is None:
                 closed.add(i)
             else:
@@ -180,7 +168,7 @@ def run_processes(
 
     for i in owes:  # fresh interpreters that never run the caller's script again
         procs[i], conns[i] = spawn(_work, (job, i, rng.getrandbits(64), stop), f"treelab-worker-{i}")
-    reading = set(owes)  # workers whose pipe is open: they may still send the rows of the games they hold
+    reading = set(owes)  # workers whose pipe is open: they may still send the games they played
     with stop_on_signals() as interrupted:
         try:
             for i in owes:
@@ -188,12 +176,16 @@ def run_processes(
             while reading:
                 by_conn = {conns[i]: i for i in reading}
                 ready = mp_connection.wait(list(by_conn), timeout=_POLL)  # a dead worker's pipe reads EOF
-                rows: list[dict[str, Any]] = []
-                added = 0
+                batch: list[tuple[int, Result]] = []
                 for item in ready:
                     i = by_conn[item]  # type: ignore[index]
                     try:
-                        kind, payload = conns[i].recv()
+                        while True:  # everything this worker sent so far: one batch, one commit
+                            _, result = conns[i].recv()
+                            owes[i] -= 1
+                            batch.append((i, result))
+                            if not conns[i].poll():
+                                break
                     except (EOFError, OSError):  # it ended (EOF), or died before its result came or right after
                         reading.discard(i)
                         if _died(i, owes, closed, procs[i]):
@@ -201,15 +193,14 @@ def run_processes(
                             closed.add(i)
                             dead.append(f"worker {i}")
                             stop.value = 1
-                        continue
-                    if kind == _ROWS:
-                        got, sims = payload
-                        rows.extend(got)
-                        added += sims
-                    else:
-                        owes[i] -= payload
-                        top_up(i, interrupted)
-                logged(rows, added)
+                    top_up(i, interrupted)
+                if batch:
+                    rows, stored = writer.write([r for _, r in batch], chains=chains)
+                    for (i, _), row_ids in zip(batch, stored, strict=True):
+                        if i in reading:
+                            _send(conns[i], (_STORED, row_ids))
+                    logged(rows, sum(simulations(r.delta) for (_, r), row_ids in zip(batch, stored, strict=True)
+                                     if row_ids is not None))  # this run's own, not other writers' of the file
                 if interrupted():
                     stop.value = 1
                     for i in owes:
@@ -219,8 +210,7 @@ def run_processes(
             stop.value = 1
             for i in owes:
                 if i not in closed:
-                    with contextlib.suppress(OSError):
-                        conns[i].send((_GAME, None))
+                    _send(conns[i], (_GAME, None))
             for i, proc in procs.items():
                 proc.join(timeout=5)
                 if proc.is_alive():
@@ -233,6 +223,12 @@ def run_processes(
             f"{job.db!r}: train again to resume"
         )
     return stopped
+
+
+def _send(conn: Any, message: tuple[str, Any]) -> None:
+    """Send ``message`` to a worker; one that died meanwhile is found by its pipe's end."""
+    with contextlib.suppress(OSError):
+        conn.send(message)
 
 
 def _died(i: int, owes: dict[int, int], closed: set[int], proc: Any) -> bool:

@@ -1,16 +1,16 @@
 """The parts of parallel training: a worker playing on its own copy of the tree, and the writer of what it learns.
 
-With local processes each worker adds its own games (:mod:`treelab.play.processes`); on Ray one
-writer does, as below.
-
 Each worker holds its own copy of the stored tree (loaded from the file, or
 handed over by the writer on Ray), plays whole games on it with the same
 players as :func:`treelab.train`, and after every game sends what the game
 added: a :class:`~treelab.store.deltas.Delta` (count increments of stored nodes by
-row id, new nodes as arrays, proofs). One writer, holding no tree, adds the
+row id, new nodes as arrays, proofs). One writer, holding no tree (the run's own
+process with local workers, :mod:`treelab.play.processes`; an actor on Ray), adds the
 deltas of every batch that has arrived straight to the file in one
 transaction with the batch's games, and tells each worker the row ids of its
-new nodes, so the worker keeps its copy from game to game. Additions commute,
+new nodes, so the worker keeps its copy from game to game. A worker does not wait
+for them: its next delta names the nodes still without a row id by local id, and the
+writer maps them (:attr:`Result.named_from`). Additions commute,
 so the order of arrival does not matter, and nothing is lost: after a
 self-play run the root's visits grew by exactly iterations x moves played.
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 import gc
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -37,8 +38,8 @@ from typing import Any
 from ..errors import StoreError
 from ..games import Game, State, find_game
 from ..store.binding import binding_of
-from ..store.deltas import Delta, renumber, share_top, start, take
-from ..store.deltawriter import DeltaWriter
+from ..store.deltas import Delta, Earlier, renumber, share_top, start, take
+from ..store.deltawriter import DeltaWriter, trimmed
 from ..store.persistence import open_tree
 from ..tree import Tree, TreeNode
 from .players import Player
@@ -101,6 +102,9 @@ class Result:
     """The game's ``games`` row, or None for a game cut short (the writer drops it: whole games or nothing)."""
     delta: Delta
     """What the game added to the tree."""
+    named_from: int | None = None
+    """The lowest local id this delta may name (the nodes of the worker's earlier deltas whose row ids it had not
+    had yet, :class:`~treelab.store.deltas.Earlier`): the writer forgets the row ids of local ids below it."""
 
 
 class Worker:
@@ -125,7 +129,9 @@ class Worker:
         self._snapshot = snapshot or (lambda: open_tree(job.db, self.game, c=self._c()))
         self._share = snapshot is None and job.workers > 1  # on Ray the file may be on another machine
         self.stopped: Callable[[], bool] = lambda: False
-        self.pending: list[TreeNode] | None = []
+        self.owed: deque[list[TreeNode]] = deque()
+        """The new nodes of each delta handed on whose row ids have not come back yet, oldest first."""
+        self._ignore = 0  # answers still to come for deltas of a copy since replaced
         self._refresh()
 
     def _c(self) -> float | None:
@@ -142,7 +148,8 @@ class Worker:
         self.me, self.other = self.job.players(self.tree, self.rng, settings["search"], settings["training"])
         gc.collect()
         gc.freeze()
-        self.pending = None if self.pending else []  # ids still owed for the old copy's nodes: ignore them
+        self._ignore += len(self.owed)  # ids still owed for the old copy's nodes: ignore them
+        self.owed.clear()
         self.load_seconds = time.process_time() - began
         self.played_seconds = 0.0
         self.share_seconds = self.since_share = 0.0  # a fresh copy holds the file's counts: nothing to share yet
@@ -154,21 +161,28 @@ class Worker:
         return self.stale or (on_ray and self.played_seconds > REFRESH * self.load_seconds)
 
     def stored(self, ids: Sequence[int] | None) -> None:
-        """The row ids the writer gave the new nodes of the games played since the last call (None: unknown, so
-        reload before the next game)."""
-        if self.pending is None:  # the copy was reloaded since: these nodes are gone
-            self.pending = []
-        elif ids is None or len(ids) != len(self.pending):  # a retried batch, or a restarted worker
-            self.stale, self.pending = True, []
+        """The row ids the writer gave the new nodes of the oldest delta still owed them (None: it was not stored, so
+        reload before the next game). Answers for the deltas of a copy since reloaded are ignored."""
+        if self._ignore:  # the copy was reloaded since: these nodes are gone
+            self._ignore -= 1
+        elif not self.owed:  # nothing owed (a restarted worker, or a first game): nothing to renumber
+            self.stale = self.stale or bool(ids)
+        elif ids is None or len(ids) != len(self.owed[0]):  # a game dropped, or a retried batch
+            self.stale = True
+            self._ignore += len(self.owed) - 1
+            self.owed.clear()
         else:
-            renumber(self.pending, ids)
-            self.pending = []
+            renumber(self.owed.popleft(), ids)
+
+    def _named_from(self) -> int:
+        """The lowest local id still waiting for its row id (the next new node's if none)."""
+        return next((nodes[0].node_id for nodes in self.owed if nodes), self.tree.next_id)
 
     def play(self, game_id: int, settle: Callable[[], None] | None = None) -> Result:
         """Play game ``game_id`` (colours from its id, as in :func:`treelab.train`) and take what it added.
 
-        ``settle`` is called between the game and the take: it hands the
-        previous game's row ids to :meth:`stored` if they are still owed.
+        ``settle`` is called between the game and the take: it hands the row ids that came back
+        meanwhile to :meth:`stored`, so the delta names those nodes by row id.
         """
         if self.due():
             self._refresh()  # a copy whose ids went astray; on Ray, now and then, the other workers' games
@@ -191,12 +205,13 @@ class Worker:
                    "exploration": self.job.logged_as}
         if settle is not None:
             settle()
+        named_from = self._named_from()
         delta, new = take(self.tree, self.seen)
-        self.pending = self.pending + new if self.pending else new  # games held unwritten: ids come together
+        self.owed.append(new)
         gc.freeze()  # the game's new nodes live on: full collections need not walk them again
         self.played_seconds += time.process_time() - began
         self.since_share += time.process_time() - began
-        return Result(self.number, row, delta)
+        return Result(self.number, row, delta, named_from)
 
 
 class Writer(DeltaWriter):
@@ -209,17 +224,28 @@ class Writer(DeltaWriter):
         settings = job.settings
         super().__init__(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
 
-    def write(self, results: list[Result], *, chained: bool = False,
-              wait: bool = True) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+    def write(self, results: list[Result], *, chained: bool = False, wait: bool = True,
+              chains: dict[str, Earlier | None] | None = None) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`).
 
         A result without its game row (a game cut short when the run stopped) is dropped: the file holds
         whole games or nothing, so the root's visits stay the simulations of the games logged.
         ``chained``: the results are one worker's consecutive games (only the last may be cut short).
+        ``chains``: the results come from workers that go on playing while theirs are written (each
+        result's :attr:`~Result.named_from`): the row ids of each worker's deltas, kept from batch to batch.
         ``wait`` False: a :class:`~treelab.errors.DatabaseBusyError` if another process writes the file now.
         """
         whole = [(f"worker {r.worker}", r.row, r.delta) for r in results if r.row is not None]
-        rows, stored = self.store(whole, chained=chained, wait=wait) if whole else ([], [])
+        if chains is not None:
+            links, firsts = dict(chains), set[str]()
+            for r in results:
+                source = f"worker {r.worker}"
+                if r.row is not None and source not in firsts:  # later ones of a worker follow on in the batch
+                    firsts.add(source)
+                    named = r.delta.first if r.named_from is None else r.named_from
+                    links[source] = trimmed(links.get(source), named, r.delta.first)
+            chains.update(links)
+        rows, stored = self.store(whole, chained=chained, wait=wait, chains=chains) if whole else ([], [])
         ids = iter(stored)
         return rows, [None if r.row is None else next(ids) for r in results]
 

@@ -27,7 +27,7 @@ from .deltas import Delta, Earlier, apply, depth_counts
 from .increments import Increment, log_sources, read
 from .schema import DbPath, check_meta, display, migrate
 
-__all__ = ["GROWN_LOG", "DeltaWriter", "simulations"]
+__all__ = ["GROWN_LOG", "DeltaWriter", "simulations", "trimmed"]
 
 GROWN_LOG = 4_000_000
 """Row ids a writer remembers as given new children, to look up fewer new nodes (32 MB); older saves: look up all."""
@@ -69,15 +69,19 @@ class DeltaWriter:
             writer's game can have the id this run asked for; only the same game is a retry."""
             self._generation = self.found = int(meta.get("generation", 0))
         self._kept = KeptConnection()
-        self._grown: list[tuple[int, np.ndarray]] = []  # (save count, stored rows given new children then)
+        self._grown: list[tuple[int, np.ndarray, str | None]] = []  # (save count, stored rows given new children
+        # then, by whom: a source's own additions are known to its tree; None: to none)
         self._grown_since = self._generation  # the log above is complete for the saves after this one
         self._top: int | None = None  # the largest row id after this writer's last batch (None: none yet)
 
-    def _grown_after(self, seen: int, now: list[np.ndarray]) -> np.ndarray | None:
-        """The stored rows given new children after save ``seen`` (None: not known that far back)."""
+    def _grown_after(self, seen: int, now: list[tuple[np.ndarray, str | None]],
+                     source: str | None) -> np.ndarray | None:
+        """The stored rows given new children after save ``seen`` by others than ``source`` (None: not known that far
+        back). A source's tree holds the children its own earlier deltas added (a source None: any other)."""
         if seen < self._grown_since:
             return None
-        parts = [ids for gen, ids in self._grown if gen > seen] + now
+        parts = [ids for gen, ids, by in self._grown if gen > seen and (by is None or by != source)]
+        parts += [ids for ids, by in now if by is None or by != source]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def _note_others(self, conn: Any, generation: int, top: int) -> None:
@@ -87,12 +91,15 @@ class DeltaWriter:
             self._grown, self._grown_since = [], generation
             return
         parents = [pid for (pid,) in conn.execute("SELECT DISTINCT parent_id FROM nodes WHERE id > ?", (self._top,))]
-        self._grown.append((generation, np.array(parents, dtype=np.int64)))
+        self._grown.append((generation, np.array(parents, dtype=np.int64), None))
 
-    def _log_grown(self, generation: int, now: list[np.ndarray]) -> None:
-        grew = np.concatenate(now) if now else np.zeros(0, dtype=np.int64)  # repeats and all: np.isin copes
-        self._grown.append((generation, grew))
-        while sum(len(ids) for _, ids in self._grown) > GROWN_LOG and len(self._grown) > 1:
+    def _log_grown(self, generation: int, now: list[tuple[np.ndarray, str | None]]) -> None:
+        by_source: dict[str | None, list[np.ndarray]] = {}
+        for ids, by in now:
+            by_source.setdefault(by, []).append(ids)
+        for by, parts in by_source.items():  # repeats and all: np.isin copes
+            self._grown.append((generation, np.concatenate(parts), by))
+        while sum(len(ids) for _, ids, _ in self._grown) > GROWN_LOG and len(self._grown) > 1:
             self._grown_since = self._grown.pop(0)[0]
 
     def stats(self) -> tuple[int, int, int]:
@@ -117,8 +124,8 @@ class DeltaWriter:
         return self._generation
 
     def store(self, batch: Sequence[tuple[str | None, dict[str, Any] | None, Delta]], *,
-              earlier: Earlier | None = None, chained: bool = False,
-              wait: bool = True) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+              earlier: Earlier | None = None, chained: bool = False, wait: bool = True,
+              chains: dict[str, Earlier | None] | None = None) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         """Add a batch of ``(source, game row or None, delta)`` to the file in one transaction.
 
         A game's source (its worker, its machine) is logged in :data:`~treelab.store.increments.SOURCES`;
@@ -126,6 +133,9 @@ class DeltaWriter:
         tree the batch's deltas come from, as :func:`~treelab.store.deltas.apply` takes it.
         ``chained``: the batch's deltas are consecutive takes of one tree (a worker that held its
         games while the file was busy), so each may name the new nodes of those before it by local id.
+        ``chains``: instead, one tree per source (workers that go on playing while their deltas are
+        written): each source's :class:`~treelab.store.deltas.Earlier` (see :func:`trimmed`), used for
+        its deltas and extended by them (the dict is updated only once the batch is committed).
         ``wait`` False: a file another process is writing now is a
         :class:`~treelab.errors.DatabaseBusyError` at once, and nothing is written.
 
@@ -147,17 +157,26 @@ class DeltaWriter:
             if generation != self._generation:  # someone else saved: the rows they gave children are grown too
                 self._note_others(conn, generation, top)
             counts = stored_counts(conn, meta)
-            now: list[np.ndarray] = []
+            now: list[tuple[np.ndarray, str | None]] = []
+            links = dict(chains) if chains is not None else None
             for source, row, delta in batch:
                 if row is not None and self.logged.get(row["id"]) == _key(row):  # a retried batch
                     stored.append(None)
                     continue
+                own = None  # whose additions the delta's tree holds (None: any writer's may be missing)
+                if links is not None:
+                    earlier, own = links.get(source or ""), source
                 ids, fresh, grew = apply(conn, delta, top=top, name=name, created=row is not None,
-                                         grown=self._grown_after(delta.seen, now), earlier=earlier)
+                                         grown=self._grown_after(delta.seen, now, own), earlier=earlier)
                 stored.append(ids.tolist())
-                if chained:  # the next delta may name these nodes, and those of the deltas before, by local id
+                if chained or links is not None:  # the next delta may name these nodes, and earlier ones, by local id
                     earlier = _chain(earlier, delta, ids)
-                now.append(grew)
+                if links is not None:
+                    links[source or ""] = earlier
+                    now.append((grew, source))  # what the source added, its tree holds ...
+                    now.append((ids[~fresh], None))  # ... but not the children others gave the rows it merged into
+                else:
+                    now.append((grew, None))
                 top = max(top, int(ids.max(initial=0)))
                 counts = depth_counts(counts, delta.depths[fresh])
                 if row is not None:
@@ -172,6 +191,8 @@ class DeltaWriter:
             info = {**self.meta, "generation": str(generation + 1), "depth_counts": json.dumps(counts),
                     "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
+        if chains is not None and links is not None:
+            chains.update(links)
         self.logged.update({i: _key(row) for i, row in zip(asked, rows, strict=True)})  # what a retry asks
         self.logged.update({row["id"]: _key(row) for row in rows})
         self._generation = generation + 1
@@ -182,6 +203,20 @@ class DeltaWriter:
     def close(self) -> None:
         """Let go of the database connection kept open between batches."""
         self._kept.close()
+
+
+def trimmed(earlier: Earlier | None, named_from: int, first: int) -> Earlier | None:
+    """The part of a source's ``earlier`` that a delta with new nodes from local id ``first`` on, naming no local id
+    below ``named_from``, may name (None: none); the rest is forgotten.
+
+    Raises:
+        StoreError: the delta may name local ids ``earlier`` does not map (a delta lost or out of order).
+    """
+    if named_from >= first:  # it names no earlier delta's nodes by local id (its tree was perhaps reloaded)
+        return None
+    if earlier is None or named_from < earlier.first or earlier.first + len(earlier.ids) != first:
+        raise StoreError("a worker's delta names nodes of deltas that were not stored: store them in order")
+    return Earlier(named_from, earlier.ids[named_from - earlier.first:])
 
 
 def _chain(earlier: Earlier | None, delta: Delta, ids: np.ndarray) -> Earlier:
