@@ -148,11 +148,11 @@ def _wait_for_games(db: Path, n: int, proc: subprocess.Popen[bytes]) -> None:
 
 
 def _workers(proc: subprocess.Popen[bytes]) -> list[int]:
-    # the spawn start method runs a resource tracker beside the workers: the workers run _work
+    # forked workers, or spawned ones; the spawn start method may run a resource tracker beside them
     pids = []
     for pid in _children(proc.pid):
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        if "multiprocessing.spawn" in cmd or "spawn_main" in cmd:
+        if "resource_tracker" not in cmd:
             pids.append(pid)
     return pids
 
