@@ -192,35 +192,38 @@ def train(
                 )
                 bar.update(1)
 
-    with stop_on_signals() as stopped, kept_open(tree), saver:
-        saver.track(tree)  # decides, once, which process saves this run's games (a Ctrl-C meanwhile: a flag)
-        me.should_stop = stopped
-        for _ in range(games):
-            game_id = tree.last_game_id + 1
-            tree.current_game = game_id
-            member, other = the_pool.draw(the_game) if the_pool is not None else (opponent, other)
-            tree_player = 1 if member == "self" else 1 + (game_id + 1) % 2
-            first = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            state, moves = play_game(the_game, me, other, tree_player, stopped)
-            if not state.is_terminal:
-                break  # interrupted mid-game: drop the game, keep what the tree learned
-            winner = state.winner
-            row: dict[str, Any] = {
-                "id": game_id, "moves": the_game.notation(moves), "winner": winner,
-                "opponent": member, "tree_player": None if member == "self" else tree_player,
-                "iterations": iterations, "started_at": first, "exploration": logged_as,
-                "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            }
-            played += 1
-            seen.add(row["moves"])
-            key = "draws" if winner is None else "wins" if winner == tree_player else "losses"
-            tally[key] += 1
-            scores.setdefault(member, [0, 0, 0])[("wins", "draws", "losses").index(key)] += 1
-            logged(saver.save(row))  # the writer process may hold it: it is logged with the next one
-            gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
-        tree.current_game = None
-        interrupted = stopped()  # the unfinished game is dropped: whole games or nothing
-        logged(saver.finish())
+    try:
+        with stop_on_signals() as stopped, kept_open(tree), saver:
+            saver.track(tree)  # decides, once, which process saves this run's games (a Ctrl-C meanwhile: a flag)
+            me.should_stop = stopped
+            for _ in range(games):
+                game_id = tree.last_game_id + 1
+                tree.current_game = game_id
+                member, other = the_pool.draw(the_game) if the_pool is not None else (opponent, other)
+                tree_player = 1 if member == "self" else 1 + (game_id + 1) % 2
+                first = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                state, moves = play_game(the_game, me, other, tree_player, stopped)
+                if not state.is_terminal:
+                    break  # interrupted mid-game: drop the game, keep what the tree learned
+                winner = state.winner
+                row: dict[str, Any] = {
+                    "id": game_id, "moves": the_game.notation(moves), "winner": winner,
+                    "opponent": member, "tree_player": None if member == "self" else tree_player,
+                    "iterations": iterations, "started_at": first, "exploration": logged_as,
+                    "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                }
+                played += 1
+                seen.add(row["moves"])
+                key = "draws" if winner is None else "wins" if winner == tree_player else "losses"
+                tally[key] += 1
+                scores.setdefault(member, [0, 0, 0])[("wins", "draws", "losses").index(key)] += 1
+                logged(saver.save(row))  # the writer process may hold it: it is logged with the next one
+                gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
+            tree.current_game = None
+            interrupted = stopped()  # the unfinished game is dropped: whole games or nothing
+            logged(saver.finish())
+    finally:
+        gc.unfreeze()  # frozen objects are never collected: the tree must go once the caller drops it
     if bar is not None:
         bar.close()
     return TrainSummary(

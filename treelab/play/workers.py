@@ -139,7 +139,8 @@ class Worker:
 
     def _refresh(self) -> None:
         began = time.process_time()
-        gc.unfreeze()  # frozen objects are never collected: the old copy's cycles must be, once replaced
+        if hasattr(self, "tree"):  # frozen objects are never collected: the old copy's cycles must be, once replaced
+            gc.unfreeze()
         self.tree = start(self._snapshot())
         self.seen = getattr(binding_of(self.tree), "generation", -1)  # the file's save count it was loaded at
         if self.job.players is None:

@@ -32,6 +32,7 @@ by row id.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -330,7 +331,11 @@ _PARENT_ENDS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _forked(target: Callable[..., None], args: tuple[Any, ...], conn: Any) -> None:
-    """A forked child: close the copies of the parent's pipe ends, then run ``target(*args, conn)``."""
+    """A forked child: close the copies of the parent's pipe ends, then run ``target(*args, conn)``.
+
+    The objects the child inherits are frozen first: its collections never walk the parent's heap (which
+    would also copy every page of it; a long-lived caller, a notebook, may hold trees of earlier runs)."""
+    gc.freeze()
     for end in list(_PARENT_ENDS):
         with suppress(OSError):
             end.close()
