@@ -31,7 +31,8 @@ MODES = {"one process": None, "--workers 1": 1, "--workers 2": 2}
 
 
 def _cpu() -> tuple[float, float]:
-    """CPU seconds used so far by this process (the writer) and by its finished children (the workers)."""
+    """CPU seconds used so far by this process (the writer, or the search of one process) and by its finished
+    children (the workers, or one process's writer)."""
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
@@ -64,7 +65,7 @@ def main() -> None:
     for budget in (int(b) for b in args.budgets.split(",")):
         games = args.games or max(8, round(args.sims / (budget * 30)))  # about 30 moves a self-play game
         lines.append(measure(budget, games, args.rounds))
-    print("\nsummary (medians; --workers 2 / --workers 1, --workers 2 / one process):")
+    print("\nsummary (medians; --workers 2 / --workers 1, --workers 2 / one process; the same from CPU time alone):")
     for line in lines:
         print(line)
 
@@ -92,16 +93,20 @@ def measure(iterations: int, games: int, rounds: int) -> str:
           f"load average after: {os.getloadavg()[0]:.2f}")
     # What 2 idle cores would give, from CPU time alone (the load of others' jobs inflates wall time, not this):
     # --workers 1 is bound by its worker; --workers 2 by all three processes' CPU shared on 2 cores.
+    # one process and --workers 1 are bound by the busier of their two processes (each has a core), --workers 2
+    # by all three processes' CPU shared on 2 cores (or by the writer, if it alone needs more than a core).
     one = {mode: tuple(statistics.median(c[k] for c in v) for k in (0, 1)) for mode, v in cpus.items()}
-    w1, w2 = one["--workers 1"], one["--workers 2"]
-    bound = max(w1[1], w1[0]) / max(sum(w2) / 2, w2[0], w2[1] / 2)
-    print(f"CPU us/sim (medians): one process {one['one process'][0]:.2f}; --workers 1 writer {w1[0]:.2f} + worker "
-          f"{w1[1]:.2f}; --workers 2 writer {w2[0]:.2f} + workers {w2[1]:.2f}; on 2 idle cores --workers 2 / "
-          f"--workers 1 would be at most {bound:.2f}x")
+    o, w1, w2 = one["one process"], one["--workers 1"], one["--workers 2"]
+    busiest = max(sum(w2) / 2, w2[0], w2[1] / 2)
+    ceiling_w1, ceiling_one = max(w1) / busiest, max(o) / busiest
+    print(f"CPU us/sim (medians): one process {o[0]:.2f} + its writer {o[1]:.2f}; --workers 1 writer {w1[0]:.2f} + "
+          f"worker {w1[1]:.2f}; --workers 2 writer {w2[0]:.2f} + workers {w2[1]:.2f}; on 2 idle cores --workers 2 "
+          f"would be at most {ceiling_w1:.2f}x --workers 1 and {ceiling_one:.2f}x one process")
     w2w1 = median["--workers 2"] / median["--workers 1"]
     w2one = median["--workers 2"] / median["one process"]
-    return (f"{iterations:>5} sims/move, {games} games: {w2w1:.2f}x, {w2one:.2f}x "
-            f"(one process {median['one process']:,.0f} sims/s; load {os.getloadavg()[0]:.2f})")
+    return (f"{iterations:>5} sims/move, {games} games: {w2w1:.2f}x, {w2one:.2f}x; CPU-time ceilings "
+            f"{ceiling_w1:.2f}x, {ceiling_one:.2f}x (one process {median['one process']:,.0f} sims/s; "
+            f"load {os.getloadavg()[0]:.2f})")
 
 
 def _uptime() -> str:

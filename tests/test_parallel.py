@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import sqlite3
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -258,3 +260,51 @@ def test_ctrl_c_saves_finished_games_and_ends_with_the_summary_in_both_modes(tmp
     assert "interrupted after" in out and "Aborted" not in out + err and "Traceback" not in err
     games = check_consistent(db, 60)
     assert 0 < games < 400
+
+
+def test_workers_that_play_on_while_the_writer_stores_their_games_late_add_up_exactly(tmp_path: Path) -> None:
+    """Local workers never wait for the file: each hands on a delta after every game and plays on, so its next
+    deltas name the nodes still without a row id by local id (``Result.named_from``); the writer stores batches of
+    both workers' games late, in arrival order, mapping those ids per worker. Every sum is exact, no path twice."""
+    from collections import deque
+
+    from test_deltas import counts_by_path, plus
+    from test_merge import by_path, random_tree, saved
+
+    from treelab.mcts.uct import Limit, search
+    from treelab.play.workers import Job, Result, Writer
+    from treelab.store.binding import binding_of
+    from treelab.store.deltas import LOCAL, renumber, start, take
+
+    db = saved(random_tree("connect4", 5, 20), tmp_path / "c4.db")
+    writer = Writer(Job("connect4", str(db), {"c": 2 ** 0.5}))
+    copies = [start(treelab.load(db)) for _ in range(2)]
+    seen = binding_of(copies[0]).generation  # type: ignore[union-attr]
+    expected = by_path(db)
+    owed: list[deque[list[Any]]] = [deque(), deque()]
+    arrived: list[Result] = []
+    chains: dict[str, Any] = {}
+    rng = random.Random(5)
+    named_local = 0
+    for game_id in range(1, 15):
+        k = game_id % 2
+        tree = copies[k]
+        before = counts_by_path(tree)
+        search(tree, "4" if game_id % 3 else "", limit=Limit(iterations=150), rng=rng.randrange(1 << 30))
+        plus(expected, before, tree)
+        named_from = next((nodes[0].node_id for nodes in owed[k] if nodes), tree.next_id)
+        delta, new = take(tree, seen)
+        named_local += int((delta.known >= LOCAL).any() or (delta.parents >= LOCAL).any())
+        owed[k].append(new)
+        row = {"id": 1000 + game_id, "moves": "4", "iterations": 150, "started_at": f"game {game_id}"}
+        arrived.append(Result(k + 1, row, delta, named_from))
+        if game_id % 5 == 0 or game_id == 14:  # the writer catches up: one transaction for what arrived
+            _, stored = writer.write(arrived, chains=chains)
+            for result, ids in zip(arrived, stored, strict=True):
+                renumber(owed[result.worker - 1].popleft(), ids)  # type: ignore[arg-type]
+            arrived.clear()
+            assert by_path(db) == expected
+    writer.close()
+    assert named_local >= 6  # most deltas named nodes of games not stored yet
+    assert all(not o for o in owed)
+    assert chains and all(e is None or len(e.ids) < 20_000 for e in chains.values())  # forgotten once not named
