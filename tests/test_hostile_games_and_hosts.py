@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_clean_error, run
 from explorer_helpers import SAMPLE_C4, Server, copy_db, serving
+from test_parallel import AS_ASKED, as_asked  # noqa: F401 (a fixture)
 
 import treelab
 from treelab.view.explorer.app import host_of
@@ -264,6 +265,7 @@ def test_merging_a_file_into_itself_through_a_hard_link_is_refused(tmp_path: Pat
     assert not (tmp_path / "new.db").exists()
 
 
+@pytest.mark.usefixtures("as_asked")
 @pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])
 def test_parallel_training_into_a_file_that_is_no_database_is_one_line(tmp_path: Path, mode: tuple[str, ...]) -> None:
     """``train --workers 2 --db hello.txt`` once ended in a raw sqlite3.DatabaseError traceback."""
@@ -282,7 +284,7 @@ def test_two_trainers_of_one_file_queue_and_add_their_games(tmp_path: Path, work
 
     db = tmp_path / "c4.db"
     treelab.train("connect4", db, 1, iterations=30, seed=9, progress=False)  # both resume one file
-    cmd = [sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", "12",
+    cmd = [*AS_ASKED, "train", "connect4", "--db", str(db), "--games", "12",
            "--iterations", "30", "-q", *workers]
     procs = [subprocess.Popen([*cmd, "--seed", str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for seed in (1, 2)]

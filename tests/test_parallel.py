@@ -22,6 +22,19 @@ from treelab.cli import cli
 from treelab.errors import BudgetError, StoreError, WorkerError
 from treelab.store.increments import SOURCES
 
+AS_ASKED = [sys.executable, "-c", "import treelab.play.parallel as p; p.advice = lambda workers, **_: (workers, ''); "
+            "from treelab.cli import main; main()"]
+"""``treelab`` with ``--workers N`` run as asked: the command line trains UCT in one process, where workers would
+not pay (:func:`treelab.play.parallel.advice`); these tests are of the workers themselves."""
+
+
+@pytest.fixture
+def as_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process command lines run ``--workers N`` as asked (see :data:`AS_ASKED`)."""
+    from treelab.play import parallel
+
+    monkeypatch.setattr(parallel, "advice", lambda workers, **_: (workers, ""))
+
 
 def check_consistent(db: Path, iterations: int, *, exact: bool = True) -> int:
     """Every node's counts add up, and the root's visits are iterations x moves of the logged games."""
@@ -91,7 +104,7 @@ def test_bad_input_writes_nothing(tmp_path: Path) -> None:
     assert not db.exists()
 
 
-def test_locked_database_refused(tmp_path: Path) -> None:
+def test_locked_database_refused(tmp_path: Path, as_asked: None) -> None:
     db = tmp_path / "c4.db"
     treelab.train("connect4", db, games=1, iterations=20, progress=False)
     before = db.read_bytes()
@@ -126,7 +139,7 @@ def test_ray_missing_or_unreachable(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def _start(db: Path, games: int, iterations: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", str(games),
+        [*AS_ASKED, "train", "connect4", "--db", str(db), "--games", str(games),
          "--iterations", str(iterations), "--workers", "2", "-q"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
@@ -224,16 +237,21 @@ def test_ray_trains_24_games_into_a_consistent_tree(tmp_path: Path) -> None:
     assert sources and sources <= {"worker 1", "worker 2"}
 
 
-def test_workers_run_only_where_they_pay() -> None:
-    """One core: one process; never more workers than cores; busy cores: as asked, with a warning."""
+def test_workers_run_only_where_they_pay(tmp_path: Path) -> None:
+    """UCT, one worker or one core: one process; never more workers than cores; busy cores: as asked, warned."""
     from treelab.play.parallel import advice
 
-    workers, note = advice(2, cores=1, load=0.0)
-    assert workers is None and "one process" in note
-    assert advice(4, cores=2, load=0.0) == (2, "--workers 4 on 2 cores: 2 workers instead (more would take turns)")
-    assert advice(2, cores=2, load=0.1) == (2, "")
-    workers, note = advice(2, cores=2, load=3.5)
+    for asked, options in ((2, {"cores": 1}), (2, {"algorithm": "uct"}), (1, {"algorithm": "puct"})):
+        workers, note = advice(asked, **{"cores": 2, "load": 0.0, **options})  # type: ignore[arg-type]
+        assert workers is None and "one process" in note
+    assert advice(4, cores=2, load=0.0, algorithm="puct") == (
+        2, "--workers 4 on 2 cores: 2 workers instead (more would take turns)")
+    assert advice(2, cores=2, load=0.1, algorithm="puct") == (2, "")
+    workers, note = advice(2, cores=2, load=3.5, algorithm="puct")
     assert workers == 2 and "load average 3.5 on 2 cores" in note
+    out = CliRunner().invoke(cli, ["train", "tictactoe", "--db", str(tmp_path / "t.db"), "--games", "2",
+                                   "--iterations", "20", "-q", "--workers", "2"])
+    assert out.exit_code == 0 and "with UCT: trained in one process" in out.output, out.output
 
 
 @pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])
@@ -241,7 +259,7 @@ def test_ctrl_c_saves_finished_games_and_ends_with_the_summary_in_both_modes(tmp
                                                                              mode: tuple[str, ...]) -> None:
     """Ctrl-C under --ray once printed "Aborted." and exited 1; under --workers it saved and summarised."""
     db = tmp_path / "c4.db"
-    proc = subprocess.Popen([sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--games", "400",
+    proc = subprocess.Popen([*AS_ASKED, "train", "connect4", "--db", str(db), "--games", "400",
                              "--iterations", "60", "--seed", "1", "-q", *mode],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120

@@ -85,7 +85,8 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
     if workers is not None and 1 <= workers <= games and ray is None:  # local workers: only where they pay
         from ..play.parallel import advice
 
-        workers, note = advice(workers)
+        puct = searching.get("algorithm") == "puct" or searching.get("model") is not None
+        workers, note = advice(workers, algorithm="puct" if puct else "uct")
     refit_every, min_visits, model = options.pop("refit_every"), options.pop("min_visits"), searching.pop("model")
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               workers=workers, **options)

@@ -23,27 +23,44 @@ from .workers import Job, PlayersFn, Writer
 __all__ = ["advice", "train_parallel"]
 
 
-def advice(workers: int, *, cores: int | None = None, load: float | None = None) -> tuple[int | None, str]:
-    """How many local worker processes to run for ``--workers N`` here, and a note saying why ('' if as asked).
+def advice(workers: int, *, cores: int | None = None, load: float | None = None,
+           algorithm: str = "uct") -> tuple[int | None, str]:
+    """How many local worker processes to run for ``--workers N`` here (None: one process), and a note saying why.
 
-    A worker searches *and* writes its own games, so it uses about twice the CPU a simulation that one
-    process does (whose writer process works on the other core meanwhile): workers pay only when each
-    has a core of its own (``benchmarks/parallel.py``). So: on one core, one process (None); never more
-    workers than cores; with other jobs loading the cores, the workers run as asked, with a warning.
+    Workers only play: every game of every worker is written by one writer (SQLite takes one write at a
+    time), and one process already plays on one core while its writer process saves on the other. So workers
+    pay only where a simulation costs far more to search than to write. Measured on Connect Four
+    (``benchmarks/parallel.py``, CPU time on a loaded 2-core machine): a UCT simulation costs 4-5 microseconds
+    to search and about as much to write (a new row, a few count updates), so at 100 to 2,000 simulations a
+    move one process keeps both cores as busy as workers could and two workers are 0.8-1.0x one process;
+    a PUCT simulation with an evaluator costs about 170 microseconds to search and 22 to write, so there
+    each worker adds a core's worth of games. Hence:
+
+    - UCT (``algorithm`` "uct"), or one worker (the same pipeline as one process, plus the hand-over), or
+      one core: one process;
+    - never more workers than cores;
+    - with other jobs loading the cores (load average of 1 or more), workers run as asked, with a warning.
 
     Args:
         workers: the workers asked for.
         cores: the CPUs this process may use (None: read them).
         load: the one-minute load average (None: read it).
+        algorithm: the search, ``"uct"`` (playouts) or ``"puct"`` (an evaluator per expansion).
     """
     if cores is None:
         affinity = getattr(os, "sched_getaffinity", None)
         cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
     if load is None:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    alone = "one process (it plays while its writer process saves: both cores busy)"
     if cores < 2:
-        return None, (f"--workers {workers} on 1 core: trained in one process instead (its writer process saves "
-                      "while it plays), which is faster than workers taking turns")
+        return None, f"--workers {workers} on 1 core: trained in {alone.replace(': both cores busy', '')} instead"
+    if workers == 1:
+        return None, f"--workers 1: trained in {alone}, the same as a worker and its writer without the hand-over"
+    if algorithm == "uct":
+        return None, (f"--workers {workers} with UCT: trained in {alone}; a UCT simulation costs about as much "
+                      "to write as to search, and every worker's games go through the one writer, so workers "
+                      "would be slower (they pay with --algorithm puct)")
     if workers > cores:
         return cores, f"--workers {workers} on {cores} cores: {cores} workers instead (more would take turns)"
     if load >= 1.0:

@@ -350,7 +350,8 @@ def writing(
         raise StoreError(f"cannot create {name!r}: no such directory {str(path.parent)!r}")
     if kept is not None:
         kept.check(path, name)
-    _sweep(path)
+    if kept is None or kept.conn is None:  # a kept connection's first write swept already
+        _sweep(path)
     if not path.exists():
         yield from _creating(path, name, replace=False)
         return
