@@ -41,7 +41,8 @@ from .options import (
 @seed_option
 @option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @option("--workers", type=int, default=None, show_default="this process alone", metavar="N",
-        help="Play in N processes at once, one writer merging their games (at most --games).")
+        help="Play in N processes at once, one writer merging their games (at most --games); where that would "
+             "be slower (UCT, N = 1, one core) trains in one process and says so.")
 @option("--refit-every", "refit_every", type=click.IntRange(min=1), default=None, metavar="K",
         show_default="no refits",
         help="The learning loop: fit --model again from the whole database after every K games logged (the "
@@ -57,7 +58,8 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
     The tree is saved after every game in one transaction (by a writer process
     while the next game is played); Ctrl-C saves and stops cleanly. With
     --workers N (or --ray) games are played in parallel on
-    snapshots of the tree and one writer adds what each game learned. Self-play
+    snapshots of the tree and one writer adds what each game learned (locally
+    only where that pays: a PUCT search, several cores). Self-play
     explores by default: the first moves of every game are sampled from the
     simulations that selected them (temperature 1), so games differ; the
     settings are logged per game (games.exploration).
