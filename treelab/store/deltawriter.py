@@ -72,6 +72,7 @@ class DeltaWriter:
         self._grown: list[tuple[int, np.ndarray, str | None]] = []  # (save count, stored rows given new children
         # then, by whom: a source's own additions are known to its tree; None: to none)
         self._grown_since = self._generation  # the log above is complete for the saves after this one
+        self._grown_size = 0  # the row ids the log holds
         self._top: int | None = None  # the largest row id after this writer's last batch (None: none yet)
 
     def _grown_after(self, seen: int, now: list[tuple[np.ndarray, str | None]],
@@ -88,10 +89,11 @@ class DeltaWriter:
         """Log as grown at save ``generation`` the parents of the rows others inserted since this writer's last batch
         (rows above its last top: ids only grow). Others' merges into existing rows give no row new children."""
         if self._top is None or top < self._top:  # unknown, or rows went away: forget the log
-            self._grown, self._grown_since = [], generation
+            self._grown, self._grown_since, self._grown_size = [], generation, 0
             return
         parents = [pid for (pid,) in conn.execute("SELECT DISTINCT parent_id FROM nodes WHERE id > ?", (self._top,))]
         self._grown.append((generation, np.array(parents, dtype=np.int64), None))
+        self._grown_size += len(parents)
 
     def _log_grown(self, generation: int, now: list[tuple[np.ndarray, str | None]]) -> None:
         by_source: dict[str | None, list[np.ndarray]] = {}
@@ -99,8 +101,10 @@ class DeltaWriter:
             by_source.setdefault(by, []).append(ids)
         for by, parts in by_source.items():  # repeats and all: np.isin copes
             self._grown.append((generation, np.concatenate(parts), by))
-        while sum(len(ids) for _, ids, _ in self._grown) > GROWN_LOG and len(self._grown) > 1:
-            self._grown_since = self._grown.pop(0)[0]
+            self._grown_size += len(self._grown[-1][1])
+        while self._grown_size > GROWN_LOG and len(self._grown) > 1:  # a running total: no sum over every save
+            gen, ids, _ = self._grown.pop(0)
+            self._grown_since, self._grown_size = gen, self._grown_size - len(ids)
 
     def stats(self) -> tuple[int, int, int]:
         """The tree's nodes, its root's visits, and the id of the last game logged."""
