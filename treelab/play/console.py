@@ -15,12 +15,19 @@ __all__ = ["progress_bar", "stop_on_signals"]
 
 
 def progress_bar(total: int, enabled: bool, name: str) -> Any:
-    """A tqdm bar counting a run's games (None when ``enabled`` is false)."""
+    """A tqdm bar counting a run's games (None when ``enabled`` is false).
+
+    It starts no monitor thread (tqdm's own adjusts the refresh of bars that stall): children of a
+    process with one thread start forked, at once (:func:`treelab.store.background.start_method`).
+    """
     if not enabled:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=f"training {name}", unit="game", dynamic_ncols=True)
+    class Bar(tqdm):  # type: ignore[misc, type-arg, valid-type]
+        monitor_interval = 0
+
+    return Bar(total=total, desc=f"training {name}", unit="game", dynamic_ncols=True)
 
 
 @contextlib.contextmanager
