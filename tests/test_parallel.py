@@ -238,7 +238,7 @@ def test_ray_trains_24_games_into_a_consistent_tree(tmp_path: Path) -> None:
 
 
 def test_workers_run_only_where_they_pay(tmp_path: Path) -> None:
-    """UCT, one worker or one core: one process; never more workers than cores; busy cores: as asked, warned."""
+    """UCT, one worker, one core or busy cores: one process; PUCT: workers, never more than cores."""
     from treelab.play.parallel import advice
 
     for asked, options in ((2, {"cores": 1}), (2, {"algorithm": "uct"}), (1, {"algorithm": "puct"})):
@@ -248,7 +248,7 @@ def test_workers_run_only_where_they_pay(tmp_path: Path) -> None:
         2, "--workers 4 on 2 cores: 2 workers instead (more would take turns)")
     assert advice(2, cores=2, load=0.1, algorithm="puct") == (2, "")
     workers, note = advice(2, cores=2, load=3.5, algorithm="puct")
-    assert workers == 2 and "load average 3.5 on 2 cores" in note
+    assert workers is None and "load average 3.5 on 2 cores): trained in one process" in note
     out = CliRunner().invoke(cli, ["train", "tictactoe", "--db", str(tmp_path / "t.db"), "--games", "2",
                                    "--iterations", "20", "-q", "--workers", "2"])
     assert out.exit_code == 0 and "with UCT: trained in one process" in out.output, out.output

@@ -30,16 +30,19 @@ def advice(workers: int, *, cores: int | None = None, load: float | None = None,
     Workers only play: every game of every worker is written by one writer (SQLite takes one write at a
     time), and one process already plays on one core while its writer process saves on the other. So workers
     pay only where a simulation costs far more to search than to write. Measured on Connect Four
-    (``benchmarks/parallel.py``, CPU time on a loaded 2-core machine): a UCT simulation costs 4-5 microseconds
+    (``benchmarks/parallel.py``, CPU time on a loaded 2-core machine): a UCT simulation costs 4-7 microseconds
     to search and about as much to write (a new row, a few count updates), so at 100 to 2,000 simulations a
-    move one process keeps both cores as busy as workers could and two workers are 0.8-1.0x one process;
-    a PUCT simulation with an evaluator costs about 170 microseconds to search and 22 to write, so there
-    each worker adds a core's worth of games. Hence:
+    move one process keeps both cores as busy as workers could, and two workers would reach only 0.70-0.96x
+    one process on two idle cores; a PUCT simulation (its rollout evaluator) costs 110-135 microseconds to
+    search and 21-33 to write, and there two workers would reach 1.36-1.47x. Hence:
 
     - UCT (``algorithm`` "uct"), or one worker (the same pipeline as one process, plus the hand-over), or
       one core: one process;
-    - never more workers than cores;
-    - with other jobs loading the cores (load average of 1 or more), workers run as asked, with a warning.
+    - cores busy with other jobs (load average of 1 or more): one process. Linux shares the CPU between
+      sessions (autogroups) and services (cgroups), not processes, so a run's processes together get what
+      the other jobs leave: the mode that spends the least CPU a simulation is the fastest (measured:
+      two PUCT workers ran 0.62-0.74x one process at a load average of 10-13, though 1.36-1.47x on CPU time);
+    - never more workers than cores.
 
     Args:
         workers: the workers asked for.
@@ -61,11 +64,12 @@ def advice(workers: int, *, cores: int | None = None, load: float | None = None,
         return None, (f"--workers {workers} with UCT: trained in {alone}; a UCT simulation costs about as much "
                       "to write as to search, and every worker's games go through the one writer, so workers "
                       "would be slower (they pay with --algorithm puct)")
+    if load >= 1.0:
+        return None, (f"the cores are busy (load average {load:.1f} on {cores} cores): trained in one process, "
+                      "which spends the least CPU a simulation (workers would share with the writer what the "
+                      "other jobs leave)")
     if workers > cores:
         return cores, f"--workers {workers} on {cores} cores: {cores} workers instead (more would take turns)"
-    if load >= 1.0:
-        return workers, (f"the cores are busy (load average {load:.1f} on {cores} cores): workers compete with "
-                         "other jobs and may be slower than one process (drop --workers)")
     return workers, ""
 
 
