@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run
+from test_parallel import AS_ASKED
 
 import treelab
 
@@ -195,8 +196,8 @@ def test_concurrent_writers_of_one_file_add_up_exactly(tmp_path: Path, round_: i
         fields = {"db": db, "other": other, "games": rng.randint(1, 3), "iterations": rng.randint(10, 30),
                   "seed": rng.randint(0, 999) + i, "moves": moves}
         args = [a.format(**fields) for a in command]
-        proc = subprocess.Popen([sys.executable, "-m", "treelab", *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        command_line = AS_ASKED if "--workers" in args else [sys.executable, "-m", "treelab"]  # workers, not advice
+        proc = subprocess.Popen([*command_line, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         runs.append((args, proc))
     searched = 0
     for args, proc in runs:
