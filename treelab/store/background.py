@@ -296,7 +296,7 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
     handles it and tells the child what to do), so it never dies with a traceback.
     A forked child must not use a database connection of the parent: start children before any is open.
     """
-    ctx = multiprocessing.get_context(start_method())
+    ctx: Any = multiprocessing.get_context(start_method())  # a fork or spawn context: both have Process
     forked = ctx.get_start_method() == "fork"
     mine, theirs = ctx.Pipe(duplex=True)
     _PARENT_ENDS.add(mine)  # before the fork: the child closes its copy
