@@ -11,13 +11,14 @@ records each node's parent *position*, :func:`rows` turns positions into ids,
 and the caller runs :func:`renumber` after the commit. The compiled versions in
 ``treelab._speedups`` (``_rows.c``) run when built; the Python code here is the
 reference they must match. A later save's new nodes go in through :func:`insert`,
-with the same multi-row statements; a load turns rows back into nodes with
-:func:`build`.
+with the same multi-row statements, and the games and history rows through :func:`insert_records`; a
+load turns rows back into nodes with :func:`build`.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import sqlite3
 from array import array
 from collections.abc import Callable, Iterable
@@ -30,7 +31,8 @@ from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from .integrity import check_row, damaged, label_check
 
-__all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "insert_grouped", "renumber", "rows", "write"]
+__all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "insert_grouped", "insert_records", "renumber",
+           "rows", "write"]
 
 WIDTH = 50
 """Rows per ``INSERT ... VALUES (...), (...)`` statement (450 parameters, under every SQLite's limit)."""
@@ -127,6 +129,16 @@ def insert(conn: sqlite3.Connection, node_rows: Iterable[tuple[Any, ...]]) -> No
     conn.executemany(_insert(WIDTH), groups)
     if whole < len(flat):
         conn.execute(_insert((len(flat) - whole) // ROW), flat[whole:])
+
+
+def insert_records(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    """Insert ``rows`` into ``table`` (``games``, ``history``): the columns any row names, missing ones NULL, a
+    dict or list value as JSON (as :mod:`sqlite_utils`'s ``insert_all`` does, without its per-call schema reads)."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    names = ", ".join('"' + str(column).replace('"', '""') + '"' for column in columns)  # quoted as SQL names
+    values = [[json.dumps(v) if isinstance(v := row.get(column), (dict, list, tuple)) else v for column in columns]
+              for row in rows]
+    conn.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))})', values)
 
 
 def insert_grouped(conn: sqlite3.Connection, groups: list[tuple[Any, ...]]) -> None:

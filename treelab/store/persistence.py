@@ -127,23 +127,9 @@ def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], 
         next_id = max(next_id, int(row["id"]) + 1)
         fresh = max(fresh, next_id)
     now = snapshot(conn, root, counts)
-    _insert(conn, "games", games)
-    _insert(conn, "history", [{"game_id": row["id"], **now} for row in games])
+    bulk.insert_records(conn, "games", games)
+    bulk.insert_records(conn, "history", [{"game_id": row["id"], **now} for row in games])
     return max(int(row["id"]) for row in games)
-
-
-def _insert(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
-    """Insert ``rows`` into ``table`` (``games`` or ``history``): the columns every row names, missing ones NULL, a
-    dict or list value as JSON (as :mod:`sqlite_utils`'s ``insert_all`` does, without its per-call schema reads)."""
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    names = ", ".join('"' + str(column).replace('"', '""') + '"' for column in columns)  # quoted as SQL names
-    marks = ", ".join("?" * len(columns))
-    conn.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({marks})',
-                     [[_plain(row.get(column)) for column in columns] for row in rows])
-
-
-def _plain(value: Any) -> Any:
-    return json.dumps(value) if isinstance(value, (dict, list, tuple)) else value
 
 
 def snapshot(conn: sqlite3.Connection, root: int, counts: list[int]) -> dict[str, Any]:
