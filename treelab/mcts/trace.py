@@ -180,11 +180,12 @@ class Tracer:
         """The loop's back-up phase, measuring what each node gains and writing the record."""
 
         def traced(state: SearchState, path: list[TreeNode], winner: int | None) -> None:
+            expanded = self._expanded(state, path)  # before the backup: the counts the expansion saw
             before = [(n.nb_visit, n.nb_win, n.nb_draw, n.nb_select) for n in path]
             back_up(state, path, winner)
             gained = [[n.nb_visit - b[0], n.nb_win - b[1], n.nb_draw - b[2], n.nb_select - b[3]]
                       for n, b in zip(path, before, strict=True)]
-            self._record(state, path, winner, gained)
+            self._record(state, path, winner, gained, expanded)
 
         return traced
 
@@ -223,18 +224,25 @@ class Tracer:
             why = "chosen"  # a selection hook of one's own
         return {"nb_visit": node.nb_visit, "candidates": rows, "picked": child.name, "why": why}
 
-    def _record(self, state: SearchState, path: list[TreeNode], winner: int | None, gained: list[list[int]]) -> None:
+    def _expanded(self, state: SearchState, path: list[TreeNode]) -> str | None:
+        """The move of the node this simulation expanded (UCT: made; PUCT: gave children), adding UCT's level."""
+        new = state.tree.new_nodes[self._made:]
+        leaf = path[-1]
+        if self._algorithm == "uct":
+            if new and new[-1] is leaf and len(path) > 1:
+                self._levels.append(self._untried(state, path))
+                return str(leaf.name)
+            return None
+        made = set(new)
+        if any(kid in made for kid in kids_of(leaf)):
+            return str(leaf.name) if len(path) > 1 else ""
+        return None
+
+    def _record(self, state: SearchState, path: list[TreeNode], winner: int | None, gained: list[list[int]],
+                expanded: str | None) -> None:
         tree, game = state.tree, state.tree.game
         new = tree.new_nodes[self._made:]
         levels = self._levels
-        leaf = path[-1]
-        expanded: str | None = None
-        if self._algorithm == "uct":
-            if new and new[-1] is leaf and len(path) > 1:
-                expanded = leaf.name
-                levels.append(self._untried(state, path))
-        elif any(kid in new for kid in kids_of(leaf)):
-            expanded = leaf.name if len(path) > 1 else ""
         above = state.above
         up = [[1, int(winner is not None and n.mover == winner), int(winner is None), 0] for n in above]
         created = [_notation(game, n.moves) for n in new]
