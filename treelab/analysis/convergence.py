@@ -1,6 +1,6 @@
 """How one search converges: each root move's visit share and mean, and the best move, after every simulation.
 
-The numbers come from a search's trace (:mod:`treelab.mcts.trace`): the root move each simulation
+The numbers come from a search's trace (:mod:`treelab.mcts.tracer`): the root move each simulation
 took and what it gained there, so they count this search's own simulations only (also on a stored
 tree). :func:`converge` runs the searches to compare (UCT, PUCT and UCT with the solver, from the
 same seed on fresh trees) and :func:`plot_convergence` draws them side by side, answering "how many
@@ -22,7 +22,8 @@ from ..errors import UnknownOptionError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig
 from ..mcts.policies import make_rng
-from ..mcts.trace import Tracer, check_records, traced_search
+from ..mcts.tracer import Tracer, traced_search
+from ..mcts.trace_records import check_records
 from ..mcts.uct import Limit
 from ..store.outfile import save_figure
 from ..tree import Moves, Tree
@@ -119,7 +120,8 @@ def converge_records(records: Sequence[Mapping[str, Any]], *, label: str = "sear
         if wins:
             best.append(wins[0])
         else:
-            live = {m: c[0] for m, c in counts.items() if proven.get(m) != "loss"} or {m: c[0] for m, c in counts.items()}
+            live = {m: c[0] for m, c in counts.items() if proven.get(m) != "loss"}
+            live = live or {m: c[0] for m, c in counts.items()}
             best.append(max(live, key=lambda m: (live[m], -game.parse_move(m))) if live else None)
     order = sorted(counts, key=game.parse_move)
     n = len(records)

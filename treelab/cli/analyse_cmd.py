@@ -64,7 +64,7 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
 
     tracer = None
     if trace_file is not None:
-        from ..mcts.trace import Tracer
+        from ..mcts.tracer import Tracer
         from .options import refuse_overwriting
 
         if db is not None:

@@ -40,7 +40,7 @@ from .config import node_cap_for
 from .solver import LegalCount, propagate, prove_terminal
 
 if TYPE_CHECKING:
-    from .trace import Tracer
+    from .tracer import Tracer
 
 __all__ = ["BatchFn", "Leaf", "Limit", "Phases", "SearchState", "back_up", "prove_leaf", "run", "start_at"]
 
@@ -96,7 +96,7 @@ class SearchState:
     wins: list[int] = field(default_factory=lambda: [0, 0, 0])
     """Simulations won by player 1 (``wins[1]``) and player 2 (``wins[2]``)."""
     trace: Tracer | None = None
-    """Records every simulation (:mod:`treelab.mcts.trace`; the Python phases then run); None: no trace."""
+    """Records every simulation (:mod:`treelab.mcts.tracer`; the Python phases then run); None: no trace."""
 
 
 @dataclass(slots=True)
@@ -146,9 +146,9 @@ def run(state: SearchState, phases: Phases, *, limit: Limit, should_stop: Callab
 
     Checked after every simulation (after every compiled batch): the :class:`Limit`, ``should_stop()``
     and the node budget (``max_new_nodes`` more nodes than at the start); before each, the start's proof
-    (with the solver). With ``state.trace`` (a :class:`~treelab.mcts.trace.Tracer`) the Python phases run
-    (never the compiled batch) and every simulation is recorded. Returns the simulations run. The nodes above the start receive their counts
-    when the loop ends (also on an exception, such as Ctrl-C); the cyclic garbage collector is paused.
+    (with the solver). With ``state.trace`` (a :class:`~treelab.mcts.tracer.Tracer`) the Python phases run
+    (never the compiled batch) and every simulation is recorded. Returns the simulations run. The nodes
+    above the start receive their counts when the loop ends (also on an exception, such as Ctrl-C); the cyclic garbage collector is paused.
     """
     tree, start = state.tree, state.start
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62

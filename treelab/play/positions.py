@@ -16,7 +16,7 @@ from ..mcts.uct import search as uct_search
 from ..tree import Moves, Tree
 
 if TYPE_CHECKING:
-    from ..mcts.trace import Tracer
+    from ..mcts.tracer import Tracer
 
 __all__ = ["ALGORITHMS", "analyse", "search_position"]
 
@@ -52,7 +52,7 @@ def analyse(
         seed: replay the search exactly.
         db: search in (and save to) this stored tree, created if missing; only the
             subtree at the position is read. None: a fresh in-memory tree.
-        trace: record every simulation into this :class:`~treelab.mcts.trace.Tracer` (the search then
+        trace: record every simulation into this :class:`~treelab.mcts.tracer.Tracer` (the search then
             runs its Python phases; :func:`treelab.trace` is the short way).
         options: fields of ``search`` as keywords (``solver=True, c=1.4142``), replacing them;
             ``config`` and ``how`` are the old spellings of ``search`` and ``choice``.
@@ -102,7 +102,7 @@ def search_position(game: Game, moves: Moves, limit: Limit, cfg: SearchConfig, *
         tree = Tree(the_game, c=ucb_c)
     started = time.perf_counter()
     if trace is not None:
-        from ..mcts.trace import traced_search
+        from ..mcts.tracer import traced_search
 
         done = traced_search(tree, parsed, limit=limit, search=cfg, rng=rng, tracer=trace)
     elif cfg.algorithm == "puct":

@@ -1,7 +1,7 @@
 """A traced search and its file: :func:`trace`, :func:`read_trace`, :class:`SearchTrace` (``analyse --trace``).
 
 :func:`trace` searches one position as :func:`treelab.analyse` does, with a
-:class:`~treelab.mcts.trace.Tracer` riding along, and returns every simulation's record
+:class:`~treelab.mcts.tracer.Tracer` riding along, and returns every simulation's record
 with the search's summary. On a stored tree (``db=``) it only reads the file unless
 ``save=True``. :meth:`SearchTrace.write` writes the JSON Lines file of
 ``treelab analyse ... --trace FILE`` (gzip-compressed when the name ends in ``.gz``), and
@@ -25,7 +25,8 @@ from ..errors import TraceError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig, resolve_aliases
 from ..mcts.summary import SearchSummary
-from ..mcts.trace import Tracer, check_records
+from ..mcts.tracer import Tracer
+from ..mcts.trace_records import check_records
 from ..mcts.uct import Limit
 from ..tree import Moves
 
@@ -66,13 +67,14 @@ class SearchTrace:
         return write_records(self.records, path)
 
     def stepper(self, **options: Any) -> Any:
-        """The notebook widget stepping through this search (:func:`treelab.view.stepper.stepper`)."""
-        from ..view.stepper import stepper
+        """The notebook widget stepping through this search (:func:`treelab.view.step_widget.stepper`)."""
+        from ..view.step_widget import stepper
 
         return stepper(self, **options)
 
     def convergence(self) -> Any:
-        """Each root move's visit share and mean after every simulation (:func:`treelab.analysis.convergence.converge_records`)."""
+        """Each root move's visit share and mean after every simulation
+        (:func:`treelab.analysis.convergence.converge_records`)."""
         from ..analysis.convergence import converge_records
 
         return converge_records(self.records, label=self.algorithm)

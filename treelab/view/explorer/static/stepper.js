@@ -1,5 +1,5 @@
 // treelab stepper: one search, one simulation at a time (an anywidget ES module; the explorer's step mode too).
-// The model holds `data` (treelab.view.stepper.stepper_data) and `step` (from 1). Everything shown is built
+// The model holds `data` (treelab.view.step_widget.stepper_data) and `step` (from 1). Everything shown is built
 // with DOM calls and textContent: nothing from the data is ever parsed as HTML.
 const SVG = "http://www.w3.org/2000/svg";
 const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];

@@ -35,7 +35,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .. import speedups
-from ..errors import TraceError
 from ..games import Game, State
 from ..nodes import Proof, TreeNode, kids_of, proof_word, walk
 from ..tree import Moves, Tree
@@ -48,18 +47,12 @@ if TYPE_CHECKING:
     from .loop import Leaf, SearchState
 
 __all__ = [
-    "TRACE_KEYS",
     "Terms",
     "Tracer",
-    "apply_record",
-    "check_records",
     "puct_terms",
     "traced_search",
     "ucb1_terms",
 ]
-
-TRACE_KEYS = ("simulation", "path", "expanded", "playout", "winner", "levels")
-"""The keys every record has at least (DESIGN.md, ``analyse --trace``)."""
 
 Terms = Callable[[TreeNode, TreeNode, float], "tuple[float | None, float | None, float | None]"]
 """``terms(parent, child, c) -> (mean, explore, prior)``: the two terms of a child's score at that moment
@@ -384,76 +377,3 @@ def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfi
         select = tracer.selecting(ucb1_terms, select_ucb1)  # a hook: the Python walk
         phases = UCTPhases.of(state, tracer.playing(find_playout(search.playout), game), select)
     return run(state, phases, limit=limit, max_new_nodes=search.max_new_nodes)
-
-
-# -- reading a trace back ---------------------------------------------------------------------------
-
-def check_records(records: Sequence[Mapping[str, Any]], *, game: str | None = None,
-                  position: str | None = None) -> None:
-    """Raise :class:`~treelab.errors.TraceError` unless ``records`` is one search's trace (of ``game`` at ``position``).
-
-    Checks the keys every record has, that simulations count 1, 2, 3, ... and name one game and position.
-    """
-    if not records:
-        raise TraceError("the trace holds no simulation: record one with treelab analyse ... --trace FILE")
-    first = records[0]
-    for i, record in enumerate(records, 1):
-        if not isinstance(record, Mapping):
-            raise TraceError(f"record {i} is {type(record).__name__}, not a JSON object: is this a treelab trace?")
-        missing = [k for k in (*TRACE_KEYS, "game", "position", "backup") if k not in record]
-        if missing:
-            raise TraceError(f"record {i} lacks {missing[0]!r}: is this a treelab trace (analyse --trace)?")
-        if record["simulation"] != i:
-            raise TraceError(f"record {i} is simulation {record['simulation']!r}: the trace is out of order or cut")
-        if record["game"] != first["game"] or record["position"] != first["position"]:
-            raise TraceError(f"record {i} is of {record['game']!r} at {record['position']!r}, not of "
-                             f"{first['game']!r} at {first['position']!r}: one trace is one search")
-    if game is not None and first["game"] != game:
-        raise TraceError(f"the trace is of the game {first['game']!r}, not {game!r}: trace this game's search")
-    if position is not None and first["position"] != position:
-        raise TraceError(f"the trace searched the position {first['position']!r}, not {position!r}: "
-                         "open the trace at its own position")
-
-
-def apply_record(tree: Tree, record: Mapping[str, Any]) -> None:
-    """Replay one simulation's record onto ``tree``: its new nodes, the counts gained, its proofs.
-
-    Replaying every record of a trace onto the tree the search started from gives the tree the search
-    ended with, node for node (the nodes above the search's root gain their counts per simulation here,
-    where the search adds them once as it ends: the sums agree).
-    """
-    game = tree.game
-    for moves in record["created"]:
-        labels = [game.label(m) for m in game.parse(moves)]
-        parent = tree.find(labels[:-1])
-        if parent.child(labels[-1]) is None:
-            tree.add_child(parent, labels[-1], _mover_of(tree, labels))
-    nodes = [tree.root]
-    position = [game.label(m) for m in game.parse(record["position"])]
-    for label in [*position, *record["path"]]:
-        child = nodes[-1].child(label)
-        if child is None:
-            raise TraceError(f"simulation {record['simulation']}: no node {label!r} below "
-                             f"{'/'.join(n.name for n in nodes)!r}: this trace was recorded on another tree")
-        nodes.append(child)
-    gains = record["backup"]
-    if len(gains) != len(nodes):
-        raise TraceError(f"simulation {record['simulation']}: {len(gains)} backup steps for a path of "
-                         f"{len(nodes)} nodes: the record is damaged")
-    for node, (visit, win, draw, select) in zip(nodes, gains, strict=True):
-        tree.mark_dirty(node)
-        node.nb_visit += visit
-        node.nb_win += win
-        node.nb_draw += draw
-        node.nb_select += select
-    for moves, word in record["proofs"].items():
-        node = tree.find(moves)
-        tree.mark_dirty(node)
-        node.proven = Proof({"win": 1, "draw": 0, "loss": -1}[word])
-
-
-def _mover_of(tree: Tree, labels: Sequence[str]) -> int | None:
-    if tree.game.alternating:
-        return None
-    state = tree.game.replay(labels[:-1])
-    return state.to_move

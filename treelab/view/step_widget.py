@@ -1,6 +1,6 @@
 """Step through a search one simulation at a time: the notebook widget, and the data its page draws.
 
-:func:`stepper_data` turns a search's trace (:mod:`treelab.mcts.trace`) into what the front end
+:func:`stepper_data` turns a search's trace (:mod:`treelab.mcts.tracer`) into what the front end
 (``explorer/static/stepper.js``, one ES module) draws: the start position's board and, per
 simulation, the selection at every level with its score terms, the node expanded, the cells the
 path's and the playout's moves fill (numbered), the result and each node's backup increments; the
@@ -24,7 +24,7 @@ import traitlets
 
 from ..errors import TraceError
 from ..games import Game, State, find_game
-from ..mcts.trace import check_records
+from ..mcts.trace_records import check_records
 from .explorer.data import board_grid
 
 __all__ = ["ESM", "MAX_STEPS", "Stepper", "stepper", "stepper_data"]
