@@ -5,7 +5,7 @@ const SVG = "http://www.w3.org/2000/svg";
 const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 const STYLE = `
 .tl-stepper { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222; }
-.tl-stepper .bar { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; margin-bottom: 6px; }
+.tl-stepper .tl-controls { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; margin-bottom: 6px; }
 .tl-stepper button { font: inherit; padding: 2px 10px; cursor: pointer; }
 .tl-stepper input[type=range] { width: 260px; }
 .tl-stepper .cols { display: flex; gap: 18px; flex-wrap: wrap; align-items: flex-start; }
@@ -243,7 +243,7 @@ function render({ model, el }) {
   const slider = h("input", { type: "range", min: "1", max: "1", value: "1", step: "1", "aria-label": "simulation" });
   const label = h("span", { class: "label" });
   const view = h("div", { class: "view" });
-  root.append(h("div", { class: "bar" }, back, one, ten, run, slider, label), view);
+  root.append(h("div", { class: "tl-controls" }, back, one, ten, run, slider, label), view);
   el.append(root);
   let timer = null;
 
