@@ -114,6 +114,7 @@ class Tracer:
     _levels: list[dict[str, Any]] = field(default_factory=list)
     _made: int = 0
     _playout: list[str] | None = None
+    _named: bool = False
     _moves: tuple[str, ...] = ()
 
     # -- set-up, by the search ------------------------------------------------------------------
@@ -146,6 +147,7 @@ class Tracer:
         traced = _traced_playout(playout, game)
         if traced is None:
             return playout
+        self._named = True
         moves: list[int] = []
 
         def recorded(state: State, rng: random.Random) -> int | None:
@@ -163,7 +165,7 @@ class Tracer:
         def traced(state: SearchState) -> Leaf:
             self._levels.clear()
             self._made = len(state.tree.new_nodes)
-            self._playout = None
+            self._playout = [] if self._named else None  # no playout: a finished game (or moves unseen)
             return select(state)
 
         return traced

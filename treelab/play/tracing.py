@@ -136,7 +136,7 @@ def open_trace_file(path: str | PathLike[str], mode: str) -> IO[str]:
 def write_records(records: Sequence[Mapping[str, Any]], path: str | PathLike[str]) -> Path:
     """Write ``records`` as JSON Lines into ``path`` (whole or not at all: a temporary file is renamed)."""
     target = Path(path)
-    part = target.with_name(target.name + ".part")
+    part = target.with_name(f".{target.name}.part{target.suffix}")  # the same suffix: gzip or not
     try:
         with open_trace_file(part, "w") as out:
             for record in records:
