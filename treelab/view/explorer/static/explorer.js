@@ -320,6 +320,7 @@ async function drawStep() {
     throw new Error(`step ${p.get("step")} is past the end of this search: use 1 to ${last}`);
   }
   for (const f of stepListeners["change:step"] || []) f();
+  document.body.dataset.stepped = key;  // the search drawn (tests wait for it)
 }
 
 function stepQuery(changes) { go({ mode: "step", step: "1", ...changes }, true); }
