@@ -29,8 +29,10 @@ HOST = """async ([src, data, step]) => {
   const mod = await import(url);
   const listeners = {}; const state = {data, step};
   window.saved = 0;
-  window.model = {get: (k) => state[k], set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
-    on: (e, f) => (listeners[e] = listeners[e] || []).push(f), off: (e, f) => {}, save_changes: () => { window.saved += 1; }};
+  window.model = {get: (k) => state[k],
+    set: (k, v) => { state[k] = v; (listeners["change:" + k] || []).forEach((f) => f()); },
+    on: (e, f) => (listeners[e] = listeners[e] || []).push(f), off: (e, f) => {},
+    save_changes: () => { window.saved += 1; }};
   mod.default.render({model: window.model, el: document.getElementById("host")});
 }"""
 
@@ -193,7 +195,8 @@ def test_the_explorer_step_mode_in_chromium(browser: Any, server: Server) -> Non
     _agrees(_shown(page), frames[10])
     page.locator("#step-search").select_option("puct")
     page.wait_for_function("() => (document.body.dataset.stepped || '').includes('search=puct')", timeout=30000)
-    assert "search=puct" in page.url and "step=1" in page.url and "prior" in page.locator("#stepper table.terms thead").inner_text()
+    assert "search=puct" in page.url and "step=1" in page.url
+    assert "prior" in page.locator("#stepper table.terms thead").inner_text()
     page.goto(server.url + "?path=4453&mode=step&step=7&iterations=50")
     _ready(page, "4453")
     page.screenshot(path=str(IMG / "explorer_step.png"), full_page=True)

@@ -153,7 +153,7 @@ def test_a_bad_trace_gets_one_clear_line(tmp_path: Path) -> None:
     text = out.read_text()
     cut = tmp_path / "cut.jsonl"
     cut.write_text(text[: len(text) - 40])
-    with pytest.raises(TraceError, match="line 20 .*cut off"):
+    with pytest.raises(TraceError, match=r"line 20 .*cut off"):
         treelab.read_trace(cut)
     with pytest.raises(TraceError, match="game 'tictactoe', not 'connect4'"):
         treelab.read_trace(out, game="connect4")

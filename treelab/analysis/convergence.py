@@ -22,8 +22,8 @@ from ..errors import UnknownOptionError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig
 from ..mcts.policies import make_rng
-from ..mcts.tracer import Tracer, traced_search
 from ..mcts.trace_records import check_records
+from ..mcts.tracer import Tracer, traced_search
 from ..mcts.uct import Limit
 from ..store.outfile import save_figure
 from ..tree import Moves, Tree

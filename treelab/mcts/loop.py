@@ -148,13 +148,16 @@ def run(state: SearchState, phases: Phases, *, limit: Limit, should_stop: Callab
     and the node budget (``max_new_nodes`` more nodes than at the start); before each, the start's proof
     (with the solver). With ``state.trace`` (a :class:`~treelab.mcts.tracer.Tracer`) the Python phases run
     (never the compiled batch) and every simulation is recorded. Returns the simulations run. The nodes
-    above the start receive their counts when the loop ends (also on an exception, such as Ctrl-C); the cyclic garbage collector is paused.
+    above the start receive their counts when the loop ends (also on an exception, such as Ctrl-C); the cyclic
+    garbage collector is paused.
     """
     tree, start = state.tree, state.start
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
     state.max_size = node_cap = node_cap_for(tree.size, max_new_nodes)
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
-    batch, select, simulate, finish = phases.batch, phases.select, phases.simulate, back_up
+    batch, simulate = phases.batch, phases.simulate
+    select: Callable[[SearchState], Leaf] = phases.select
+    finish: Callable[[SearchState, list[TreeNode], int | None], None] = back_up
     if state.trace is not None:  # a traced search: the Python phases, each simulation recorded
         batch, select, finish = None, state.trace.select_phase(select), state.trace.back_up_phase(back_up)
     solver = state.solver

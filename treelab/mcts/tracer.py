@@ -305,7 +305,7 @@ def _traced_playout(playout: PlayoutFn, game: Game) -> TracedPlayout | None:
             def compiled(state: State, rng: random.Random, moves: list[int]) -> int | None:
                 winner, played = named(*board(state), rng.getrandbits(64))
                 moves.extend(played)  # the moves' numbers, 1-7 or 1-9
-                return winner  # type: ignore[no-any-return]
+                return winner
 
             return compiled
         return _random_moves

@@ -25,8 +25,8 @@ from ..errors import TraceError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig, resolve_aliases
 from ..mcts.summary import SearchSummary
-from ..mcts.tracer import Tracer
 from ..mcts.trace_records import check_records
+from ..mcts.tracer import Tracer
 from ..mcts.uct import Limit
 from ..tree import Moves
 
@@ -129,7 +129,7 @@ def trace(
 def open_trace_file(path: str | PathLike[str], mode: str) -> IO[str]:
     """A trace file opened as text (``"r"`` or ``"w"``), through gzip when its name ends in ``.gz``."""
     if str(path).endswith(".gz"):
-        return gzip.open(path, mode + "t", encoding="utf-8")
+        return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]  # a text wrapper
     return open(path, mode, encoding="utf-8")
 
 
