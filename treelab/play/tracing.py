@@ -110,8 +110,9 @@ def trace(
         >>> import treelab
         >>> t = treelab.trace("tictactoe", "15", iterations=50, seed=1)
         >>> first = t.step(1)
-        >>> first["simulation"], len(first["path"]), first["expanded"] == first["path"][-1]
-        (1, 1, True)
+        >>> step = first["levels"].pop()  # the only level: a fresh tree can only try a move
+        >>> first["simulation"], step["why"], first["expanded"] in first["path"]
+        (1, 'untried', True)
     """
     from .positions import search_position
 
