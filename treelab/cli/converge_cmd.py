@@ -40,11 +40,13 @@ def _searches(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
         help="The searches to compare, comma-separated: uct, puct, solver (UCT with MCTS-Solver).")
 @option("-o", "--out", type=click.Path(dir_okay=False), default=None, callback=_out, show_default="no plot",
         help="Plot each root move's visit share and mean against the simulation (.png, .svg, .pdf).")
+@option("--trace", "traces", multiple=True, type=click.Path(dir_okay=False), metavar="FILE.jsonl",
+        help="Draw these recorded traces (analyse --trace) of the position instead of running searches; repeatable.")
 @seed_option
 @json_option
 @library_errors
 def converge(game: Game, moves: str, iterations: int, searches: tuple[str, ...], out: str | None, seed: int | None,
-             as_json: bool) -> None:
+             as_json: bool, traces: tuple[str, ...]) -> None:
     """Watch searches of one position converge: each root move's share and mean after every simulation.
 
     Each search runs on a fresh tree from the same seed, traced; the best move
@@ -54,17 +56,24 @@ def converge(game: Game, moves: str, iterations: int, searches: tuple[str, ...],
     \b
     Example:
       treelab converge connect4 --moves 44536 --iterations 2000 --seed 1 -o conv.png
+      treelab converge tictactoe --moves 15 --trace trace.jsonl -o conv.png
     """
     from ..analysis.convergence import converge as run
     from ..analysis.convergence import plot_convergence
 
-    runs = run(game, moves, iterations=iterations, searches=searches, seed=1 if seed is None else seed)
+    if traces:
+        from ..play.tracing import read_trace
+
+        recorded = [read_trace(path, game=game, moves=moves) for path in traces]  # each checked before drawing
+        runs = [t.convergence() for t in recorded]
+    else:
+        runs = run(game, moves, iterations=iterations, searches=searches, seed=1 if seed is None else seed)
     if out is not None:
         plot_convergence(runs, out)
     if as_json:
         click.echo(json.dumps({"game": game.name, "moves": runs[0].position, "runs": [r.to_dict() for r in runs]}))
         return
-    click.echo(f"{game.name} at {runs[0].position or '(start)'}, {iterations:,} simulations each:")
+    click.echo(f"{game.name} at {runs[0].position or '(start)'}:")
     for r in runs:
         proof = f", proven {r.proven[r.final]}" if r.final in r.proven else ""
         found = f"from simulation {r.found_at:,}" if r.found_at else "never"
