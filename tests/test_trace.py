@@ -222,3 +222,15 @@ def test_a_trace_stays_under_its_stated_size(tmp_path: Path) -> None:
     plain, packed = t.write(tmp_path / "t.jsonl"), t.write(tmp_path / "t.jsonl.gz")
     assert plain.stat().st_size < 4_000 * 1000
     assert packed.stat().st_size < plain.stat().st_size / 5
+
+
+def test_a_game_whose_players_need_not_alternate_is_traced_exactly() -> None:
+    game = "openspiel:dots_and_boxes(num_rows=1,num_cols=2)"
+    tree, start = treelab.Tree(game), treelab.Tree(game)
+    tracer = Tracer()
+    traced_search(tree, "", limit=Limit(iterations=300), search=SearchConfig(solver=True), rng=random.Random(2),
+                  tracer=tracer)
+    assert replayed(start, tracer.records) == snapshot(tree)
+    assert {n.moves: n.mover for n in start} == {n.moves: n.mover for n in tree}
+    movers = treelab.stepper(tracer.records, max_steps=300).data["frames"]
+    assert any(f["movers"][i] == f["movers"][i + 1] for f in movers for i in range(1, len(f["movers"]) - 1))

@@ -49,13 +49,19 @@ def _cells(state: State, moves: Sequence[int]) -> list[list[int] | None]:
     return out
 
 
-def _frame(game: Game, start: State, record: Mapping[str, Any], grid: bool) -> dict[str, Any]:
-    """What the front end needs of one record: the record, less what it does not draw, with the cells."""
+def _frame(game: Game, start: State, into: int, record: Mapping[str, Any], grid: bool) -> dict[str, Any]:
+    """What the front end needs of one record: the record, less what it does not draw, with the cells
+    each move fills and the player making each move (``movers[0]``: the one who moved into the start)."""
     frame = {k: record[k] for k in ("simulation", "path", "expanded", "playout", "winner", "levels", "proofs",
                                     "backup", "created") if k in record}
+    moves = [game.parse_move(m) for m in [*record["path"], *(record.get("playout") or [])]]
     if grid:
-        moves = [game.parse_move(m) for m in [*record["path"], *(record.get("playout") or [])]]
         frame["cells"] = _cells(start, moves)
+    movers, state = [into], start
+    for move in moves:
+        movers.append(state.to_move)
+        state = state.play(move)
+    frame["movers"] = movers
     return frame
 
 
@@ -74,12 +80,14 @@ def stepper_data(source: Any, *, max_steps: int = MAX_STEPS) -> dict[str, Any]:
     board = board_grid(game, start)
     grid = board["kind"] == "grid"
     board.pop("targets", None)
-    depth = len(game.parse(first["position"]))
+    parsed = game.parse(first["position"])
+    depth = len(parsed)
+    into = game.replay(parsed[:-1]).to_move if parsed else 2  # the root counts as moved into by player 2
     return {
         "game": game.name, "position": first["position"], "algorithm": first.get("algorithm", "uct"),
         "solver": bool(first.get("solver")), "c": first.get("c"), "to_move": start.to_move,
         "board": board, "simulations": len(records), "depth": depth,
-        "frames": [_frame(game, start, r, grid) for r in records[:max_steps]],
+        "frames": [_frame(game, start, into, r, grid) for r in records[:max_steps]],
         "roots": _root_series(records, depth),
     }
 
@@ -121,7 +129,7 @@ class Stepper(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget's base cl
 
     @property
     def record(self) -> dict[str, Any]:
-        """The record of the simulation shown."""
+        """The record of the simulation shown, as the front end holds it (with ``cells`` and ``movers``)."""
         return dict(self.data["frames"][self.step - 1])
 
     def go(self, step: int) -> Stepper:

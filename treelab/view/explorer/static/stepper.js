@@ -52,7 +52,8 @@ function s(tag, attrs = {}, text) {
 const fmt = (x, d = 3) => (x === null || x === undefined ? "∞" : Number(x).toFixed(d));
 const player = (p) => (p === null || p === undefined ? "draw" : `player ${p} wins`);
 
-function mover(data, j) {  // the player making the j-th move (from 0) after the search's root (-1: into it)
+function mover(data, f, j) {  // the player making the j-th move (from 0) after the search's root (-1: into it)
+  if (f.movers && f.movers[j + 1] !== undefined) return f.movers[j + 1];  // games whose players need not alternate
   return ((data.to_move + 1 + j) % 2) + 1;
 }
 
@@ -149,7 +150,7 @@ function board(data, f) {
   const tags = {};
   (f.cells || []).forEach((cell, j) => {
     if (!cell) return;
-    owner[cell[0]][cell[1]] = mover(data, j);
+    owner[cell[0]][cell[1]] = mover(data, f, j);
     tags[`${cell[0]},${cell[1]}`] = j < f.path.length ? { path: true, n: "" } : { path: false, n: j - f.path.length + 1 };
   });
   const grid = h("div", { class: "board" + (look.marks ? " marks" : ""),
@@ -197,7 +198,7 @@ function backup(data, f) {
   for (let j = names.length - 1; j >= 0; j--) {
     const g = (f.backup || [])[data.depth + j];
     if (!g) continue;
-    const who = mover(data, j - 1);  // the start: moved into by the player not to move there
+    const who = mover(data, f, j - 1);  // the start: moved into by the player not to move there
     const result = f.winner === null ? "draw" : who === null ? "" : f.winner === who ? "win" : "loss";
     body.append(h("tr", {}, h("td", { class: "mv" }, names[j]), h("td", {}, who ? `player ${who}` : ""),
       h("td", {}, `+${g[0]}`), h("td", {}, `+${g[1]}`), h("td", {}, `+${g[2]}`), h("td", {}, `+${g[3]}`),
