@@ -178,8 +178,8 @@ function table(data, f) {
   f.levels.forEach((level, i) => {
     const at = i === 0 ? "start" : f.path.slice(0, i).join(" ");
     body.append(h("tr", { class: "level" }, h("td", { colspan: puct ? 9 : 8 },
-      `level ${i + 1}: at ${at} (N = ${level.nb_visit}) → ${level.picked}, ${level.why}` +
-        (level.untried ? ` among the untried ${level.untried.join(" ")}` : ""))));
+      `level ${i + 1}: at ${at} (N = ${level.nb_visit}) → ${level.picked}, ` +
+        (level.untried ? `drawn at random among the untried ${level.untried.join(" ")}` : level.why))));
     for (const c of level.candidates) {
       const note = c.move === level.picked ? "← picked" : c.skipped ? `${c.proven}: skipped` : c.proven || "";
       body.append(h("tr", { class: c.move === level.picked ? "picked" : c.skipped ? "skipped" : "", "data-move": c.move },
