@@ -81,7 +81,7 @@ def apply_record(tree: Tree, record: Mapping[str, Any]) -> None:
     for moves, word in record["proofs"].items():
         node = tree.find(moves)
         tree.mark_dirty(node)
-        node.proven = Proof({"win": 1, "draw": 0, "loss": -1}[word])
+        node.proven = _proof(word, record["simulation"])
 
 
 def _mover_of(tree: Tree, labels: Sequence[str]) -> int | None:
@@ -89,3 +89,10 @@ def _mover_of(tree: Tree, labels: Sequence[str]) -> int | None:
         return None
     state = tree.game.replay(labels[:-1])
     return state.to_move
+
+
+def _proof(word: str, simulation: int) -> Proof:
+    for proof in Proof:
+        if proof.word == word:
+            return proof
+    raise TraceError(f"simulation {simulation}: proof {word!r} is not win, draw or loss: the record is damaged")
