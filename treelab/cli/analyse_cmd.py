@@ -36,9 +36,10 @@ from .options import (
         help="Add each move's perfect-play value for its player (1 win, 0 draw, -1 loss) from the game's "
              "oracle (connect4, tictactoe); an early Connect Four position can take minutes.")
 @option("--trace", "trace_file", type=click.Path(dir_okay=False), metavar="FILE.jsonl", default=None,
-        show_default="no trace", help="Record every simulation into this JSON Lines file (gzip'd when it ends in .gz): the path taken, "
-             "each level's candidates with their score terms, the playout's moves, the result and what each node "
-             "gained (docs/guide/tracing.md). The search then runs its Python phases.")
+        show_default="no trace",
+        help="Record every simulation into this JSON Lines file (gzip'd when it ends in .gz): the path "
+             "taken, each level's candidates with their score terms, the playout's moves, the result and what "
+             "each node gained (docs/guide/tracing.md). The search then runs its Python phases.")
 @seed_option
 @json_option
 @library_errors

@@ -41,7 +41,9 @@ def _searches(ctx: click.Context, param: click.Parameter, value: str) -> tuple[s
 @option("-o", "--out", type=click.Path(dir_okay=False), default=None, callback=_out, show_default="no plot",
         help="Plot each root move's visit share and mean against the simulation (.png, .svg, .pdf).")
 @option("--trace", "traces", multiple=True, type=click.Path(dir_okay=False), metavar="FILE.jsonl",
-        show_default="none: run the searches", help="Draw these recorded traces (analyse --trace) of the position instead of running searches; repeatable.")
+        show_default="none: run the searches",
+        help="Draw these recorded traces (analyse --trace) of the position instead of running searches; "
+             "repeatable.")
 @seed_option
 @json_option
 @library_errors
