@@ -19,7 +19,7 @@ from weakref import WeakKeyDictionary
 from ..errors import StoreError
 from ..nodes import PARENT_SLOT
 from ..tree import Tree, TreeNode
-from .dbfile import KeptConnection
+from .kept import KeptConnection
 from .schema import check_meta, migrate
 
 __all__ = ["Binding", "bind", "binding_of", "check_update", "keep", "kept_of", "stored_counts"]
