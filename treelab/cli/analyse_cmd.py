@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from typing import Any
 
 import click
@@ -63,22 +64,19 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
 
         oracle = require_oracle(game)
 
-    tracer = None
-    if trace_file is not None:
-        from ..mcts.tracer import Tracer
+    writing: Any = nullcontext()
+    if trace_file is not None:  # each simulation written as it is made; the file appears whole at the end
+        from ..play.tracing import trace_file as tracing
         from .options import refuse_overwriting
 
         if db is not None:
             refuse_overwriting(trace_file, db)
-        tracer = Tracer()
-    result = run(game, moves, iterations=iterations, seconds=seconds, search=search_config(options), seed=seed,
-                 db=db, trace=tracer)
-    if tracer is not None and trace_file is not None:
-        from ..play.tracing import write_records
-
-        write_records(tracer.records, trace_file)
-        if not as_json:
-            click.echo(f"wrote {tracer.count:,} simulations to {trace_file}")
+        writing = tracing(trace_file)
+    with writing as tracer:
+        result = run(game, moves, iterations=iterations, seconds=seconds, search=search_config(options), seed=seed,
+                     db=db, trace=tracer)
+    if tracer is not None and not as_json:
+        click.echo(f"wrote {tracer.count:,} simulations to {trace_file}")
     if as_json:
         data = result.to_dict()
         if oracle is not None:

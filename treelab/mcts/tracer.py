@@ -107,7 +107,6 @@ class Tracer:
     count: int = 0
     """Simulations recorded."""
     # set by begin():
-    _state: Any = None
     _algorithm: str = "uct"
     _header: dict[str, Any] = field(default_factory=dict)
     _known: dict[TreeNode, Proof] = field(default_factory=dict)
@@ -120,7 +119,6 @@ class Tracer:
     # -- set-up, by the search ------------------------------------------------------------------
     def begin(self, state: SearchState, algorithm: str) -> None:
         """Start recording the search of ``state`` (called by the search before its loop)."""
-        self._state = state
         self._algorithm = algorithm
         tree, start = state.tree, state.start
         self._moves = start.moves

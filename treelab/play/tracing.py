@@ -16,6 +16,7 @@ import json
 import os
 import random
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -30,7 +31,7 @@ from ..mcts.tracer import Tracer
 from ..mcts.uct import Limit
 from ..tree import Moves
 
-__all__ = ["SearchTrace", "open_trace_file", "read_trace", "trace", "write_records"]
+__all__ = ["SearchTrace", "open_trace_file", "read_trace", "trace", "trace_file", "write_records"]
 
 
 @dataclass(frozen=True)
@@ -134,18 +135,31 @@ def open_trace_file(path: str | PathLike[str], mode: str) -> IO[str]:
     return open(path, mode, encoding="utf-8")
 
 
-def write_records(records: Sequence[Mapping[str, Any]], path: str | PathLike[str]) -> Path:
-    """Write ``records`` as JSON Lines into ``path`` (whole or not at all: a temporary file is renamed)."""
+@contextmanager
+def trace_file(path: str | PathLike[str]) -> Iterator[Tracer]:
+    """A :class:`~treelab.mcts.tracer.Tracer` writing each record into ``path`` as it is made (memory stays
+    small); the file appears whole when the block ends, and not at all if it raises."""
     target = Path(path)
     part = target.with_name(f".{target.name}.part{target.suffix}")  # the same suffix: gzip or not
     try:
         with open_trace_file(part, "w") as out:
-            for record in records:
+
+            def write(record: dict[str, Any]) -> None:
                 out.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+            yield Tracer(sink=write, keep=False)
         os.replace(part, target)
     finally:
         part.unlink(missing_ok=True)
-    return target
+
+
+def write_records(records: Sequence[Mapping[str, Any]], path: str | PathLike[str]) -> Path:
+    """Write ``records`` as JSON Lines into ``path`` (whole or not at all: a temporary file is renamed)."""
+    with trace_file(path) as tracer:
+        assert tracer.sink is not None
+        for record in records:
+            tracer.sink(dict(record))
+    return Path(path)
 
 
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, str]]:
