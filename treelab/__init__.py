@@ -31,6 +31,7 @@ from .errors import (
     SchemaVersionError,
     StoreError,
     TooLargeError,
+    TraceError,
     TreelabError,
     UnknownGameError,
     UnknownOptionError,
@@ -44,6 +45,7 @@ from .errors import (
 _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.arrays": ("TreeArrays", ("tree_stats", "stats")),
     "analysis.compare": ("DiffResult", "diff"),
+    "analysis.convergence": ("Convergence", "converge", "plot_convergence"),
     "analysis.growth": ("GrowthData", "growth_data", "plot_growth", "tree_at"),
     "analysis.shape": ("plot_shape", "plot_shape_db"),
     "analysis.sqlstats": ("db_stats",),
@@ -57,6 +59,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "mcts.policies": ("decisive_playout", "random_playout", "ucb1"),
     "mcts.puct": ("C_PUCT", "PUCTPlayer", "dirichlet_alpha_for", "puct_search"),
     "mcts.summary": ("ChildStats", "SearchSummary", "choose_move"),
+    "mcts.tracer": ("Tracer",),
     "mcts.uct": ("Limit", "search"),
     "nodes": ("Proof",),
     "play.arena": ("MatchResult", "make_player", "play_match"),
@@ -64,6 +67,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "play.openspiel_bot": ("OpenSpielPlayer",),
     "play.players": ("HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"),
     "play.positions": ("analyse",),
+    "play.tracing": ("SearchTrace", "read_trace", "trace"),
     "play.training": ("TrainSummary", "train"),
     "play.learning": ("LoopSummary", "learning_loop"),
     "play.training_config": ("TrainingConfig",),
@@ -73,6 +77,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "tree": ("SQRT2", "Tree", "TreeNode"),
     "view.dot": ("render", "to_dot", "to_svg"),
     "view.jupyter": ("Diagram", "draw", "side_by_side"),
+    "view.step_widget": ("Stepper", "stepper"),
 }
 _LAZY: dict[str, tuple[str, str]] = {
     (item if isinstance(item, str) else item[0]): (module, item if isinstance(item, str) else item[1])
@@ -84,6 +89,7 @@ if TYPE_CHECKING:
     from .analysis.arrays import TreeArrays
     from .analysis.arrays import stats as tree_stats
     from .analysis.compare import DiffResult, diff
+    from .analysis.convergence import Convergence, converge, plot_convergence
     from .analysis.growth import GrowthData, growth_data, plot_growth, tree_at
     from .analysis.shape import plot_shape, plot_shape_db
     from .analysis.sqlstats import db_stats
@@ -102,6 +108,7 @@ if TYPE_CHECKING:
     from .mcts.policies import decisive_playout, random_playout, ucb1
     from .mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
     from .mcts.summary import ChildStats, SearchSummary, choose_move
+    from .mcts.tracer import Tracer
     from .mcts.uct import Limit, search
     from .nodes import Proof
     from .play.arena import MatchResult, make_player, play_match
@@ -110,6 +117,7 @@ if TYPE_CHECKING:
     from .play.openspiel_bot import OpenSpielPlayer
     from .play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
     from .play.positions import analyse
+    from .play.tracing import SearchTrace, read_trace, trace
     from .play.training import TrainSummary, train
     from .play.training_config import TrainingConfig
     from .store.increments import MergeSummary, merge
@@ -118,6 +126,7 @@ if TYPE_CHECKING:
     from .tree import SQRT2, Tree, TreeNode
     from .view.dot import render, to_dot, to_svg
     from .view.jupyter import Diagram, draw, side_by_side
+    from .view.step_widget import Stepper, stepper
 
 
 def _wire() -> None:
@@ -148,6 +157,7 @@ __all__ = [
     "SQRT2",
     "BudgetError",
     "ChildStats",
+    "Convergence",
     "DamagedDatabaseError",
     "Diagram",
     "DiffResult",
@@ -185,9 +195,13 @@ __all__ = [
     "SchemaVersionError",
     "SearchConfig",
     "SearchSummary",
+    "SearchTrace",
     "State",
+    "Stepper",
     "StoreError",
     "TooLargeError",
+    "TraceError",
+    "Tracer",
     "TrainSummary",
     "TrainingConfig",
     "Tree",
@@ -200,6 +214,7 @@ __all__ = [
     "analyse",
     "choose_move",
     "compact",
+    "converge",
     "db_stats",
     "decisive_playout",
     "diff",
@@ -218,6 +233,7 @@ __all__ = [
     "merge",
     "open_tree",
     "play_match",
+    "plot_convergence",
     "plot_growth",
     "plot_shape",
     "plot_shape_db",
@@ -225,13 +241,16 @@ __all__ = [
     "random_playout",
     "read_games",
     "read_history",
+    "read_trace",
     "register_game",
     "render",
     "save",
     "search",
     "side_by_side",
+    "stepper",
     "to_dot",
     "to_svg",
+    "trace",
     "train",
     "tree_at",
     "tree_stats",

@@ -30,6 +30,7 @@ __all__ = [
     "SpecError",
     "StoreError",
     "TooLargeError",
+    "TraceError",
     "TreelabError",
     "UnknownGameError",
     "UnknownOptionError",
@@ -153,3 +154,7 @@ class ServeError(TreelabError, OSError):
 
 class WorkerError(TreelabError, RuntimeError):
     """Parallel training that cannot go on: a worker died, or Ray is missing or unreachable."""
+
+
+class TraceError(TreelabError, ValueError):
+    """A search trace that cannot be read or used: cut, damaged, of another game or position, or a step past its end."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from typing import Any
 
 import click
@@ -35,11 +36,16 @@ from .options import (
 @option("--oracle", "with_oracle", is_flag=True,
         help="Add each move's perfect-play value for its player (1 win, 0 draw, -1 loss) from the game's "
              "oracle (connect4, tictactoe); an early Connect Four position can take minutes.")
+@option("--trace", "trace_file", type=click.Path(dir_okay=False), metavar="FILE.jsonl", default=None,
+        show_default="no trace",
+        help="Record every simulation into this JSON Lines file (gzip'd when it ends in .gz): the path "
+             "taken, each level's candidates with their score terms, the playout's moves, the result and what "
+             "each node gained (docs/guide/tracing.md). The search then runs its Python phases.")
 @seed_option
 @json_option
 @library_errors
 def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seconds: float | None, seed: int | None,
-            as_json: bool, with_oracle: bool, **options: Any) -> None:
+            as_json: bool, with_oracle: bool, trace_file: str | None, **options: Any) -> None:
     """Search a position and report every move's statistics.
 
     Without --iterations or --seconds, 1,000 simulations are run.
@@ -48,6 +54,7 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     Example:
       treelab analyse connect4 --moves 4453 --iterations 2000 --seed 1 --json
       treelab analyse connect4 --moves 44536 --json --oracle
+      treelab analyse tictactoe --moves 15 --iterations 200 --trace trace.jsonl
     """
     from ..play.positions import analyse as run
 
@@ -57,8 +64,19 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
 
         oracle = require_oracle(game)
 
-    result = run(game, moves, iterations=iterations, seconds=seconds, search=search_config(options), seed=seed,
-                 db=db)
+    writing: Any = nullcontext()
+    if trace_file is not None:  # each simulation written as it is made; the file appears whole at the end
+        from ..play.tracing import trace_file as tracing
+        from .options import refuse_overwriting
+
+        if db is not None:
+            refuse_overwriting(trace_file, db)
+        writing = tracing(trace_file)
+    with writing as tracer:
+        result = run(game, moves, iterations=iterations, seconds=seconds, search=search_config(options), seed=seed,
+                     db=db, trace=tracer)
+    if tracer is not None and not as_json:
+        click.echo(f"wrote {tracer.count:,} simulations to {trace_file}")
     if as_json:
         data = result.to_dict()
         if oracle is not None:

@@ -30,7 +30,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .. import speedups
 from ..errors import BudgetError
@@ -38,6 +38,9 @@ from ..games import Game, State
 from ..tree import Counts, Moves, Tree, TreeNode, backup
 from .config import node_cap_for
 from .solver import LegalCount, propagate, prove_terminal
+
+if TYPE_CHECKING:
+    from .tracer import Tracer
 
 __all__ = ["BatchFn", "Leaf", "Limit", "Phases", "SearchState", "back_up", "prove_leaf", "run", "start_at"]
 
@@ -92,6 +95,8 @@ class SearchState:
     """Simulations drawn."""
     wins: list[int] = field(default_factory=lambda: [0, 0, 0])
     """Simulations won by player 1 (``wins[1]``) and player 2 (``wins[2]``)."""
+    trace: Tracer | None = None
+    """Records every simulation (:mod:`treelab.mcts.tracer`; the Python phases then run); None: no trace."""
 
 
 @dataclass(slots=True)
@@ -141,14 +146,20 @@ def run(state: SearchState, phases: Phases, *, limit: Limit, should_stop: Callab
 
     Checked after every simulation (after every compiled batch): the :class:`Limit`, ``should_stop()``
     and the node budget (``max_new_nodes`` more nodes than at the start); before each, the start's proof
-    (with the solver). Returns the simulations run. The nodes above the start receive their counts
-    when the loop ends (also on an exception, such as Ctrl-C); the cyclic garbage collector is paused.
+    (with the solver). With ``state.trace`` (a :class:`~treelab.mcts.tracer.Tracer`) the Python phases run
+    (never the compiled batch) and every simulation is recorded. Returns the simulations run. The nodes
+    above the start receive their counts when the loop ends (also on an exception, such as Ctrl-C); the cyclic
+    garbage collector is paused.
     """
     tree, start = state.tree, state.start
     max_iter = limit.iterations if limit.iterations is not None else 1 << 62
     state.max_size = node_cap = node_cap_for(tree.size, max_new_nodes)
     deadline = time.perf_counter() + limit.seconds if limit.seconds is not None else None
-    batch, select, simulate = phases.batch, phases.select, phases.simulate
+    batch, simulate = phases.batch, phases.simulate
+    select: Callable[[SearchState], Leaf] = phases.select
+    finish: Callable[[SearchState, list[TreeNode], int | None], None] = back_up
+    if state.trace is not None:  # a traced search: the Python phases, each simulation recorded
+        batch, select, finish = None, state.trace.select_phase(select), state.trace.back_up_phase(back_up)
     solver = state.solver
     leaf: Leaf | None
     state.fast_backup = None if speedups.compiled is None or state.movers else speedups.compiled.backup
@@ -161,7 +172,7 @@ def run(state: SearchState, phases: Phases, *, limit: Limit, should_stop: Callab
                 break
             leaf = batch(state, min(BATCH, max_iter - state.done)) if batch is not None else select(state)
             if leaf is not None:
-                back_up(state, leaf.path, simulate(state, leaf))
+                finish(state, leaf.path, simulate(state, leaf))
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if should_stop is not None and should_stop():

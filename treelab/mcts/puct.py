@@ -178,12 +178,16 @@ class PUCTPhases:
     """The start's children's priors with Dirichlet noise, for this search (empty: not drawn yet)."""
     batch: BatchFn | None = None
     """No compiled fast path."""
+    watch: Callable[[SelectFn], SelectFn] | None = None
+    """Wraps the selection function of every simulation (a trace records each choice); None: none."""
 
     def select(self, state: SearchState) -> Leaf:
         """Tree policy: descend by PUCT from the start, expanding and evaluating where needed."""
         tree, start, solver, c_puct, rng = state.tree, state.start, state.solver, state.c, state.rng
         priors = tree.priors
         pick = select_puct(priors, start, self.root_priors)
+        if self.watch is not None:
+            pick = self.watch(pick)
         node, position = start, state.position
         path, positions = [node], [position]
         leaf = Leaf(path, position, None, positions)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..games import Game, find_game
 from ..mcts.config import ALGORITHMS, SearchConfig, resolve_aliases
@@ -15,7 +15,10 @@ from ..mcts.uct import Limit
 from ..mcts.uct import search as uct_search
 from ..tree import Moves, Tree
 
-__all__ = ["ALGORITHMS", "analyse"]
+if TYPE_CHECKING:
+    from ..mcts.tracer import Tracer
+
+__all__ = ["ALGORITHMS", "analyse", "search_position"]
 
 
 def analyse(
@@ -27,6 +30,7 @@ def analyse(
     search: SearchConfig | None = None,
     seed: int | random.Random | None = None,
     db: str | PathLike[str] | None = None,
+    trace: Tracer | None = None,
     **options: Any,
 ) -> SearchSummary:
     """Search the position ``moves`` and report every move's statistics.
@@ -48,6 +52,8 @@ def analyse(
         seed: replay the search exactly.
         db: search in (and save to) this stored tree, created if missing; only the
             subtree at the position is read. None: a fresh in-memory tree.
+        trace: record every simulation into this :class:`~treelab.mcts.tracer.Tracer` (the search then
+            runs its Python phases; :func:`treelab.trace` is the short way).
         options: fields of ``search`` as keywords (``solver=True, c=1.4142``), replacing them;
             ``config`` and ``how`` are the old spellings of ``search`` and ``choice``.
 
@@ -68,7 +74,18 @@ def analyse(
     cfg = SearchConfig.of(search, **options)
     if iterations is None and seconds is None:
         iterations = 1000
-    limit = Limit(iterations=iterations, seconds=seconds)
+    return search_position(the_game, moves, Limit(iterations=iterations, seconds=seconds), cfg,
+                           seed=seed, db=db, trace=trace)[0]
+
+
+def search_position(game: Game, moves: Moves, limit: Limit, cfg: SearchConfig, *,
+                    seed: int | random.Random | None = None, db: str | PathLike[str] | None = None,
+                    trace: Tracer | None = None, save: bool = True) -> tuple[SearchSummary, Tree]:
+    """:func:`analyse`'s search with its options made: the summary and the tree searched.
+
+    ``save``: write the stored tree ``db`` back (False: the file is only read).
+    """
+    the_game = game
     parsed = the_game.parse(moves)
     the_game.replay(parsed)  # bad input fails before any file is touched
     if cfg.model is not None:
@@ -78,13 +95,17 @@ def analyse(
     rng = make_rng(seed)
     ucb_c = cfg.ucb_c
     if db is not None:
-        from ..store.persistence import open_tree, save
+        from ..store.persistence import open_tree
 
         tree = open_tree(db, the_game, c=ucb_c, path=parsed)
     else:
         tree = Tree(the_game, c=ucb_c)
     started = time.perf_counter()
-    if cfg.algorithm == "puct":
+    if trace is not None:
+        from ..mcts.tracer import traced_search
+
+        done = traced_search(tree, parsed, limit=limit, search=cfg, rng=rng, tracer=trace)
+    elif cfg.algorithm == "puct":
         from ..mcts.evaluators import evaluator_of
         from ..mcts.puct import puct_search
 
@@ -94,8 +115,10 @@ def analyse(
         done = uct_search(tree, parsed, limit=limit, c=ucb_c, solver=cfg.solver, playout=cfg.playout,
                           rng=rng, max_new_nodes=cfg.max_new_nodes)
     elapsed = time.perf_counter() - started
-    if db is not None:
-        save(tree, db)
+    if db is not None and save:
+        from ..store.persistence import save as write
+
+        write(tree, db)
     node = tree.find(parsed)
     best = (choose_move(node, choice=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng)
             if node.kids else None)
@@ -105,4 +128,4 @@ def analyse(
         from ..mcts.summary import with_model
 
         summary = with_model(summary, load_model(cfg.model, the_game), the_game.replay(parsed))
-    return summary
+    return summary, tree

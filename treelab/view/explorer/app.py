@@ -14,7 +14,8 @@ Routes (the API is a contract, DESIGN.md *Explorer*; ``db=b`` reads the
 compared tree): ``/`` the page (its state is the URL), ``/static/...`` its
 script and styles, ``GET /api/node``, ``GET /api/subtree.svg``, ``GET
 /api/info`` (size and a version that changes on every save, for live
-updates) and ``GET /api/compare`` (when a second tree is served). A bad
+updates), ``GET /api/compare`` (when a second tree is served) and ``GET /api/trace`` (a traced
+search of the position for the step mode, :mod:`treelab.view.explorer.stepping`). A bad
 query answers 400 and an unknown position 404, both as ``{"error": ...}``;
 nothing a client sends makes a 500.
 """
@@ -46,6 +47,7 @@ from ...errors import (
 from ...games import Game
 from .data import Replay, TreeFile
 from .diagram import DiagramCache
+from .stepping import MAX_TRACE, TraceQuery, trace_answer
 
 __all__ = ["LOOPBACK_NAMES", "STATIC", "Compare", "HostCheck", "create_app", "host_of"]
 
@@ -209,6 +211,16 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         )
         return Response(svg, media_type="image/svg+xml", headers=_HEADERS)
 
+    def traced(request: Request) -> Response:
+        source = tree_file(request)
+        tree = request.query_params.get("tree", "fresh")
+        if tree not in ("fresh", "stored"):
+            raise QueryError(f"tree {tree[:40]!r} is not one of fresh, stored: fix the query")
+        query = TraceQuery(search=request.query_params.get("search", "uct"),
+                           iterations=_int(request, "iterations", 200, 1, MAX_TRACE) or 200,
+                           seed=_int(request, "seed", 1, 0, 10**9) or 0, stored=tree == "stored")
+        return JSONResponse(trace_answer(source, _path(request, source.game), query), headers=_HEADERS)
+
     def compared(request: Request) -> Response:
         if compare is None:
             return _error(404, "no second tree is served: start the explorer with --compare DB2")
@@ -230,6 +242,7 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         Route("/api/info", guarded(info)),
         Route("/api/subtree.svg", guarded(subtree)),
         Route("/api/compare", guarded(compared)),
+        Route("/api/trace", guarded(traced)),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, 404: not_found})

@@ -1,5 +1,6 @@
 // treelab explorer: the page's whole script, dependency-free.
-// The URL is the state (?path=SEQ&depth=D&top=K&game=G&compare=1&sort=KEY&dir=asc|desc):
+// The URL is the state (?path=SEQ&depth=D&top=K&game=G&compare=1&sort=KEY&dir=asc|desc, and the step mode's
+// mode=step&search=uct|puct|solver&iterations=N&tree=fresh|stored&step=K):
 // every view can be shared, and back/forward walk the browser history.
 // Every value from the server is put on the page as text (textContent) or as a parsed SVG
 // document with scripts and event attributes removed: nothing is inserted as HTML.
@@ -272,6 +273,58 @@ function onSlider() {
   }, 120);
 }
 
+// -- step mode: a traced search of this position, drawn by the notebook widget's own module -------------------
+let stepKey = null;      // the query of the trace shown
+let stepData = null;     // its answer
+const stepListeners = {};
+
+const stepModel = {  // the anywidget model stepper.js expects, kept in the URL
+  get(key) {
+    if (key === "data") return stepData;
+    if (key === "step") return Number(params().get("step") || "1");
+    return undefined;
+  },
+  set(key, value) {
+    if (key !== "step") return;
+    history.replaceState(null, "", pageUrl({ step: String(value) }));
+    for (const f of stepListeners["change:step"] || []) f();
+  },
+  save_changes() {},
+  on(event, f) { (stepListeners[event] = stepListeners[event] || []).push(f); },
+  off(event, f) { stepListeners[event] = (stepListeners[event] || []).filter((g) => g !== f); },
+};
+
+async function drawStep() {
+  const p = params();
+  const on = p.get("mode") === "step";
+  $("step-section").hidden = !on;
+  if (!on) { stepKey = null; $("stepper").replaceChildren(); return; }
+  const query = { path: p.get("path") || "", search: p.get("search") || "uct",
+    iterations: p.get("iterations") || "200", tree: p.get("tree") || "fresh", seed: p.get("seed") || "1" };
+  $("step-search").value = query.search;
+  $("step-iterations").value = query.iterations;
+  $("step-tree").value = query.tree;
+  const key = new URLSearchParams(query).toString();
+  if (key !== stepKey) {
+    if (stepKey !== null) history.replaceState(null, "", pageUrl({ step: "1" }));  // another search: from its start
+    stepData = await getJson(`/api/trace?${key}`);
+    stepKey = key;
+    for (const k of Object.keys(stepListeners)) delete stepListeners[k];
+    const module = await import("/static/stepper.js");
+    $("stepper").replaceChildren();
+    module.default.render({ model: stepModel, el: $("stepper") });
+  }
+  const last = stepData.frames.length;
+  const step = Number(p.get("step") || "1");
+  if (!Number.isInteger(step) || step < 1 || step > last) {
+    throw new Error(`step ${p.get("step")} is past the end of this search: use 1 to ${last}`);
+  }
+  for (const f of stepListeners["change:step"] || []) f();
+  document.body.dataset.stepped = key;  // the search drawn (tests wait for it)
+}
+
+function stepQuery(changes) { go({ mode: "step", step: "1", ...changes }, true); }
+
 // -- loading --------------------------------------------------------------------
 async function load() {
   try {
@@ -287,7 +340,7 @@ async function load() {
     drawBoard(node);
     drawTable(node);
     document.body.dataset.loaded = node.path;
-    await Promise.all([drawDiagram(), drawCompare()]);
+    await Promise.all([drawDiagram(), drawCompare(), drawStep()]);
     document.body.dataset.ready = node.path + "|" + (params().get("game") || "") + "|" + version;
   } catch (e) {
     showError(e.message);
@@ -328,6 +381,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("top").addEventListener("change", () => go({ top: $("top").value || "all" }, true));
   $("replay-slider").addEventListener("input", onSlider);
   $("compare-toggle").addEventListener("change", () => go({ compare: $("compare-toggle").checked ? "1" : null }));
+  $("step-toggle").addEventListener("click", (ev) => { ev.preventDefault(); go({ mode: "step", step: "1" }); });
+  $("step-close").addEventListener("click", (ev) => { ev.preventDefault(); go({ mode: null, step: null }); });
+  $("step-search").addEventListener("change", () => stepQuery({ search: $("step-search").value }));
+  $("step-iterations").addEventListener("change", () => stepQuery({ iterations: $("step-iterations").value }));
+  $("step-tree").addEventListener("change", () => stepQuery({ tree: $("step-tree").value }));
   window.addEventListener("popstate", load);
   load().then(() => setTimeout(poll, POLL_MS));
 });
