@@ -72,6 +72,17 @@ def test_the_widget_steps_forward_and_back(c4_trace: treelab.SearchTrace) -> Non
     assert small.steps == 10 and small.data["simulations"] == 60 and small.data["roots"]["_at"][-1] == 60
 
 
+def test_the_convergence_series_are_the_searched_trees_root_moves(c4_trace: treelab.SearchTrace) -> None:
+    """After the last simulation, each root move's visits and mean are what the search reported."""
+    data = stepper_data(c4_trace)
+    assert c4_trace.summary is not None
+    children = {c["move"]: c for c in c4_trace.summary.to_dict()["children"] if c["nb_visit"]}
+    assert set(data["roots"]) - {"_at"} == set(data["means"]) == set(children)
+    for move, child in children.items():
+        assert data["roots"][move][-1] == child["nb_visit"]
+        assert data["means"][move][-1] == pytest.approx(child["mean"], abs=1e-3)
+
+
 def _render(browser: Any, data: dict[str, Any], step: int = 1) -> Any:
     page = browser.new_page(viewport={"width": 1150, "height": 950})
     errors: list[str] = []
@@ -128,6 +139,14 @@ def test_the_widget_front_end_in_chromium(browser: Any, c4_trace: treelab.Search
     row = page.locator("table.terms tr.picked").first
     cells = [c.strip() for c in row.locator("td").all_inner_texts()]
     assert abs(float(cells[4]) + float(cells[5]) - float(cells[6])) < 2e-3
+    # convergence: a share curve and a mean curve for every root move, the best move so far in bold
+    curves = page.evaluate("""() => ["share", "mean"].map((w) =>
+      [...document.querySelectorAll(`svg.convergence.${w} polyline`)].map((p) => p.dataset.move).sort())""")
+    moves = sorted(m for m in data["roots"] if m != "_at")
+    assert curves == [moves, moves]
+    best = (page.locator("svg.convergence.share text.best").text_content() or "").strip("■ ")
+    j = next(k for k, i in enumerate(data["roots"]["_at"]) if i >= 40)
+    assert data["roots"][best][j] == max(data["roots"][m][j] for m in moves)
     page.screenshot(path=str(IMG / "stepper.png"), full_page=True)
     page.click("button[data-act=run]")  # runs on by itself, then pauses at the end
     page.wait_for_function("() => window.model.get('step') >= 43", timeout=10000)

@@ -83,34 +83,46 @@ def stepper_data(source: Any, *, max_steps: int = MAX_STEPS) -> dict[str, Any]:
     parsed = game.parse(first["position"])
     depth = len(parsed)
     into = game.replay(parsed[:-1]).to_move if parsed else 2  # the root counts as moved into by player 2
+    series = _root_series(records, depth)
     return {
         "game": game.name, "position": first["position"], "algorithm": first.get("algorithm", "uct"),
         "solver": bool(first.get("solver")), "c": first.get("c"), "to_move": start.to_move,
         "board": board, "simulations": len(records), "depth": depth,
         "frames": [_frame(game, start, into, r, grid) for r in records[:max_steps]],
-        "roots": _root_series(records, depth),
+        "roots": series["visits"], "means": series["means"],
     }
 
 
-def _root_series(records: Sequence[Mapping[str, Any]], depth: int) -> dict[str, list[int]]:
-    """Each root move's visits from the search after every simulation (at most 400 points, evenly spaced)."""
+def _root_series(records: Sequence[Mapping[str, Any]], depth: int) -> dict[str, dict[str, list[float]]]:
+    """Each root move's visits and mean (for its mover) after every simulation (at most 400 points, evenly spaced).
+
+    Returns ``{"visits": {move: [...], "_at": [simulation numbers]}, "means": {move: [...]}}``; a mean is
+    ``(wins + draws / 2) / visits`` of the move's node in this search, 0 before its first visit.
+    """
     n = len(records)
     every = max(1, -(-n // 400))
-    totals: dict[str, int] = {}
-    series: dict[str, list[int]] = {}
+    totals: dict[str, list[int]] = {}  # move -> [visits, wins, draws]
+    visits: dict[str, list[float]] = {}
+    means: dict[str, list[float]] = {}
     points = 0
     for i, record in enumerate(records, 1):
         path = record["path"]
         if path:
-            totals[path[0]] = totals.get(path[0], 0) + record["backup"][depth + 1][0]
+            gained = record["backup"][depth + 1]
+            total = totals.setdefault(path[0], [0, 0, 0])
+            for k in range(3):
+                total[k] += gained[k]
         if i % every == 0 or i == n:
             for move in totals:
-                series.setdefault(move, [0] * points)
-            for move, values in series.items():
-                values.append(totals.get(move, 0))
+                visits.setdefault(move, [0] * points)
+                means.setdefault(move, [0.0] * points)
+            for move, values in visits.items():
+                seen, wins, draws = totals.get(move, (0, 0, 0))
+                values.append(seen)
+                means[move].append(round((wins + draws / 2) / seen, 4) if seen else 0.0)
             points += 1
-    series["_at"] = [min(n, (k + 1) * every) for k in range(points)]
-    return series
+    visits["_at"] = [min(n, (k + 1) * every) for k in range(points)]
+    return {"visits": visits, "means": means}
 
 
 class Stepper(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget's base class is untyped

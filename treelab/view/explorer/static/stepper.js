@@ -209,25 +209,33 @@ function backup(data, f) {
     h("th", { class: "mv" }, "for its mover"))), body);
 }
 
-// -- convergence: each root move's share of the visits ----------------------------------------------------
-function convergence(data, step) {
+// -- convergence: each root move's share of the visits, and its mean ---------------------------------------
+function convergence(data, step, what) {
   const roots = data.roots || {};
   const at = roots._at || [];
   const moves = Object.keys(roots).filter((k) => k !== "_at");
+  const means = data.means || {};
   const W = 330, H = 150, L = 34, B = 20;
-  const svg = s("svg", { width: W, height: H + 40, class: "convergence" });
+  const svg = s("svg", { width: W, height: H + 40, class: `convergence ${what}` });
   const n = at.length ? at[at.length - 1] : 1;
   const x = (i) => L + ((W - L - 8) * Math.log(i)) / Math.log(Math.max(2, n));
   const y = (v) => 8 + (H - B - 8) * (1 - v);
+  const value = what === "mean" ? (m, i, j) => (means[m] || [])[j] || 0 : (m, i, j) => roots[m][j] / i;
   svg.append(s("line", { x1: L, y1: y(0), x2: W - 8, y2: y(0), stroke: "#999" }));
   svg.append(s("line", { x1: L, y1: y(0), x2: L, y2: y(1), stroke: "#999" }));
-  svg.append(s("text", { x: 2, y: y(1) + 4 }, "100%"));
+  svg.append(s("text", { x: 2, y: y(1) + 4 }, what === "mean" ? "1" : "100%"));
   svg.append(s("text", { x: 12, y: y(0) + 4 }, "0"));
   svg.append(s("text", { x: W - 60, y: H }, `simulation (log) → ${n}`));
+  // the best move at the cursor: the most visited root move so far (the choice rule's "most selected" at the root)
+  let j = at.findIndex((i) => i >= step);
+  if (j < 0) j = at.length - 1;
+  const best = moves.reduce((b, m) => (b === null || roots[m][j] > roots[b][j] ? m : b), null);
   moves.forEach((m, k) => {
-    const pts = at.map((i, j) => `${x(i).toFixed(1)},${y(roots[m][j] / i).toFixed(1)}`).join(" ");
-    svg.append(s("polyline", { points: pts, fill: "none", stroke: COLOURS[k % 10], "stroke-width": 1.6, "data-move": m }));
-    svg.append(s("text", { x: L + 4 + (k % 7) * 42, y: H + 16 + Math.floor(k / 7) * 14, fill: COLOURS[k % 10] }, `■ ${m}`));
+    const pts = at.map((i, jj) => `${x(i).toFixed(1)},${y(value(m, i, jj)).toFixed(1)}`).join(" ");
+    svg.append(s("polyline", { points: pts, fill: "none", stroke: COLOURS[k % 10], "stroke-width": m === best ? 2.8 : 1.4,
+      "data-move": m }));
+    svg.append(s("text", { x: L + 4 + (k % 7) * 42, y: H + 16 + Math.floor(k / 7) * 14, fill: COLOURS[k % 10],
+      "font-weight": m === best ? "bold" : "normal", class: m === best ? "best" : "" }, `■ ${m}`));
   });
   const cx = x(Math.max(1, step));
   svg.append(s("line", { x1: cx, y1: y(0), x2: cx, y2: y(1), stroke: "#e66101", "stroke-dasharray": "3 2", class: "cursor" }));
@@ -290,7 +298,10 @@ function render({ model, el }) {
       h("div", { class: "cols" },
         h("div", {}, h("div", { class: "muted small" }, "the tree, level by level"), diagram(data, f)),
         h("div", {}, h("div", { class: "muted small" }, "the board: path ringed, playout numbered"), board(data, f),
-          h("div", { class: "muted small" }, "each root move's share of the visits"), convergence(data, step))),
+          h("div", { class: "muted small" }, "each root move's share of the visits (bold: the best move so far)"),
+          convergence(data, step, "share"),
+          h("div", { class: "muted small" }, "each root move's mean, for the player making it"),
+          convergence(data, step, "mean"))),
       h("div", { class: "cols" },
         h("div", {}, h("div", { class: "muted small" }, "the scores at each level, as selection saw them"), table(data, f)),
         h("div", {}, h("div", { class: "muted small" }, "the backup, on the way up"), backup(data, f))));
