@@ -65,6 +65,17 @@ def has_four(pos: int) -> bool:
     return bool(m & (m >> 2 * (_H1 + 1)))
 
 
+def _mirrored(bits: int) -> int:
+    """A bitboard seen in a mirror: column ``c`` (7 bits each) moves to column ``6 - c``."""
+    out = 0
+    for c in range(WIDTH):
+        out |= ((bits >> (_H1 * c)) & _COLUMN_BITS) << (_H1 * (WIDTH - 1 - c))
+    return out
+
+
+_COLUMN_BITS = (1 << _H1) - 1
+
+
 class ConnectFourState(State):
     """A Connect Four position: ``cur`` (discs of the player to move), ``mask`` (all discs)."""
 
@@ -271,6 +282,12 @@ class ConnectFour(Game):
         grid_symmetry("mirror", 2, HEIGHT, WIDTH, lambda r, c: (r, WIDTH - 1 - c), range(WIDTH - 1, -1, -1)),
     )
     """The left-right mirror: column ``c`` becomes ``8 - c``."""
+
+    def position_key(self, state: State) -> str:
+        """The smaller of the position's key and its mirror image's (:meth:`Game.position_key`)."""
+        assert isinstance(state, ConnectFourState)
+        key = state.cur + state.mask
+        return str(min(key, _mirrored(state.cur) + _mirrored(state.mask)))
 
     def initial(self) -> ConnectFourState:
         return ConnectFourState()
