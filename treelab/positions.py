@@ -30,7 +30,8 @@ from .nodes import HOOKS, TreeNode, kids_of
 if TYPE_CHECKING:
     from .tree import Tree
 
-__all__ = ["PositionTable", "Row", "counts_of_nodes", "key_of", "node_keys", "player_one", "unsaved_counts"]
+__all__ = ["PositionTable", "Row", "counts_of_nodes", "key_of", "mover_mean", "node_keys", "player_one",
+           "unsaved_counts"]
 
 Row = list[int]
 """A position's counts in memory: ``[nb_visit, nb_win of player 1, nb_draw]``."""
@@ -42,6 +43,13 @@ _STATE_CAP = 1 << 17
 def player_one(mover: int, visits: int, wins: int, draws: int) -> int:
     """Player 1's wins among ``visits`` whose mover (``mover``) won ``wins`` and drew ``draws``."""
     return wins if mover == 1 else visits - wins - draws
+
+
+def mover_mean(visits: int, ones: int, draws: int, mover: int) -> float:
+    """The mean reward of ``mover`` over a position row (``ones``: player 1's wins); 0.5 with no visits."""
+    if not visits:
+        return 0.5
+    return ((ones if mover == 1 else visits - ones - draws) + 0.5 * draws) / visits
 
 
 def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:

@@ -32,7 +32,15 @@ from ..nodes import SQRT2, TreeNode
 from ..positions import PositionTable
 from .selection import SelectFn, most_visited_unproven
 
-__all__ = ["graph_terms", "select_graph"]
+__all__ = ["edge_exploration", "graph_terms", "select_graph"]
+
+
+def edge_exploration(selected: int, total: int, c: float = SQRT2) -> float:
+    """The graph rule's exploration term ``c * sqrt(ln S / s)`` of an edge taken ``selected`` times out of
+    ``total`` selections at its parent (+inf when never taken; 0 while ``S <= 1``)."""
+    if selected == 0:
+        return math.inf
+    return c * math.sqrt(math.log(total) / selected) if total > 1 else 0.0
 
 
 def graph_terms(table: PositionTable, node: TreeNode, c: float = SQRT2) -> tuple[float, float]:
@@ -42,10 +50,7 @@ def graph_terms(table: PositionTable, node: TreeNode, c: float = SQRT2) -> tuple
     parent = node.parent
     if parent is None:
         return value, math.nan
-    if node.nb_select == 0:
-        return value, math.inf
-    total = sum(kid.nb_select for kid in parent.kids)
-    return value, c * math.sqrt(math.log(total) / node.nb_select) if total > 1 else 0.0
+    return value, edge_exploration(node.nb_select, sum(kid.nb_select for kid in parent.kids), c)
 
 
 def select_graph(table: PositionTable) -> SelectFn:

@@ -81,6 +81,8 @@ def search(
     state = start_at(tree, moves, c=c, solver=solver, rng=make_rng(rng))
     if state is None:
         return 0
+    if isinstance(select, str) or select is None:
+        tree.statistics = select or "classic"
     if select == "graph":
         table = state.positions = PositionTable.of(tree)
         phases: UCTPhases = GraphPhases.of(state, find_playout(playout), select_graph(table))

@@ -36,7 +36,8 @@ from ..errors import ProofConflictError, StoreError
 from ..nodes import Proof, proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
-from . import bulk
+from ..positions import node_keys
+from . import bulk, positiontable
 from .dbfile import reading
 from .schema import DbPath
 
@@ -89,6 +90,11 @@ class Delta:
     """Each new node's mover (games whose players need not alternate), else None."""
     seen: int = -1
     """The file's save count (``meta.generation``) the worker's copy was loaded at (-1: unknown)."""
+    keys: Sequence[str] | None = None
+    """Each node's position key (:meth:`treelab.games.Game.position_key`): ``known``'s, then the new nodes';
+    None: the writer rebuilds the ``positions`` table itself (a merge)."""
+    position_counts: np.ndarray | None = None
+    """What each of those nodes adds to its position's row: ``(nb_visit, player 1's wins, nb_draw)`` (int64)."""
 
     def __len__(self) -> int:
         return len(self.known) + len(self.moves)
@@ -148,6 +154,7 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
             proofs=proofs,
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
             seen=seen,
+            **_positions(tree, known + new, known_counts, columns[:, 2:5]),
         )
         if new and new[-1].node_id - new[0].node_id != len(new) - 1:
             raise StoreError("the tree's new nodes are not numbered in order: save or start() the tree first")
@@ -155,6 +162,36 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
         if collecting:
             gc.enable()
     return delta, new
+
+
+def _positions(tree: Tree, nodes: list[TreeNode], known_counts: np.ndarray, new_counts: np.ndarray) -> dict[str, Any]:
+    """A delta's ``keys`` and ``position_counts`` for ``nodes`` (the changed stored ones, then the new ones)."""
+    keys = node_keys(tree, nodes)
+    amounts = np.concatenate([known_counts[:, :3], new_counts]) if len(nodes) else np.zeros((0, 3), dtype=np.int64)
+    ones = np.fromiter((node.mover == 1 for node in nodes), dtype=bool, count=len(nodes))
+    amounts[:, 1] = np.where(ones, amounts[:, 1], amounts[:, 0] - amounts[:, 1] - amounts[:, 2])
+    return {"keys": [keys[node] for node in nodes], "position_counts": amounts}
+
+
+def _add_positions(conn: sqlite3.Connection, delta: Delta, fresh: np.ndarray) -> None:
+    """Add ``delta``'s position counts to the ``positions`` table; a new node inserted (``fresh``) is one more path."""
+    if delta.keys is None or delta.position_counts is None:
+        return
+    k = len(delta.known)
+    paths = np.zeros(len(delta.keys), dtype=np.int64)
+    paths[k:] = fresh
+    table: dict[str, list[int]] = {}
+    for key, (visits, ones, draws), path in zip(delta.keys, delta.position_counts.tolist(), paths.tolist(),
+                                                strict=True):
+        row = table.get(key)
+        if row is None:
+            table[key] = [visits, ones, draws, path]
+        else:
+            row[0] += visits
+            row[1] += ones
+            row[2] += draws
+            row[3] += path
+    positiontable.add(conn, ((key, *row) for key, row in table.items()))
 
 
 @dataclass(frozen=True)
@@ -305,6 +342,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     if delta.proofs:
         where = np.concatenate([delta.known, ids]).tolist()
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
+    _add_positions(conn, delta, fresh)
     return ids, fresh, grew
 
 
