@@ -193,3 +193,11 @@ def test_graph_statistics_options() -> None:
     kid = result["children"][0]
     assert kid["ucb1"] == pytest.approx(kid["value"] + kid["exploration"])
     assert kid["position"]["nb_visit"] >= kid["nb_visit"]  # every path to the position, mirror images too
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", [{"workers": 2}, {"ray": True}])
+def test_parallel_training_keeps_the_table(tmp_path: Path, how: dict[str, object]) -> None:
+    db = tmp_path / "t.db"
+    treelab.train("tictactoe", db, 8, iterations=30, seed=1, statistics="graph", progress=False, **how)
+    assert stored(db) == counts_of_nodes(treelab.load(db))
