@@ -20,6 +20,7 @@ depth band: the optimal-move share of each, and the paired test of graph against
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -54,6 +55,10 @@ def main() -> None:
     parser.add_argument("--cache", default=None, help="an SQLite file keeping solved positions between runs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--common-only", action="store_true",
+                        help="solve only the positions both trees hold (the unpaired shares are then over those)")
+    parser.add_argument("--oracle-seconds", type=float, default=None,
+                        help="stop solving after this long (deepest positions first) and judge what was solved")
     args = parser.parse_args()
 
     trees = {"classic": treelab.load(args.classic), "graph": treelab.load(args.graph)}
@@ -63,17 +68,17 @@ def main() -> None:
         else require_oracle(game)
     own = {name: set(tree_positions(tree, args.min_selections, min_depth=args.min_depth, max_depth=args.max_depth))
            for name, tree in trees.items()}
-    both = sorted(own["classic"] & own["graph"], key=lambda m: (len(m), m))
-    wanted = sorted(own["classic"] | own["graph"], key=lambda m: (len(m), m))
+    both = sorted(own["classic"] & own["graph"], key=lambda m: (-len(m), m))  # deepest first: the cheapest to solve
+    wanted = both if args.common_only else sorted(own["classic"] | own["graph"], key=lambda m: (-len(m), m))
     print(f"positions with >= {args.min_selections} selections at depths {args.min_depth}-{args.max_depth}: "
           f"classic {len(own['classic'])}, graph {len(own['graph'])}, both {len(both)}", flush=True)
     start = time.perf_counter()
     solved: dict[tuple[int, ...], dict[int, int]] = {}
     for i, moves in enumerate(wanted, 1):
-        try:
+        if args.oracle_seconds is not None and time.perf_counter() - start > args.oracle_seconds:
+            break  # the rest is left out of every table, as beyond the budget
+        with contextlib.suppress(BudgetError):  # beyond the budget: left out of every table
             solved[moves] = oracle(game.replay(moves))
-        except BudgetError:
-            pass
         if i % 25 == 0:
             print(f"  ... {i}/{len(wanted)} positions, {len(solved)} solved, {time.perf_counter() - start:.0f}s",
                   file=sys.stderr, flush=True)

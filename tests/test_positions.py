@@ -201,3 +201,18 @@ def test_parallel_training_keeps_the_table(tmp_path: Path, how: dict[str, object
     db = tmp_path / "t.db"
     treelab.train("tictactoe", db, 8, iterations=30, seed=1, statistics="graph", progress=False, **how)
     assert stored(db) == counts_of_nodes(treelab.load(db))
+
+
+def test_a_stored_players_revert_takes_the_table_back(tmp_path: Path) -> None:
+    from treelab.play.stored import revert
+
+    db = tmp_path / "t.db"
+    grown(Tree("connect4"), random.Random(2), 8, 2).save(db)
+    tree = treelab.load(db)
+    before = {k: list(v) for k, v in PositionTable.of(tree).rows.items()}
+    search(tree, "4", limit=Limit(iterations=150), rng=1, select="graph")
+    search(tree, "44", limit=Limit(iterations=150), rng=2, select="graph")
+    table = tree.position_table
+    revert(tree)
+    assert PositionTable.of(tree) is table  # kept, in step again
+    assert {k: v for k, v in table.rows.items() if any(v)} == before

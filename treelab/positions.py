@@ -228,6 +228,20 @@ class PositionTable:
             elif winner == 1:
                 row[1] += times
 
+    def undo_unsaved(self) -> bool:
+        """Take the tree's unsaved changes back out of the table (before they are undone in the tree: a stored
+        tree's player starting its next game from the file, :func:`treelab.play.stored.revert`); True."""
+        rows, base, zero = self.rows, self.tree.baselines, (0, 0, 0, 0)
+        for node in [*base, *(n for n in self.tree.new_nodes if n not in base)]:
+            was = base.get(node, zero)
+            visits, wins, draws = node.nb_visit - was[0], node.nb_win - was[1], node.nb_draw - was[2]
+            if visits:
+                row = rows[self.key(node)]
+                row[0] -= visits
+                row[1] -= player_one(node.mover, visits, wins, draws)
+                row[2] -= draws
+        return True
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.rows)
 

@@ -21,8 +21,8 @@ from .. import speedups
 from ..errors import BudgetError
 from ..games import Game, State
 from ..nodes import kids_of
-from ..tree import SQRT2, Moves, Tree, TreeNode
 from ..positions import PositionTable
+from ..tree import SQRT2, Moves, Tree, TreeNode
 from .config import MAX_NEW_NODES, STATISTICS, Statistics, check_name
 from .graph import select_graph
 from .loop import BatchFn, Leaf, Limit, SearchState, prove_leaf, run, start_at

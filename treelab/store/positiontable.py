@@ -16,13 +16,17 @@ each save's increments (a :class:`~treelab.store.deltas.Delta` carries its nodes
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
 
 from ..games import Game, State
-from ..positions import counts_of_nodes
-from ..tree import Tree
+from ..positions import counts_of_nodes, node_keys
+from ..tree import Tree, TreeNode
 
-__all__ = ["CREATE", "add", "create", "exists", "read", "rebuild", "row", "write_tree"]
+__all__ = ["CREATE", "add", "add_delta", "create", "delta_fields", "exists", "of_tree_file", "read", "rebuild", "row",
+           "write_tree"]
 
 CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit INTEGER NOT NULL, "
           "nb_win INTEGER NOT NULL, nb_draw INTEGER NOT NULL, nb_path INTEGER NOT NULL) WITHOUT ROWID")
@@ -41,7 +45,8 @@ def create(conn: sqlite3.Connection) -> None:
 
 def exists(conn: sqlite3.Connection) -> bool:
     """Whether the file has the table (schema 3 and up; a read-only look at an older file has not)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'positions'").fetchone() is not None
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'positions'").fetchone()
+    return found is not None
 
 
 def add(conn: sqlite3.Connection, rows: Iterable[tuple[str, int, int, int, int]]) -> None:
@@ -53,6 +58,36 @@ def write_tree(conn: sqlite3.Connection, tree: Tree) -> None:
     """Add the whole table of ``tree``'s nodes (a new file's first save)."""
     create(conn)
     add(conn, ((k, *v) for k, v in counts_of_nodes(tree).items()))
+
+
+def delta_fields(tree: Tree, nodes: list[TreeNode], known_counts: np.ndarray, new_counts: np.ndarray
+                 ) -> dict[str, Any]:
+    """A :class:`~treelab.store.deltas.Delta`'s ``keys`` and ``position_counts`` for ``nodes`` (its changed stored
+    nodes, then its new ones), from their counts (``known_counts``: increments; ``new_counts``: whole)."""
+    keys = node_keys(tree, nodes)
+    amounts = np.concatenate([known_counts[:, :3], new_counts]) if nodes else np.zeros((0, 3), dtype=np.int64)
+    ones = np.fromiter((node.mover == 1 for node in nodes), dtype=bool, count=len(nodes))
+    amounts[:, 1] = np.where(ones, amounts[:, 1], amounts[:, 0] - amounts[:, 1] - amounts[:, 2])
+    return {"keys": [keys[node] for node in nodes], "position_counts": amounts}
+
+
+def add_delta(conn: sqlite3.Connection, keys: Sequence[str], amounts: np.ndarray, known: int,
+              fresh: np.ndarray) -> None:
+    """Add a delta's position counts (``amounts``, a row per key) to the table: the first ``known`` rows are stored
+    nodes' increments, the rest new nodes', each one more path where it was inserted (``fresh``)."""
+    paths = np.zeros(len(keys), dtype=np.int64)
+    paths[known:] = fresh
+    table: dict[str, list[int]] = {}
+    for key, (visits, ones, draws), path in zip(keys, amounts.tolist(), paths.tolist(), strict=True):
+        row = table.get(key)
+        if row is None:
+            table[key] = [visits, ones, draws, path]
+        else:
+            row[0] += visits
+            row[1] += ones
+            row[2] += draws
+            row[3] += path
+    add(conn, ((key, *row) for key, row in table.items()))
 
 
 def rebuild(conn: sqlite3.Connection, game: Game) -> int:
