@@ -216,3 +216,18 @@ def test_a_stored_players_revert_takes_the_table_back(tmp_path: Path) -> None:
     revert(tree)
     assert PositionTable.of(tree) is table  # kept, in step again
     assert {k: v for k, v in table.rows.items() if any(v)} == before
+
+
+def test_diagrams_and_the_explorer_show_the_graph_score(tmp_path: Path) -> None:
+    from treelab.view.explorer.data import TreeFile
+
+    db = tmp_path / "t.db"
+    treelab.train("tictactoe", db, 6, iterations=60, seed=3, statistics="graph", progress=False)
+    node = TreeFile.open(db).node("5")
+    assert node["statistics"] == "graph" and node["position"]["paths"] == 1
+    corner = next(k for k in node["children"] if k["move"] == "1")
+    assert corner["position"]["paths"] >= 1 and corner["position"]["nb_visit"] >= corner["nb_visit"]
+    assert corner["ucb1"] == pytest.approx(corner["exploitation"] + corner["exploration"])
+    assert corner["exploitation"] == pytest.approx(corner["position"]["mean"])  # the value is the position's
+    dot = treelab.to_dot(treelab.load(db), path="5", depth=1)
+    assert "graph score" in dot and "UCB1 " not in dot

@@ -56,14 +56,22 @@ def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
     """The position key of each of ``nodes`` (of ``tree``), replaying each position once from its parent's."""
     game = tree.game
     states: dict[TreeNode, State] = {tree.root: game.initial()}
-    parse = game.parse_move
+    moves: dict[str, int] = {}
+
+    def parse(label: str) -> int:  # each label parsed once
+        move = moves.get(label)
+        if move is None:
+            move = moves[label] = game.parse_move(label)
+        return move
 
     def state_of(node: TreeNode) -> State:
         chain = []
-        while node not in states:
-            chain.append(node)
-            node = node.parent
-        state = states[node]
+        at: TreeNode | None = node
+        while at not in states:  # the root is: every node's chain ends there
+            assert at is not None
+            chain.append(at)
+            at = at.parent
+        state = states[at]
         for below in reversed(chain):
             state = states[below] = state.play(parse(below.name))
         return state

@@ -306,7 +306,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     if delta.proofs:
         where = np.concatenate([delta.known, ids]).tolist()
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
-    if delta.keys is not None:  # and so position_counts
+    if delta.keys is not None and delta.position_counts is not None:
         positiontable.add_delta(conn, delta.keys, delta.position_counts, len(delta.known), fresh)
     return ids, fresh, grew
 

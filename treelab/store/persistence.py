@@ -32,7 +32,7 @@ from ..games import Game, find_game
 from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers, positiontable
-from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts
+from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts, stored_positions
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .deltas import apply, changes, depth_counts, renumber
 from .schema import DbPath, create, display
@@ -395,4 +395,4 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
 
 
 wire("save", save)  # Tree.save (the core does not import the store)
-wire("positions", positiontable.of_tree_file)  # PositionTable.of: the stored table to start from
+wire("positions", stored_positions)  # PositionTable.of: the stored table to start from

@@ -25,7 +25,7 @@ from ..games import Game, State
 from ..positions import counts_of_nodes, node_keys
 from ..tree import Tree, TreeNode
 
-__all__ = ["CREATE", "add", "add_delta", "create", "delta_fields", "exists", "of_tree_file", "read", "rebuild", "row",
+__all__ = ["CREATE", "add", "add_delta", "create", "delta_fields", "exists", "read", "rebuild", "row", "rows_of",
            "write_tree"]
 
 CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit INTEGER NOT NULL, "
@@ -49,7 +49,7 @@ def exists(conn: sqlite3.Connection) -> bool:
     return found is not None
 
 
-def add(conn: sqlite3.Connection, rows: Iterable[tuple[str, int, int, int, int]]) -> None:
+def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     """Add ``(key, nb_visit, player 1's wins, nb_draw, nb_path)`` rows (zero rows are skipped)."""
     conn.executemany(_UPSERT, (r for r in rows if r[1] or r[2] or r[3] or r[4]))
 
@@ -138,24 +138,21 @@ def read(conn: sqlite3.Connection) -> dict[str, list[int]] | None:
     return {k: [v, w, d] for k, v, w, d in conn.execute("SELECT key, nb_visit, nb_win, nb_draw FROM positions")}
 
 
+def rows_of(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, tuple[int, int, int, int]]:
+    """The rows of ``keys`` that are stored (none without the table), as :func:`row` gives them."""
+    if not exists(conn):
+        return {}
+    found = {}
+    for k in keys:
+        got = conn.execute("SELECT nb_visit, nb_win, nb_draw, nb_path FROM positions WHERE key = ?", (k,)).fetchone()
+        if got is not None:
+            found[k] = (got[0], got[1], got[2], got[3])
+    return found
+
+
 def row(conn: sqlite3.Connection, key: str) -> tuple[int, int, int, int] | None:
     """``(nb_visit, player 1's wins, nb_draw, nb_path)`` of one position; None if not stored (or no table)."""
     if not exists(conn):
         return None
     found = conn.execute("SELECT nb_visit, nb_win, nb_draw, nb_path FROM positions WHERE key = ?", (key,)).fetchone()
     return None if found is None else (found[0], found[1], found[2], found[3])
-
-
-def of_tree_file(tree: Tree) -> dict[str, list[int]] | None:
-    """The stored table of the file ``tree`` mirrors (``{}``: no file yet), or None when that file has no table
-    (an older schema): the hook behind :meth:`treelab.positions.PositionTable.of`."""
-    from .binding import binding_of
-    from .dbfile import is_empty, reading
-
-    binding = binding_of(tree)
-    if binding is None or binding.path is None:
-        return None
-    if not binding.path.exists() or is_empty(binding.path):
-        return {}
-    with reading(binding.path) as (conn, _):
-        return read(conn)

@@ -221,9 +221,9 @@ class _Writer:
             graph.update(layout="twopi", root=node_id(top), ranksep=1.1, overlap="false", splines="true")
             graph.update(label=title, labelloc="b", labeljust="c")
         if self.legend:
-            label = Html(legend_table(self.c))
+            label = Html(self.legend_text())
             if self.radial:
-                label = Html('<TABLE BORDER="0" CELLSPACING="0"><TR><TD ALIGN="LEFT">' + legend_table(self.c)
+                label = Html('<TABLE BORDER="0" CELLSPACING="0"><TR><TD ALIGN="LEFT">' + self.legend_text()
                              + f"</TD></TR><TR><TD>{html_text(title)}</TD></TR></TABLE>")
             graph.update(label=label, labelloc="b", labeljust="l")
         lines = [
@@ -292,6 +292,12 @@ class _Writer:
             states[parent] = game.replay(parent.moves)
         text = game.action_text(states[parent], game.parse_move(node.name))
         return f' <FONT POINT-SIZE="9">{html_text(text)}</FONT>'
+
+    def legend_text(self) -> str:
+        """The legend's table, naming the graph score on edges when the tree's searches use it."""
+        text = legend_table(self.c)
+        return text if self.positions is None else text.replace("edge: UCB1", "edge: graph score (position value + "
+                                                                 "edge exploration)")
 
     def edge_line(self, parent: TreeNode, kid: TreeNode) -> str:
         ucb = kid.ucb1(self.c)
