@@ -231,3 +231,14 @@ def test_diagrams_and_the_explorer_show_the_graph_score(tmp_path: Path) -> None:
     assert corner["exploitation"] == pytest.approx(corner["position"]["mean"])  # the value is the position's
     dot = treelab.to_dot(treelab.load(db), path="5", depth=1)
     assert "graph score" in dot and "UCB1 " not in dot
+
+
+def test_random_connect_four_positions_and_their_mirrors_share_a_key() -> None:
+    game, rng = treelab.find_game("connect4"), random.Random(3)
+    for _ in range(300):
+        moves, _ = random_game(game, rng)
+        cut = moves[: rng.randrange(len(moves))]
+        mirror = [8 - m for m in cut]
+        assert game.position_key(game.replay(cut)) == game.position_key(game.replay(mirror))
+        if cut and cut != mirror:  # a position and one disc more are never merged
+            assert game.position_key(game.replay(cut)) != game.position_key(game.replay(cut[:-1]))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from .games import State
 from .nodes import HOOKS, TreeNode, kids_of
@@ -53,9 +54,16 @@ def mover_mean(visits: int, ones: int, draws: int, mover: int) -> float:
 
 
 def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
-    """The position key of each of ``nodes`` (of ``tree``), replaying each position once from its parent's."""
+    """The position key of each of ``nodes`` (of ``tree``), replaying each position once from its parent's.
+
+    Every save asks for the nodes it writes, and the top of a tree changes in every game: the positions
+    and keys of the last nodes asked for are kept (at most :data:`_STATE_CAP`, per tree) for the next call.
+    """
     game = tree.game
-    states: dict[TreeNode, State] = {tree.root: game.initial()}
+    kept = _KEPT.get(tree)
+    if kept is None or len(kept[0]) > _STATE_CAP:
+        kept = _KEPT[tree] = ({tree.root: game.initial()}, {})
+    states, keys = kept
     moves: dict[str, int] = {}
 
     def parse(label: str) -> int:  # each label parsed once
@@ -77,7 +85,17 @@ def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
         return state
 
     key = game.position_key
-    return {node: key(state_of(node)) for node in nodes}
+    found = {}
+    for node in nodes:
+        k = keys.get(node)
+        if k is None:
+            k = keys[node] = key(state_of(node))
+        found[node] = k
+    return found
+
+
+_KEPT: WeakKeyDictionary[Tree, tuple[dict[TreeNode, State], dict[TreeNode, str]]] = WeakKeyDictionary()
+"""Per tree, the positions and keys :func:`node_keys` computed last (a node's position never changes)."""
 
 
 def key_of(tree: Tree, node: TreeNode) -> str:

@@ -286,8 +286,8 @@ class ConnectFour(Game):
     def position_key(self, state: State) -> str:
         """The smaller of the position's key and its mirror image's (:meth:`Game.position_key`)."""
         assert isinstance(state, ConnectFourState)
-        key = state.cur + state.mask
-        return str(min(key, _mirrored(state.cur) + _mirrored(state.mask)))
+        key = state.cur + state.mask  # Pons' key: the sum never carries out of a column, so it mirrors whole
+        return str(min(key, _mirrored(key)))
 
     def initial(self) -> ConnectFourState:
         return ConnectFourState()
