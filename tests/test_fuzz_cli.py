@@ -3,7 +3,8 @@
 Each round picks a command that reads or writes a database (train, analyse, merge, info, stats,
 render, shape, fit) and points it at one kind of file: a FIFO, a character device, a directory, a symbolic
 link to an empty file, a hard link of a valid tree, a text file, a tree of another game, a missing
-folder, a valid tree; or picks an OpenSpiel game with hostile parameters. Every outcome must be
+folder, a valid tree; or picks an OpenSpiel game with hostile parameters; or starts two or three
+writers (trainers, workers, a saving search, a merge, a reader) at once on one file. Every outcome must be
 clean: exit 0, or one ``Error:``/``Usage`` line with a non-zero exit; never a traceback; a special
 file keeps its kind and inode; a valid tree refused keeps its bytes. The seed makes every round
 replay; ``TREELAB_FUZZ_ROUNDS`` runs more of them.
@@ -15,7 +16,10 @@ import hashlib
 import os
 import random
 import shutil
+import sqlite3
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -151,3 +155,65 @@ def test_openspiel_parameters_end_cleanly_and_write_nothing_when_refused(tmp_pat
     _clean(result, args)
     if result.exit_code != 0:
         assert not db.exists(), args  # refused before anything was written
+
+
+WRITERS: list[tuple[str, ...]] = [
+    ("train", "connect4", "--db", "{db}", "--games", "{games}", "--iterations", "{iterations}", "-q",
+     "--seed", "{seed}"),
+    ("train", "connect4", "--db", "{db}", "--games", "{games}", "--iterations", "{iterations}", "-q",
+     "--seed", "{seed}", "--workers", "2"),
+    ("analyse", "connect4", "--db", "{db}", "--moves", "{moves}", "--iterations", "{iterations}", "--seed", "{seed}"),
+    ("merge", "{db}", "{other}"),
+    ("stats", "{db}", "--json"),
+]
+"""Commands started together on one file: trainers (one process or two workers), a search that
+saves, a merge into it, and a reader."""
+
+
+def _games_simulations(db: Path) -> int:
+    """Iterations x moves summed over the logged games: what self-play added to the root."""
+    game = treelab.find_game("connect4")
+    return sum(g["iterations"] * len(game.parse(g["moves"])) for g in treelab.read_games(db))
+
+
+@pytest.mark.parametrize("round_", range(max(3, ROUNDS // 6)))
+def test_concurrent_writers_of_one_file_add_up_exactly(tmp_path: Path, round_: int) -> None:
+    """Two or three writers started at once on one file (real processes) each end cleanly, and the
+    file holds exactly what the successful ones added: the root's visits are iterations x moves of
+    every logged game plus the iterations of every search that saved, every node names a logged
+    game, and no node has fewer visits than its children together."""
+    rng = random.Random(4100 + round_)
+    db = tmp_path / "c4.db"
+    if rng.random() < 0.7:  # a file that exists, or one the writers race to create
+        treelab.train("connect4", db, 1, iterations=20, seed=round_, progress=False)
+    other = tmp_path / "other.db"
+    treelab.train("connect4", other, 2, iterations=15, seed=100 + round_, progress=False)
+    picked = [rng.choice(WRITERS) for _ in range(rng.choice((2, 3)))]
+    runs = []
+    for i, command in enumerate(picked):
+        moves = "".join(rng.choice("1234567") for _ in range(rng.randint(0, 3)))
+        fields = {"db": db, "other": other, "games": rng.randint(1, 3), "iterations": rng.randint(10, 30),
+                  "seed": rng.randint(0, 999) + i, "moves": moves}
+        args = [a.format(**fields) for a in command]
+        proc = subprocess.Popen([sys.executable, "-m", "treelab", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        runs.append((args, proc))
+    searched = 0
+    for args, proc in runs:
+        out, _ = proc.communicate(timeout=300)
+        assert "Traceback" not in out, (args, out)
+        if proc.returncode != 0:  # refused: one line, and it wrote nothing (checked by the sums below)
+            assert len([line for line in out.splitlines() if line.startswith("Error:")]) == 1, (args, out)
+        elif args[0] == "analyse":
+            searched += int(args[args.index("--iterations") + 1])
+    tree = treelab.load(db)
+    assert tree.root.nb_visit == _games_simulations(db) + searched, picked
+    for node in tree.root.descendants:
+        assert node.nb_visit >= sum(child.nb_visit for child in node.children)
+    conn = sqlite3.connect(db)
+    try:
+        orphans = conn.execute("SELECT count(*) FROM nodes WHERE created_game IS NOT NULL AND created_game "
+                               "NOT IN (SELECT id FROM games)").fetchone()[0]
+    finally:
+        conn.close()
+    assert orphans == 0, picked

@@ -302,3 +302,27 @@ def test_two_trainers_of_one_file_queue_and_add_their_games(tmp_path: Path, work
     tree = treelab.load(db)
     moves = sum(len(tree.game.parse(g["moves"])) for g in treelab.read_games(db))
     assert tree.root.nb_visit == 30 * moves  # no simulations without their game
+
+
+def test_a_notebook_kernel_that_exits_while_exploring_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    """Kernel shutdown once left ``-wal``/``-shm`` beside the served file in 2 of 3 runs: a kernel
+    (here a plain Python process) explores a copy, asks for a node and a diagram, and exits without
+    stopping the explorer."""
+    import hashlib
+
+    tmp_path = tmp_path / "kernel"
+    tmp_path.mkdir()
+    db = copy_db(SAMPLE_C4, tmp_path / "c4.db")
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    script = (
+        "import sys, urllib.request, treelab\n"
+        f"e = treelab.explore({str(db)!r}, path='4')\n"
+        "for part in ('api/node?path=44', 'api/subtree.svg?path=4&depth=2', 'api/info'):\n"
+        "    urllib.request.urlopen(e.url + part, timeout=30).read()\n"
+        "sys.exit(0)\n"
+    )
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == [db.name], list(tmp_path.iterdir())
+        assert hashlib.sha256(db.read_bytes()).hexdigest() == before

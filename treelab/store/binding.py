@@ -20,7 +20,8 @@ from ..errors import StoreError
 from ..nodes import PARENT_SLOT
 from ..tree import Tree, TreeNode
 from . import positiontable
-from .dbfile import KeptConnection, is_empty, reading
+from .dbfile import is_empty, reading
+from .kept import KeptConnection
 from .schema import check_meta, migrate
 
 __all__ = ["Binding", "bind", "binding_of", "check_update", "keep", "kept_of", "stored_counts", "stored_positions"]

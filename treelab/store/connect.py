@@ -19,8 +19,8 @@ from typing import Any
 from ..errors import NotATreelabDatabaseError, StoreError
 
 __all__ = [
-    "BUSY_TIMEOUT", "WAL_FLOOR", "check_unlocked", "checkpoint", "connect", "read_only_media", "tidied", "tidy", "uri",
-    "wal_limit",
+    "BUSY_TIMEOUT", "WAL_FLOOR", "check_unlocked", "checkpoint", "close", "connect", "read_only_media", "tidied",
+    "tidy", "uri", "wal_limit",
 ]
 
 BUSY_TIMEOUT = 60.0
@@ -177,3 +177,13 @@ def check_unlocked(db: str | os.PathLike[str]) -> None:
         ) from None
     finally:
         conn.close()
+
+
+def close(conn: sqlite3.Connection) -> None:
+    """Roll back whatever is open and close (also when already closed)."""
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+    conn.close()

@@ -14,7 +14,7 @@ nobody can be writing, the file is opened ``immutable`` and nothing is created
 beside it. A write checks that the file is a treelab database (or empty)
 before changing anything, runs in one transaction that commits when the block
 ends cleanly, and builds a new file aside before moving it into place. During
-training, a :class:`KeptConnection` keeps the write connection open from one
+training, a :class:`~treelab.store.kept.KeptConnection` keeps the write connection open from one
 save to the next: SQLite's page cache stays warm and closing does not
 checkpoint the log after every game. After a save the log is checkpointed once
 it outgrows :func:`treelab.store.connect.wal_limit`, so it stays bounded while readers come and go.
@@ -34,18 +34,14 @@ from typing import Any, TypeVar, cast
 
 from ..errors import DamagedDatabaseError, DatabaseBusyError, NotATreelabDatabaseError, StoreError, TreelabError
 from ..games import find_game
-from .connect import BUSY_TIMEOUT, checkpoint, connect, read_only_media, tidied, uri
+from .connect import BUSY_TIMEOUT, checkpoint, close, connect, read_only_media, tidied, uri
 from .integrity import check_nodes, named
+from .kept import KeptConnection, open_for_writing
 from .schema import DbPath, check_file, check_meta, display, hint, read_compat, read_meta
 
-__all__ = ["KeptConnection", "diagnosed", "is_empty", "reading", "writing"]
+__all__ = ["diagnosed", "is_empty", "reading", "writing"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-KEPT_CHECKPOINT_PAGES = 16384
-"""WAL pages (64 MB) a kept connection's log holds before SQLite folds it into the file (default 1000): a
-training save per game on a million-node file rewrites the same upper pages every game, and folding them
-every 4 MB cost 1.9x the simulations/s of a 10k-node tree against 1.1x (``benchmarks/training_scale.py``)."""
 
 def is_empty(db: DbPath) -> bool:
     """Whether ``db`` is an empty file or an SQLite database without tables (a save may fill it)."""
@@ -168,16 +164,6 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _close(conn: sqlite3.Connection) -> None:
-    """Roll back whatever is open and close (also when already closed)."""
-    try:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-    except sqlite3.Error:
-        pass
-    conn.close()
-
-
 def _as_store_error(exc: BaseException, name: str) -> None:
     if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
         raise NotATreelabDatabaseError(
@@ -239,85 +225,12 @@ def _creating(path: Path, name: str, replace: bool) -> Iterator[tuple[sqlite3.Co
                 os.replace(tmp, path)
         _fsync(path.parent)
     except BaseException as exc:
-        _close(conn)
+        close(conn)
         _as_store_error(exc, name)
         raise
     finally:
         for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), Path(f"{tmp}-journal")):
             leftover.unlink(missing_ok=True)
-
-
-class KeptConnection:
-    """A write connection kept open from one save to the next (see :func:`writing`).
-
-    It is used only for the file it was opened on (same path, device and
-    inode). A file deleted or replaced meanwhile is refused, never written
-    through the old connection: its ``-wal`` log beside the path belongs to the
-    old file, and SQLite would replay it onto the new one. :meth:`close` ends
-    it; SQLite then folds the log into the file.
-    """
-
-    def __init__(self) -> None:
-        self.conn: sqlite3.Connection | None = None
-        self._file: tuple[Path, int, int] | None = None
-
-    def check(self, path: Path, name: str) -> None:
-        """Refuse ``path`` if the kept connection is to a file no longer there (closing it).
-
-        Raises:
-            StoreError: the file was deleted or replaced since the connection opened.
-        """
-        if self.conn is None:
-            return
-        try:
-            st = path.stat()
-            same = self._file == (path.resolve(), st.st_dev, st.st_ino)
-        except OSError:
-            same = False
-        if not same and self._file is not None and self._file[0] == path.resolve():
-            self.close()
-            raise StoreError(
-                f"{name!r} was deleted or replaced while a training run kept it open; {name}-wal beside it "
-                "is the old file's log: move the -wal and -shm files away, then train again"
-            )
-
-    def take(self, path: Path) -> sqlite3.Connection | None:
-        """The open connection to ``path``, or None (closing one to another file)."""
-        if self.conn is not None and self._file is not None and self._file[0] != path.resolve():
-            self.close()
-        return self.conn
-
-    def keep(self, conn: sqlite3.Connection, path: Path) -> None:
-        st = path.stat()
-        self.conn, self._file = conn, (path.resolve(), st.st_dev, st.st_ino)
-
-    def close(self) -> None:
-        """Close the kept connection, if any."""
-        conn, self.conn, self._file = self.conn, None, None
-        if conn is not None:
-            _close(conn)
-
-
-def _open_rw(path: Path, name: str, kept: KeptConnection | None) -> sqlite3.Connection:
-    conn = kept.take(path) if kept is not None else None
-    if conn is not None:
-        return conn
-    try:
-        conn = connect(uri(path, "rw"), timeout=BUSY_TIMEOUT, check_same_thread=kept is None)
-    except sqlite3.Error as exc:
-        raise StoreError(
-            f"cannot open {name!r} for writing ({exc}): the file or its directory is read-only: "
-            "check the permissions, or save to a copy somewhere writable"
-        ) from None
-    try:
-        for pragma in ("synchronous = NORMAL", "cache_size = -65536", "temp_store = MEMORY"):
-            conn.execute(f"PRAGMA {pragma}")
-        if kept is not None:  # a training loop's saves: fold the log into the file every 64 MB, not every 4 MB
-            conn.execute(f"PRAGMA wal_autocheckpoint = {KEPT_CHECKPOINT_PAGES}")
-    except BaseException:
-        _close(conn)
-        raise
-    return conn
 
 
 @contextmanager
@@ -359,7 +272,7 @@ def writing(
         return
     conn = None
     try:
-        conn = _open_rw(path, name, kept)
+        conn = open_for_writing(path, name, kept)
         _begin(conn, wait)
         meta = read_meta(conn, name)
     except _Busy:
@@ -419,4 +332,4 @@ def _finish(conn: sqlite3.Connection | None, kept: KeptConnection | None, path: 
     if kept is not None and kept.conn is conn:
         kept.close()
     else:
-        _close(conn)
+        close(conn)

@@ -33,8 +33,9 @@ from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers, positiontable
 from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts, stored_positions
-from .dbfile import KeptConnection, is_empty, reading, writing
+from .dbfile import is_empty, reading, writing
 from .deltas import apply, changes, depth_counts, renumber
+from .kept import KeptConnection
 from .schema import DbPath, create, display
 
 __all__ = [
