@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from ..nodes import SQRT2, TreeNode
+from ..nodes import SQRT2, TreeNode, ucb1_score
 from ..positions import PositionTable
 from .selection import SelectFn, most_visited_unproven
 
@@ -38,9 +38,7 @@ __all__ = ["edge_exploration", "graph_terms", "select_graph"]
 def edge_exploration(selected: int, total: int, c: float = SQRT2) -> float:
     """The graph rule's exploration term ``c * sqrt(ln S / s)`` of an edge taken ``selected`` times out of
     ``total`` selections at its parent (+inf when never taken; 0 while ``S <= 1``)."""
-    if selected == 0:
-        return math.inf
-    return c * math.sqrt(math.log(total) / selected) if total > 1 else 0.0
+    return ucb1_score(0, 0, selected, total, c)  # UCB1's term, on the edge's counts
 
 
 def graph_terms(table: PositionTable, node: TreeNode, c: float = SQRT2) -> tuple[float, float]:
@@ -65,7 +63,6 @@ def select_graph(table: PositionTable) -> SelectFn:
         total = 0
         for kid in kids:
             total += kid.nb_select
-        explore = c * math.sqrt(math.log(total)) if total > 1 else 0.0
         best = None
         best_score = -math.inf
         for kid in kids:
@@ -80,7 +77,7 @@ def select_graph(table: PositionTable) -> SelectFn:
             else:
                 visits, ones, draws = row
                 value = ((ones if kid.mover == 1 else visits - ones - draws) + 0.5 * draws) / visits
-            score = value + explore / math.sqrt(selected)
+            score = ucb1_score(value * selected, 0, selected, total, c)  # value + c * sqrt(ln S / s)
             if score > best_score:
                 best_score = score
                 best = kid
