@@ -17,6 +17,9 @@ every round and the median speed ratio (the search loop alone).
 simulations (``--cpp-budgets``), alternating; the median speed ratio per budget
 (the target of the compiled batch loop, ``treelab/_loop.c``: at least 2x).
 
+``statistics``: the classic rule (compiled batch, and its Python phases) against graph statistics
+(Python phases only: ``_loop.c`` has not the rule), simulations per second in this checkout.
+
 ``versions``: this checkout's search loop against another checkout's (``--against DIR``, e.g.
 the main branch's worktree, its extension built), in separate processes that alternate, the
 best of 3 searches a round: the compiled batch, the Python phases (UCT, and UCT with the
@@ -27,6 +30,7 @@ solver on tic-tac-toe) and PUCT; prints the median per-round speed ratio of each
     .venv/bin/python benchmarks/search.py --mode inprocess --simulations 20000 --rounds 7
     .venv/bin/python benchmarks/search.py --mode cpp --rounds 7
     .venv/bin/python benchmarks/search.py --mode versions --against ../main --rounds 15
+    .venv/bin/python benchmarks/search.py --mode statistics --rounds 7
     TREELAB_PURE_PYTHON=1 .venv/bin/python benchmarks/search.py  # without the compiled playouts
 """
 
@@ -284,9 +288,55 @@ def versions(against: str, rounds: int) -> dict[str, float]:
     return ratios
 
 
+STATISTICS_CASES = """\
+import json, sys, time
+import treelab
+from treelab.mcts import uct
+
+def timed(n, moves, **options):
+    tree = treelab.Tree("connect4")
+    treelab.search(tree, "", limit=treelab.Limit(iterations=2000), rng=0)  # a stored opening to search under
+    started = time.perf_counter()
+    treelab.search(tree, moves, limit=treelab.Limit(iterations=n), rng=int(sys.argv[1]), **options)
+    return time.perf_counter() - started
+
+def phases(n, moves):
+    real = uct._compiled_batch
+    uct._compiled_batch = lambda *args: None
+    try:
+        return timed(n, moves)
+    finally:
+        uct._compiled_batch = real
+
+print(json.dumps({
+    "classic, compiled batch": timed(5000, "44"),
+    "classic, Python phases": phases(5000, "44"),
+    "graph (Python phases)": timed(5000, "44", select="graph"),
+}))
+"""
+"""The ``statistics`` mode's cases: 5,000 simulations at ``44`` under a 2,000-simulation opening, each rule."""
+
+
+def statistics_mode(rounds: int) -> dict[str, float]:
+    """The ``statistics`` mode: simulations per second of the classic rule (compiled batch, Python phases) and the
+    graph rule (Python phases only), in fresh processes, alternated; returns the medians per case."""
+    here = str(Path(__file__).resolve().parents[1])
+    runs = []
+    for r in range(rounds):
+        out = subprocess.run([sys.executable, "-c", STATISTICS_CASES, str(r)], env={**os.environ, "PYTHONPATH": here},
+                             cwd=here, capture_output=True, text=True, check=True)
+        runs.append(json.loads(out.stdout))
+    medians = {case: statistics.median(run[case] for run in runs) for case in runs[0]}
+    print(f"{'case':<28} {'median s':>9} {'sims/s':>9}  (5,000 simulations at 44, medians of {rounds} rounds)")
+    for case, seconds in medians.items():
+        print(f"{case:<28} {seconds:>9.3f} {5000 / seconds:>9,.0f}")
+    return medians
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=["process", "inprocess", "cpp", "versions", "both"], default="both",
+    parser.add_argument("--mode", choices=["process", "inprocess", "cpp", "versions", "statistics", "both"],
+                        default="both",
                         help="both: process, inprocess and cpp")
     parser.add_argument("--budgets", nargs="+", type=int, default=[2000, 10000, 50000],
                         help="simulations per search (process mode)")
@@ -302,6 +352,9 @@ def main() -> None:
         if args.against is None:
             parser.error("--mode versions needs --against DIR, e.g. --against ../main")
         versions(args.against, args.rounds)
+        return
+    if args.mode == "statistics":
+        statistics_mode(args.rounds)
         return
     if args.mode in ("process", "both"):
         whole_processes(args.budgets, args.rounds, args.pythonpath)

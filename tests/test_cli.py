@@ -30,7 +30,7 @@ def test_train_info_analyse_session(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "trained 3 games" in result.output and "nodes" in result.output
     info = json.loads(run("info", db, "--json").output)
-    assert info["game"] == "connect4" and info["games"] == 3 and info["schema_version"] == 2
+    assert info["game"] == "connect4" and info["games"] == 3 and info["schema_version"] == 3
     nodes = sqlite3.connect(db).execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
     assert info["nodes"] == nodes
     text = run("info", db).output

@@ -22,7 +22,7 @@ PACKAGE = Path(treelab.__file__).resolve().parent
 ROOT = PACKAGE.parent
 
 LAYERS: dict[str, int] = {
-    "tree": 0, "nodes": 0, "errors": 0, "games": 0, "speedups": 0, "_speedups": 0,
+    "tree": 0, "nodes": 0, "errors": 0, "games": 0, "speedups": 0, "_speedups": 0, "positions": 0,
     "mcts": 1, "store": 1, "learn": 1, "oracle": 1,
     "view": 2, "analysis": 2,
     "play": 3,

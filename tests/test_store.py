@@ -453,8 +453,9 @@ def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.M
     def add_note(database: Any) -> None:
         database.table("nodes").add_column("note", str)
 
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, (3, add_note)])
+    after = schema.SCHEMA_VERSION + 1  # a step after the newest
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", after)
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, (after, add_note)])
     fresh = Tree("connect4")
     save(fresh, db.parent / "fresh.db")  # a new file gets every step
     assert "note" in {row[1] for row in sqlite3.connect(db.parent / "fresh.db").execute("PRAGMA table_info(nodes)")}
@@ -462,7 +463,7 @@ def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.M
     tree.record("1", winner=1)
     save(tree, db)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(after),)
         assert "note" in {row[1] for row in conn.execute("PRAGMA table_info(nodes)")}
     conn.close()
     assert load(db).root.nb_visit == 61

@@ -42,9 +42,9 @@ SQRT2 = math.sqrt(2.0)
 
 HOOKS: dict[str, Callable[..., Any]] = {}
 """What the layers above the core wire in when they load (the core imports neither): ``"save"``
-(:func:`treelab.store.persistence.save`, behind :meth:`treelab.tree.Tree.save`) and ``"display"``
-(:mod:`treelab.view.jupyter`'s diagram, behind Jupyter's ``_repr_mimebundle_``). The front door
-``treelab/__init__.py`` loads both on its first lookup."""
+(:func:`treelab.store.persistence.save`, behind :meth:`treelab.tree.Tree.save`), ``"positions"`` (the stored
+table :meth:`treelab.positions.PositionTable.of` starts from) and ``"display"`` (:mod:`treelab.view.jupyter`'s
+diagram, behind Jupyter's ``_repr_mimebundle_``); the front door loads them on its first lookup."""
 
 
 def wire(name: str, hook: Callable[..., Any]) -> None:

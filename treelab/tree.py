@@ -106,6 +106,11 @@ class Tree:
         self._next_id = 2
         self._baselines: dict[TreeNode, Counts] = {self.root: _ZERO}
         self._new: list[TreeNode] = [self.root]
+        self.statistics = "classic"
+        """The statistics the tree's searches select by (``"classic"`` or ``"graph"``, stored in ``meta``):
+        diagrams and the explorer show the score of that rule."""
+        self.position_table: Any = None
+        """The :class:`treelab.positions.PositionTable` a graph search keeps in step (None: none yet)."""
         self.priors: dict[TreeNode, float] = {}
         """PUCT's prior ``P`` of the move into each node it expanded (not stored; empty for UCT).
         Kept here rather than in a node slot: a UCT tree of a million nodes saves 8 MB."""

@@ -10,7 +10,8 @@ from ..games import Game
 from .options import game_argument, json_option, library_errors, option, seed_option
 
 _SPEC_HELP = (
-    "Player spec: random, heuristic, mc:playouts=N, uct:iterations=N[,c=C][,db=PATH][,playout=decisive], "
+    "Player spec: random, heuristic, mc:playouts=N, uct:iterations=N[,c=C][,db=PATH][,playout=decisive]"
+    "[,statistics=graph], "
     "solver:iterations=N, puct:iterations=N[,evaluator=heuristic|rollout][,dirichlet=auto], "
     "openspiel:simulations=N[,uct_c=C]. A db=PATH player reads the stored tree (every game starts from it "
     "again; the file is never written) unless learn=1 is given: then it saves what it learns after every move."

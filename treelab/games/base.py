@@ -370,6 +370,17 @@ class Game(ABC):
     symmetries: tuple[Symmetry, ...] = ()
     """The board's symmetries other than the identity (see :class:`~treelab.games.encoding.Symmetry`)."""
 
+    def position_key(self, state: State) -> str:
+        """The key of ``state``'s position in a tree's position table (:mod:`treelab.positions`).
+
+        Equal for every move order that reaches the position (transpositions) and, where the game
+        declares :attr:`symmetries`, for its images under them (Connect Four's mirror, tic-tac-toe's
+        eight): the statistics of all of them merge. The default is :meth:`State.key` written out,
+        which merges transpositions only; a game with symmetries overrides it with a canonical
+        image (the smallest). Keys are stored as text in the ``positions`` table: keep them stable.
+        """
+        return repr(state.key())
+
     def notation(self, moves: Iterable[int]) -> str:
         """The compact notation of a move sequence (``"4453"``)."""
         return "".join(self.label(m) for m in moves)

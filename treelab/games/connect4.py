@@ -65,6 +65,17 @@ def has_four(pos: int) -> bool:
     return bool(m & (m >> 2 * (_H1 + 1)))
 
 
+def _mirrored(bits: int) -> int:
+    """A bitboard seen in a mirror: column ``c`` (7 bits each) moves to column ``6 - c`` (one expression: fast)."""
+    return (((bits & _COLUMN_BITS) << 42) | ((bits >> 7 & _COLUMN_BITS) << 35) | ((bits >> 14 & _COLUMN_BITS) << 28)
+            | (bits & _COLUMN_BITS << 21) | ((bits >> 28 & _COLUMN_BITS) << 14) | ((bits >> 35 & _COLUMN_BITS) << 7)
+            | (bits >> 42 & _COLUMN_BITS))
+
+
+_COLUMN_BITS = (1 << _H1) - 1
+assert _H1 == 7 and WIDTH == 7, "_mirrored is written for 7 columns of 7 bits"
+
+
 class ConnectFourState(State):
     """A Connect Four position: ``cur`` (discs of the player to move), ``mask`` (all discs)."""
 
@@ -271,6 +282,12 @@ class ConnectFour(Game):
         grid_symmetry("mirror", 2, HEIGHT, WIDTH, lambda r, c: (r, WIDTH - 1 - c), range(WIDTH - 1, -1, -1)),
     )
     """The left-right mirror: column ``c`` becomes ``8 - c``."""
+
+    def position_key(self, state: State) -> str:
+        """The smaller of the position's key and its mirror image's (:meth:`Game.position_key`)."""
+        assert isinstance(state, ConnectFourState)
+        key = state.cur + state.mask  # Pons' key: the sum never carries out of a column, so it mirrors whole
+        return str(min(key, _mirrored(key)))
 
     def initial(self) -> ConnectFourState:
         return ConnectFourState()

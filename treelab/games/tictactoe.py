@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -146,6 +147,15 @@ def _square_symmetry(name: str) -> Symmetry:
     return grid_symmetry(name, 2, 3, 3, cell_map, moves)
 
 
+def _images(moves: Sequence[int]) -> tuple[int, ...]:
+    """For every 9-bit set of cells, its image under the symmetry whose move permutation is ``moves``."""
+    return tuple(sum(1 << i for i in range(9) if bits >> moves[i] & 1) for bits in range(512))
+
+
+_IMAGES = (tuple(range(512)), *(_images(_square_symmetry(name).moves) for name in _SQUARE_MAPS))
+"""The cells' images under the identity and the seven symmetries, as lookup tables of 512 entries."""
+
+
 class TicTacToe(Game):
     """Tic-tac-toe: three in a row on a 3x3 board."""
 
@@ -162,6 +172,12 @@ class TicTacToe(Game):
     feature_shape = (2, 3, 3)
     symmetries = tuple(_square_symmetry(name) for name in _SQUARE_MAPS)
     """The square's rotations and reflections."""
+
+    def position_key(self, state: State) -> str:
+        """The smallest ``(x, o)`` over the position's eight images under the square's symmetries."""
+        assert isinstance(state, TicTacToeState)
+        x, o = state.x, state.o
+        return "%d,%d" % min((table[x], table[o]) for table in _IMAGES)  # noqa: UP031
 
     def initial(self) -> TicTacToeState:
         return TicTacToeState()

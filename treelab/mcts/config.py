@@ -28,11 +28,13 @@ __all__ = [
     "EVALUATORS",
     "MAX_NEW_NODES",
     "PLAYOUT_NAMES",
+    "STATISTICS",
     "Algorithm",
     "Choice",
     "EvaluatorName",
     "PlayoutName",
     "SearchConfig",
+    "Statistics",
     "check_name",
     "node_cap_for",
     "option_names",
@@ -47,11 +49,15 @@ Choice = Literal["visits", "ucb1"]
 """How the move to play is chosen: the most visited child, or the best UCB1 score."""
 EvaluatorName = Literal["rollout", "heuristic"]
 """PUCT's leaf evaluators (:mod:`treelab.mcts.evaluators`)."""
+Statistics = Literal["classic", "graph"]
+"""Which counts UCT's selection reads: ``"classic"``, the seed's UCB1 on ``nb_visit``; ``"graph"``, the edge
+counts (``nb_select``) and the position table's values (:mod:`treelab.mcts.graph`)."""
 
 ALGORITHMS: tuple[Algorithm, ...] = get_args(Algorithm)
 PLAYOUT_NAMES: tuple[PlayoutName, ...] = get_args(PlayoutName)
 CHOICES: tuple[Choice, ...] = get_args(Choice)
 EVALUATORS: tuple[EvaluatorName, ...] = get_args(EvaluatorName)
+STATISTICS: tuple[Statistics, ...] = get_args(Statistics)
 
 C_PUCT = 1.25
 """Default ``c_puct``: AlphaZero's ``c_init = 1.25`` (Silver et al. 2018, pseudocode).
@@ -117,6 +123,9 @@ class SearchConfig:
     mix: float = 0.0
     """With :attr:`model`: the playout's share of a leaf's value, ``(1 - mix) * model + mix * playout``
     (0: the model's value alone; Silver et al. 2016 mixed half and half)."""
+    statistics: Statistics = "classic"
+    """UCT's selection statistics: ``"classic"`` (UCB1 on ``nb_visit``, the seed's rule) or ``"graph"`` (edge
+    counts and position values, KataGo's graph search; :mod:`treelab.mcts.graph`)."""
 
     def __post_init__(self) -> None:
         check_name("algorithm", self.algorithm, ALGORITHMS)
@@ -124,6 +133,10 @@ class SearchConfig:
             check_name("playout", self.playout, PLAYOUT_NAMES)
         check_name("evaluator", self.evaluator, EVALUATORS)
         check_name("move choice", self.choice, CHOICES)
+        check_name("statistics", self.statistics, STATISTICS)
+        if self.statistics == "graph" and self.algorithm != "uct":
+            raise UnknownOptionError(f"statistics {self.statistics!r} are UCT's: search with algorithm 'uct' "
+                                     "or statistics 'classic'")
         if self.c is not None and not (isinstance(self.c, (int, float)) and self.c >= 0 and math.isfinite(self.c)):
             raise BudgetError(f"c {self.c!r} must be a finite number >= 0")
         if not (isinstance(self.temperature, (int, float)) and self.temperature >= 0

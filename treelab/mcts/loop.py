@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Protocol
 from .. import speedups
 from ..errors import BudgetError
 from ..games import Game, State
+from ..positions import PositionTable
 from ..tree import Counts, Moves, Tree, TreeNode, backup
 from .config import node_cap_for
 from .solver import LegalCount, propagate, prove_terminal
@@ -89,6 +90,8 @@ class SearchState:
     """``treelab._speedups.backup`` when built and the nodes' movers are their depth's parity (set by :func:`run`)."""
     baselines: dict[TreeNode, Counts] = field(default_factory=dict)
     """The tree's change tracking (:attr:`treelab.tree.Tree.baselines`; set by :func:`run`)."""
+    positions: PositionTable | None = None
+    """The position table every backup adds to (graph statistics, :mod:`treelab.mcts.graph`); None: none."""
     done: int = 0
     """Simulations run."""
     draws: int = 0
@@ -201,6 +204,8 @@ def back_up(state: SearchState, path: list[TreeNode], winner: int | None) -> Non
         fast(path, None if winner is None else (path[0].depth + (winner == 1)) & 1, state.baselines)
     else:
         backup(path, winner, state.baselines, movers=state.movers)
+    if state.positions is not None:
+        state.positions.add(path, winner)
     state.done += 1
     if winner is None:
         state.draws += 1
@@ -217,6 +222,11 @@ def _back_up_above(state: SearchState) -> None:
     backup(above, None, baselines, times=state.draws, selected_from=selected, movers=movers)
     for player in (1, 2):
         backup(above, player, baselines, times=state.wins[player], selected_from=selected, movers=movers)
+    table = state.positions
+    if table is not None:
+        for winner, times in ((None, state.draws), (1, state.wins[1]), (2, state.wins[2])):
+            if times:
+                table.add(above, winner, times)
 
 
 def prove_leaf(state: SearchState, leaf: Leaf) -> int | None:

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..nodes import Proof, proof_word
+from ..positions import PositionTable, player_one
 from ..tree import SQRT2, Moves, Tree, TreeNode
 from .choice import choose_move
+from .config import Statistics
+from .graph import graph_terms
 
 if TYPE_CHECKING:
     from ..games import State
     from ..learn.model import Model
 
-__all__ = ["ChildStats", "SearchSummary", "choose_move", "summarize", "with_model"]
+__all__ = ["ChildStats", "GraphStats", "SearchSummary", "choose_move", "summarize", "with_model"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,34 @@ class ChildStats:
     """What people read for the move (OpenSpiel's action string, ``"a7a6"``); None for games whose label says it all."""
     model_prior: float | None = None
     """The prior a fitted model gives the move (``analyse --model``); None without a model."""
+    graph: GraphStats | None = None
+    """With graph statistics: the terms of :attr:`ucb1` (then the graph score) and the position's merged
+    counts; None with the classic rule."""
+
+
+@dataclass(frozen=True)
+class GraphStats:
+    """A move's graph-search score terms (:mod:`treelab.mcts.graph`) and its position's merged counts."""
+
+    nb_select: int
+    """Simulations that took this edge (its exploration count)."""
+    value: float
+    """The position's mean reward for the mover, over every path to it (the score's first term)."""
+    exploration: float | None
+    """``c * sqrt(ln S / s)`` (None: never selected, +inf)."""
+    position_visits: int
+    """Simulations through the position by any path (transpositions and mirror images merged)."""
+    position_wins: int
+    """Of those, the mover's wins."""
+    position_draws: int
+    """Of those, draws."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The optional keys a child of ``analyse --json`` gets: ``nb_select``, ``value``, ``exploration`` and
+        ``position`` (``nb_visit``, ``nb_win`` for the mover, ``nb_draw``)."""
+        return {"nb_select": self.nb_select, "value": self.value, "exploration": self.exploration,
+                "position": {"nb_visit": self.position_visits, "nb_win": self.position_wins,
+                             "nb_draw": self.position_draws}}
 
 
 @dataclass(frozen=True)
@@ -66,6 +98,8 @@ class SearchSummary:
     """:attr:`best_move` as people read it (OpenSpiel's action string); None as for :attr:`ChildStats.action`."""
     model_value: float | None = None
     """A fitted model's value of the position for the player to move (``analyse --model``); None without one."""
+    statistics: str = "classic"
+    """The selection statistics whose score :attr:`ChildStats.ucb1` shows (``"graph"`` adds its terms)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Exactly the ``treelab analyse --json`` object of DESIGN.md.
@@ -92,6 +126,7 @@ class SearchSummary:
                     "proven": ch.proven,
                     **({} if ch.action is None else {"action": ch.action}),
                     **({} if ch.model_prior is None else {"model_prior": ch.model_prior}),
+                    **({} if ch.graph is None else ch.graph.to_dict()),
                 }
                 for ch in self.children
             ],
@@ -100,6 +135,8 @@ class SearchSummary:
             data["best_action"] = self.best_action
         if self.model_value is not None:
             data["model_value"] = self.model_value
+        if self.statistics != "classic":
+            data["statistics"] = self.statistics
         return data
 
 
@@ -111,8 +148,10 @@ def summarize(
     c: float = SQRT2,
     best: TreeNode | None = None,
     seconds: float = 0.0,
+    statistics: Statistics = "classic",
 ) -> SearchSummary:
-    """The :class:`SearchSummary` of the position ``moves`` in ``tree``."""
+    """The :class:`SearchSummary` of the position ``moves`` in ``tree``; ``ucb1`` is the score of ``statistics``
+    (with ``"graph"``, its terms and the positions' merged counts too)."""
     game = tree.game
     parsed = game.parse(moves)
     node = tree.find(parsed)
@@ -132,6 +171,23 @@ def summarize(
     def action(name: str) -> str | None:  # OpenSpiel's action strings beside the ids
         return game.action_text(state, game.parse_move(name)) if game.shows_actions else None
 
+    table = PositionTable.of(tree) if statistics == "graph" else None
+
+    def graph(k: TreeNode) -> GraphStats | None:
+        if table is None:
+            return None
+        value, explore = graph_terms(table, k, c)
+        row = table.row(k) or [0, 0, 0]
+        visits, draws = row[0], row[2]
+        return GraphStats(nb_select=k.nb_select, value=value, exploration=None if math.isinf(explore) else explore,
+                          position_visits=visits, position_draws=draws,
+                          position_wins=player_one(k.mover, visits, row[1], draws))  # 1 -> mover: the same map
+
+    def score(k: TreeNode, terms: GraphStats | None) -> float | None:
+        if terms is None:
+            return k.ucb1(c) if k.nb_visit else None
+        return None if terms.exploration is None else terms.value + terms.exploration
+
     children = tuple(
         ChildStats(
             move=k.name,
@@ -139,11 +195,13 @@ def summarize(
             nb_win=k.nb_win,
             nb_draw=k.nb_draw,
             mean=k.mean,
-            ucb1=k.ucb1(c) if k.nb_visit else None,
+            ucb1=score(k, terms),
             proven=proof_word(k.proven),
             action=action(k.name),
+            graph=terms,
         )
         for k in kids
+        for terms in (graph(k),)
     )
     return SearchSummary(
         game=game.name,
@@ -156,6 +214,7 @@ def summarize(
         children=children,
         seconds=seconds,
         best_action=action(best.name) if best is not None else None,
+        statistics=statistics,
     )
 
 

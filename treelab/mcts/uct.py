@@ -21,13 +21,15 @@ from .. import speedups
 from ..errors import BudgetError
 from ..games import Game, State
 from ..nodes import kids_of
+from ..positions import PositionTable
 from ..tree import SQRT2, Moves, Tree, TreeNode
-from .config import MAX_NEW_NODES
+from .config import MAX_NEW_NODES, STATISTICS, Statistics, check_name
+from .graph import select_graph
 from .loop import BatchFn, Leaf, Limit, SearchState, prove_leaf, run, start_at
 from .policies import PlayoutFn, decisive_playout, find_playout, make_rng, random_playout
 from .selection import DescendFn, SelectFn, select_ucb1, walk
 
-__all__ = ["Limit", "UCTPhases", "search"]
+__all__ = ["GraphPhases", "Limit", "UCTPhases", "search"]
 
 
 def search(
@@ -41,7 +43,7 @@ def search(
     rng: random.Random | int | None = None,
     should_stop: Callable[[], bool] | None = None,
     max_new_nodes: int = MAX_NEW_NODES,
-    select: SelectFn | None = None,
+    select: SelectFn | Statistics | None = None,
 ) -> int:
     """Run UCT simulations from the position ``moves`` of ``tree``; returns how many ran.
 
@@ -59,7 +61,10 @@ def search(
             :data:`~treelab.mcts.config.MAX_NEW_NODES`, about 0.4 GB, by default).
         select: the selection hook (:data:`~treelab.mcts.selection.SelectFn`, as OpenSpiel's
             ``child_selection_fn``); None: UCB1 (:func:`~treelab.mcts.selection.select_ucb1`),
-            walked in C when the extension is built.
+            walked in C when the extension is built. Or the name of the statistics the selection reads
+            (:data:`~treelab.mcts.config.Statistics`): ``"classic"`` (UCB1, as None) or ``"graph"``
+            (:mod:`treelab.mcts.graph`: edge counts and the position table, run by :class:`GraphPhases`
+            in Python; the table is kept in step with every backup).
 
     The loop is :func:`treelab.mcts.loop.run`'s, over :class:`UCTPhases`: select (descend and
     expand one move), simulate (a playout), back up. With the default selection the tree walk
@@ -76,6 +81,19 @@ def search(
     state = start_at(tree, moves, c=c, solver=solver, rng=make_rng(rng))
     if state is None:
         return 0
+    if isinstance(select, str) or select is None:
+        tree.statistics = select or "classic"
+    if select == "graph":
+        table = state.positions = PositionTable.of(tree)
+        phases: UCTPhases = GraphPhases.of(state, find_playout(playout), select_graph(table))
+        phases.table = table  # type: ignore[attr-defined]
+        try:
+            return run(state, phases, limit=limit, should_stop=should_stop, max_new_nodes=max_new_nodes)
+        finally:
+            table.settle()
+    if isinstance(select, str):
+        check_name("statistics", select, STATISTICS)
+        select = None
     phases = UCTPhases.of(state, find_playout(playout), select)
     return run(state, phases, limit=limit, should_stop=should_stop, max_new_nodes=max_new_nodes)
 
@@ -171,6 +189,23 @@ class UCTPhases:
         if not leaf.position.is_terminal:
             return self.play_out(leaf.position, state.rng)
         return prove_leaf(state, leaf)
+
+
+@dataclass(eq=False)
+class GraphPhases(UCTPhases):
+    """UCT's phases with graph statistics (:mod:`treelab.mcts.graph`): each new node's position key is noted
+    as it is made (its position is at hand), so the selection never replays it. Python only (a subclass)."""
+
+    table: PositionTable | None = None
+    """The position table the selection reads and the backups keep in step."""
+
+    def expand(self, state: SearchState, path: list[TreeNode], position: State, untried: list[int],
+               tried: int) -> Leaf:
+        """:meth:`UCTPhases.expand`, noting the new node's position key."""
+        leaf = super().expand(state, path, position, untried, tried)
+        if self.table is not None:
+            self.table.key(leaf.path[-1], leaf.position)
+        return leaf
 
 
 def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, play_out: PlayoutFn) -> BatchFn | None:

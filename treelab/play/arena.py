@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ..games import Game, find_game
-from ..mcts.config import CHOICES, SearchConfig
+from ..mcts.config import CHOICES, STATISTICS, SearchConfig
 from ..mcts.policies import PLAYOUTS
 from ..mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for
 from ..tree import SQRT2, Tree
@@ -62,8 +62,8 @@ SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "random": (),
     "heuristic": (),
     "mc": ("playouts", "playout"),
-    "uct": _SEARCH_KEYS,
-    "solver": _SEARCH_KEYS,
+    "uct": (*_SEARCH_KEYS, "statistics"),
+    "solver": (*_SEARCH_KEYS, "statistics"),
     "puct": (*_SEARCH_KEYS, "evaluator", "dirichlet", "fraction", "model", "mix"),
     "openspiel": ("simulations", "uct_c", "solve"),
 }
@@ -173,6 +173,7 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
     named: dict[str, Any] = {"playout": playout, "temperature": temperature,
                              "choice": _choice(opts, "choice", spec, CHOICES, "visits")}  # checked names
     if kind in ("uct", "solver"):
+        named["statistics"] = _choice(opts, "statistics", spec, STATISTICS, "classic")
         search = SearchConfig(c=_number(opts, "c", spec, float, tree.c if tree is not None else SQRT2, 0.0),
                               solver=_flag(opts, "solver", spec, kind == "solver"), **named)
         return MCTSPlayer(tree=tree, iterations=iterations, seconds=seconds, search=search, rng=rng, name=name)

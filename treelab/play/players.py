@@ -214,7 +214,8 @@ class MCTSPlayer:
         tree = self.tree
         assert tree is not None
         search(tree, moves, limit=self.limit, c=self.c, solver=self.solver, playout=self.playout,
-               rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes)
+               rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes,
+               select=self.search.statistics)
         node = tree.find(moves)
         best = choose_move(node, choice=self.choice, c=self.c, temperature=self.temperature, noise=self.noise,
                            alpha=self.alpha, rng=self.rng)

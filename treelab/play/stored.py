@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import SpecError, StoreError
 from ..games import Game, State
 from ..nodes import PARENT_SLOT, kids_of, unlink
+from ..positions import PositionTable
 from ..store.binding import binding_of
 from ..tree import Tree, TreeNode
 from .players import SearchPlayer, Wrapper
@@ -63,6 +64,8 @@ def revert(tree: Tree) -> int:
         return 0
     if binding is None or binding.tree_id is None:
         raise StoreError("this tree has no saved database to go back to: save it first, or start a new tree")
+    table = tree.position_table  # a graph search's table goes back too, without reading the file again
+    kept = isinstance(table, PositionTable) and table.current and table.undo_unsaved()
     counts = tree.depth_counts
     for node in reversed(new):  # the newest first: each is then the last child of its parent
         assert kids_of(getattr(node, PARENT_SLOT))[-1] is node, "new nodes come after their parents' stored children"
@@ -82,6 +85,8 @@ def revert(tree: Tree) -> int:
         for nid, proven in proofs(conn, ids):
             old[nid].proven = proven
     tree.mark_saved(next_id=tree.next_id - len(new))
+    if kept:
+        table.settle()
     return len(new)
 
 

@@ -19,10 +19,12 @@ from weakref import WeakKeyDictionary
 from ..errors import StoreError
 from ..nodes import PARENT_SLOT
 from ..tree import Tree, TreeNode
+from . import positiontable
+from .dbfile import is_empty, reading
 from .kept import KeptConnection
 from .schema import check_meta, migrate
 
-__all__ = ["Binding", "bind", "binding_of", "check_update", "keep", "kept_of", "stored_counts"]
+__all__ = ["Binding", "bind", "binding_of", "check_update", "keep", "kept_of", "stored_counts", "stored_positions"]
 
 @dataclass
 class Binding:
@@ -120,3 +122,15 @@ def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) ->
                 f"so not all children of {parent.sequence!r} were loaded: load without "
                 f"{'depth' if parent.depth >= top else 'path'} to grow it"
             )
+
+
+def stored_positions(tree: Tree) -> dict[str, list[int]] | None:
+    """The stored position table of the file ``tree`` mirrors (``{}``: no file yet), or None when there is none to
+    start from (no file bound, or an older schema): the hook behind :meth:`treelab.positions.PositionTable.of`."""
+    binding = binding_of(tree)
+    if binding is None or binding.path is None:
+        return None
+    if not binding.path.exists() or is_empty(binding.path):
+        return {}
+    with reading(binding.path) as (conn, _):
+        return positiontable.read(conn)

@@ -13,11 +13,11 @@ pickles however many nodes. The writer adds deltas to the file with
 - new nodes: inserted with ids the writer assigns, unless another worker
   stored the same ``(parent, move)`` since this worker's snapshot: then the
   counts are added to that row (and so on down the new node's children);
-- a proof that contradicts the file's is a :class:`~treelab.errors.ProofConflictError`.
+- a proof that contradicts the file's is a :class:`~treelab.errors.ProofConflictError`;
+- each node's counts go to its position's row of ``positions`` too (:mod:`.positiontable`).
 
-:func:`apply` returns every new node's row id; the worker gives its nodes those
-ids (:func:`renumber`), so its next delta names them as stored nodes.
-Additions commute, so the order deltas arrive in does not matter.
+:func:`apply` returns every new node's row id; the worker gives its nodes those ids
+(:func:`renumber`), so its next delta names them as stored nodes. Additions commute.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ..errors import ProofConflictError, StoreError
 from ..nodes import Proof, proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
-from . import bulk
+from . import bulk, positiontable
 from .dbfile import reading
 from .schema import DbPath
 
@@ -45,17 +45,13 @@ __all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts"
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
-
 _UNPROVEN = -9
 """The ``proven`` column's value for a node without a proof (proofs are 1, 0, -1)."""
 COUNT_COLUMNS = ("nb_visit", "nb_win", "nb_draw", "nb_select")
 """A node's counts as :attr:`Delta.known_counts` lists them (and :attr:`treelab.tree.Tree.baselines` holds them):
 the one list of the ``nodes`` columns that add up (a new count column goes here, in ``_ADD`` and in the rows
 :func:`apply` inserts; ``treelab merge`` reads the columns named here)."""
-_NAME = attrgetter("name")
-_CREATED = attrgetter("created_game")
-_PROVEN = attrgetter("proven")
-_MOVER = attrgetter("mover")
+_NAME, _CREATED, _PROVEN, _MOVER = map(attrgetter, ("name", "created_game", "proven", "mover"))
 _ADD = ("UPDATE nodes SET nb_visit = nb_visit + ?, nb_win = nb_win + ?, nb_draw = nb_draw + ?, "
         "nb_select = nb_select + ? WHERE id = ?")
 _PROVE = "UPDATE nodes SET proven = coalesce(proven, ?) WHERE id = ?"
@@ -89,6 +85,10 @@ class Delta:
     """Each new node's mover (games whose players need not alternate), else None."""
     seen: int = -1
     """The file's save count (``meta.generation``) the worker's copy was loaded at (-1: unknown)."""
+    keys: Sequence[str] | None = None
+    """Each node's position key, ``known``'s then the new nodes' (None: the ``positions`` table is rebuilt)."""
+    position_counts: np.ndarray | None = None
+    """What each adds to its position's row, ``(nb_visit, player 1's wins, nb_draw)`` (:mod:`.positiontable`)."""
 
     def __len__(self) -> int:
         return len(self.known) + len(self.moves)
@@ -148,6 +148,7 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
             proofs=proofs,
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
             seen=seen,
+            **positiontable.delta_fields(tree, known + new, known_counts, columns[:, 2:5]),
         )
         if new and new[-1].node_id - new[0].node_id != len(new) - 1:
             raise StoreError("the tree's new nodes are not numbered in order: save or start() the tree first")
@@ -305,6 +306,8 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     if delta.proofs:
         where = np.concatenate([delta.known, ids]).tolist()
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
+    if delta.keys is not None and delta.position_counts is not None:
+        positiontable.add_delta(conn, delta.keys, delta.position_counts, len(delta.known), fresh)
     return ids, fresh, grew
 
 

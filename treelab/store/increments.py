@@ -33,6 +33,7 @@ from ..errors import GameMismatchError, ProofConflictError, StoreError
 from ..games import Game, find_game
 from ..nodes import Proof, TreeNode
 from ..tree import SQRT2, Tree
+from . import positiontable
 from .dbfile import is_empty, reading, writing
 from .deltas import COUNT_COLUMNS, LOCAL, Delta, apply, depth_counts
 from .persistence import first_rows
@@ -244,7 +245,9 @@ def merge(out: DbPath, *inputs: DbPath) -> MergeSummary:
             run, tree_id, generation, counts = run_meta(tree), secrets.token_hex(8), 0, [1]
         else:
             migrate(conn, check_meta(meta, name, game))
-            run = run_meta(Tree(game, c=float(meta.get("c", repr(SQRT2)))))
+            kept = Tree(game, c=float(meta.get("c", repr(SQRT2))))
+            kept.statistics = meta.get("statistics", "classic")
+            run = run_meta(kept)
             tree_id, generation, counts = meta.get("tree_id"), int(meta.get("generation", 0)), stored_counts(conn, meta)
         start_nodes = sum(counts)
         root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
@@ -256,6 +259,7 @@ def merge(out: DbPath, *inputs: DbPath) -> MergeSummary:
                 except ProofConflictError as exc:
                     raise ProofConflictError(f"proofs disagree merging {display(db)!r}: {exc}") from None
                 next_game = _add_games(conn, src, the_game, root, counts, next_game, os.fspath(db))
+        positiontable.rebuild(conn, the_game)  # the sum of the inputs' tables, paths counted once
         now = snapshot(conn, root, counts)  # every merged game's history row: the merged tree
         conn.execute(f"UPDATE history SET {', '.join(f'{key} = ?' for key in now)} WHERE game_id >= ?",
                      [*now.values(), first_game])

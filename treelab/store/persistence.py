@@ -30,8 +30,8 @@ from ..errors import NotATreelabDatabaseError, PathNotFoundError
 from ..games import Game, find_game
 from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
-from . import bulk, movers
-from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts
+from . import bulk, movers, positiontable
+from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts, stored_positions
 from .dbfile import is_empty, reading, writing
 from .deltas import apply, changes, depth_counts, renumber
 from .kept import KeptConnection
@@ -150,6 +150,7 @@ def first_rows(conn: sqlite3.Connection, tree: Tree) -> list[TreeNode]:
     new, parents = bulk.breadth_first(tree.root)  # numbered anew: see treelab.store.bulk
     create(conn, lambda: bulk.write(conn, new, parents, 1))
     movers.write(conn, tree, new, 1)
+    positiontable.write_tree(conn, tree)
     return new
 
 
@@ -165,8 +166,9 @@ def meta_rows(conn: sqlite3.Connection, run: Mapping[str, str], *, tree_id: str 
 
 
 def run_meta(tree: Tree) -> dict[str, str]:
-    """The ``meta`` rows every save of ``tree`` writes about how it grows: its ``c`` and treelab's version."""
-    return {"c": repr(float(tree.c)), "treelab_version": _version()}
+    """The ``meta`` rows every save of ``tree`` writes about how it grows: its ``c``, its search's
+    ``statistics`` and treelab's version."""
+    return {"c": repr(float(tree.c)), "treelab_version": _version(), "statistics": tree.statistics}
 
 
 def save(
@@ -276,6 +278,7 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
     searchable = wanted is not None  # a tree to search in (open_tree): every move must be a label of the game
     with reading(db, wanted) as (conn, meta):
         tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
+        tree.statistics = meta.get("statistics", "classic")
         tree.depth_counts = []
         labels = tree.labels(path)
         if not labels and depth is None:  # every page read once: a 2 MB page cache would only stay in memory
@@ -391,3 +394,4 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
 
 
 wire("save", save)  # Tree.save (the core does not import the store)
+wire("positions", stored_positions)  # PositionTable.of: the stored table to start from

@@ -46,7 +46,7 @@ __all__ = [
     "read_meta",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The newest schema this treelab reads and writes."""
 
 DbPath = str | os.PathLike[str]
@@ -107,7 +107,23 @@ def _columns_v2(db: sqlite_utils.Database) -> None:
     conn.execute("ALTER TABLE games ADD COLUMN exploration TEXT")
 
 
-MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [(1, _create_v1), (2, _columns_v2)]
+def _positions_v3(db: sqlite_utils.Database) -> None:
+    """Version 3: the ``positions`` table (:mod:`treelab.store.positiontable`), rebuilt from the stored nodes
+    (a node's path gives its position)."""
+    from ..games import find_game
+    from .positiontable import create, rebuild
+
+    conn = db.conn
+    create(conn)
+    if conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None:
+        game = conn.execute("SELECT value FROM meta WHERE key = 'game'").fetchone()
+        if game is None:
+            raise NotATreelabDatabaseError("a treelab file with nodes but no game in meta: it is damaged")
+        rebuild(conn, find_game(game[0]))
+
+
+MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [
+    (1, _create_v1), (2, _columns_v2), (3, _positions_v3)]
 """Ordered ``(version, step)`` pairs; a step takes the database from ``version - 1`` to ``version``."""
 
 

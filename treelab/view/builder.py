@@ -28,6 +28,8 @@ from typing import Any
 
 from ..errors import PathNotFoundError
 from ..games import Game, find_game, written
+from ..mcts.graph import graph_terms
+from ..positions import PositionTable
 from ..tree import Moves, Tree, TreeNode
 from .style import (
     FONT,
@@ -187,7 +189,10 @@ def to_dot(
         start, depth=o.depth, top_k=o.top, min_visits=o.min_visits, around_pv=o.around_pv,
         max_nodes=o.max_nodes, unloaded=truncated, counts_below=counts_below,
     )
-    return _Writer(sel, g, c, board=o.board, legend=o.legend, rankdir=o.rankdir, radial=o.layout == "radial").text()
+    writer = _Writer(sel, g, c, board=o.board, legend=o.legend, rankdir=o.rankdir, radial=o.layout == "radial")
+    if isinstance(source, Tree) and source.statistics == "graph":
+        writer.positions = PositionTable.of(source)
+    return writer.text()
 
 
 class _Writer:
@@ -200,6 +205,8 @@ class _Writer:
         self.board, self.legend, self.rankdir, self.radial = board, legend, rankdir, radial
         self.pv = set(sel.pv)
         self.total = max(1, sel.top.nb_visit)
+        self.positions: PositionTable | None = None
+        """The tree's position table when its searches use graph statistics: edges show that score."""
 
     def text(self) -> str:
         sel, top = self.sel, self.sel.top
@@ -214,9 +221,9 @@ class _Writer:
             graph.update(layout="twopi", root=node_id(top), ranksep=1.1, overlap="false", splines="true")
             graph.update(label=title, labelloc="b", labeljust="c")
         if self.legend:
-            label = Html(legend_table(self.c))
+            label = Html(self.legend_text())
             if self.radial:
-                label = Html('<TABLE BORDER="0" CELLSPACING="0"><TR><TD ALIGN="LEFT">' + legend_table(self.c)
+                label = Html('<TABLE BORDER="0" CELLSPACING="0"><TR><TD ALIGN="LEFT">' + self.legend_text()
                              + f"</TD></TR><TR><TD>{html_text(title)}</TD></TR></TABLE>")
             graph.update(label=label, labelloc="b", labeljust="l")
         lines = [
@@ -286,9 +293,22 @@ class _Writer:
         text = game.action_text(states[parent], game.parse_move(node.name))
         return f' <FONT POINT-SIZE="9">{html_text(text)}</FONT>'
 
+    def legend_text(self) -> str:
+        """The legend's table, naming the graph score on edges when the tree's searches use it."""
+        text = legend_table(self.c)
+        return text if self.positions is None else text.replace("edge: UCB1", "edge: graph score (position value + "
+                                                                 "edge exploration)")
+
     def edge_line(self, parent: TreeNode, kid: TreeNode) -> str:
         ucb = kid.ucb1(self.c)
-        if kid.nb_visit:
+        if self.positions is not None:
+            value, explore = graph_terms(self.positions, kid, self.c)
+            ucb = value + explore
+            tip = (f"graph score {fmt(ucb, 4)} = position value {fmt(value, 4)} + exploration {fmt(explore, 4)}"
+                   f" (c={self.c:.4g}, S={sum(k.nb_select for k in parent.kids)}, s={kid.nb_select}: selections of"
+                   " this edge, never pass-through visits; the value merges every path to the position)"
+                   if kid.nb_select else "graph score ∞: an edge never selected here is tried first")
+        elif kid.nb_visit:
             tip = (
                 f"UCB1 {fmt(ucb, 4)} = mean {fmt(kid.mean, 4)} + exploration {fmt(kid.exploration(self.c), 4)}"
                 f" (c={self.c:.4g}, N={parent.nb_visit}, n={kid.nb_visit}); N and n include visits passing through"

@@ -21,6 +21,8 @@ from typing import Any
 from ..games import find_game
 from ..mcts.choice import best_child
 from ..nodes import walk
+from ..positions import PositionTable, node_keys
+from ..store import positiontable
 from ..store.dbfile import reading
 from ..store.integrity import check_row, damaged
 from ..store.rows import children, counts_below, path_rows
@@ -122,6 +124,12 @@ def load_view(
         bare = [n for n in walk(start) if not n.kids]
         tree.truncated.update(bare)
         below = _counts(conn, bare) if len(bare) <= 20 * max_nodes else {}
+        if meta.get("statistics") == "graph":  # edges show the graph score: the drawn positions' stored rows
+            tree.statistics = "graph"
+            keys = node_keys(tree, list(walk(tree.root)))
+            found = positiontable.rows_of(conn, set(keys.values()))
+            table = tree.position_table = PositionTable(tree, {k: list(v[:3]) for k, v in found.items()})
+            table.keys.update(keys)
     tree.forget_changes()  # a view, not new nodes: saving it must never write anything
     return tree, below
 

@@ -23,6 +23,7 @@ started deeper (DESIGN.md, *Semantics*); the page says so beside the numbers.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,8 +32,11 @@ from typing import Any
 
 from ...errors import GameMismatchError, NotationError, PathNotFoundError
 from ...games import Game, State, find_game
+from ...mcts.graph import edge_exploration
 from ...nodes import Proof, proof_word
+from ...positions import mover_mean, player_one
 from ...store.dbfile import reading
+from ...store.positiontable import row as position_row
 from ...store.rows import created_by, kid_rows, logged_root, path_rows, principal_variation, totals
 from ...store.schema import display
 from ...tree import SQRT2, TreeNode
@@ -134,11 +138,13 @@ class TreeFile:
         game = self.game
         moves = game.parse(path)
         state = game.replay(moves)
-        with reading(self.path, self.game.name) as (conn, _):
+        with reading(self.path, self.game.name) as (conn, meta):
             rows = path_rows(conn, game, moves, self.name)
             if replay is not None:
                 _check_existed(rows, replay, game, moves, self.name)
             kids_found = kid_rows(conn, rows[-1][0], replay.clause() if replay is not None else "")
+            merged = _positions(conn, game, state, [row[2] for row in kids_found]) if replay is None else {}
+            graph = meta.get("statistics") == "graph" and replay is None
             logged = logged_root(conn, replay.game) if replay is not None else None
             kept = replay.clause() if replay is not None else ""
             pv = [m for m, _ in principal_variation(conn, rows[-1][0], where=kept, limit=_PV_LIMIT)]
@@ -154,6 +160,8 @@ class TreeFile:
         if state.is_terminal:
             proof = Proof.of_winner(state.winner, to_move)
         notation = game.notation(moves)
+        mover = game.replay(moves[:-1]).to_move if moves else 3 - game.initial().to_move
+        here = merged.get(None)
         return {
             "game": game.name, "db": self.name, "path": notation, "moves": [game.label(m) for m in moves],
             "to_move": to_move, "nb_visit": node.nb_visit, "nb_win": node.nb_win, "nb_draw": node.nb_draw,
@@ -161,15 +169,29 @@ class TreeFile:
             "proven": proof_word(proof), "terminal": state.is_terminal, "winner": state.winner, "c": self.c,
             "principal_variation": pv, "pv_paths": _line_paths(game, moves, pv),
             "crumbs": [{"move": game.label(m), "path": game.notation(moves[:i + 1])} for i, m in enumerate(moves)],
-            "children": [self._child(k, node, moves, replay, state) for k in kids],
+            "children": [self._child(k, node, moves, replay, state, (merged.get(k.name), graph)) for k in kids],
+            **({} if here is None else {"position": _position_json(here, mover)}),
+            **({"statistics": "graph"} if graph else {}),
             "board": board_grid(game, state),
             "replay": None if replay is None else {"game": replay.game, "since": replay.since},
         }
 
     def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None,
-               state: State) -> dict[str, Any]:
+               state: State, merged: tuple[tuple[int, int, int, int] | None, bool]) -> dict[str, Any]:
         game, c = self.game, self.c
         visited = kid.nb_visit > 0
+        row, graph = merged
+        scores: dict[str, Any] = {
+            "ucb1": kid.ucb1(c) if visited else None,
+            "exploitation": kid.mean if visited else None,
+            "exploration": kid.exploration(c) if visited else None,
+        }
+        if graph:  # the score the search uses (treelab.mcts.graph): the position's value, the edge's counts
+            value = kid.mean if row is None or not row[0] else mover_mean(row[0], row[1], row[2], state.to_move)
+            explore = edge_exploration(kid.nb_select, sum(k.nb_select for k in parent.kids), c)
+            finite = not math.isinf(explore)
+            scores = {"ucb1": value + explore if finite else None, "exploitation": value,
+                      "exploration": explore if finite else None}
         try:
             href: str | None = game.notation([*moves, game.parse_move(kid.name)])
         except NotationError:  # a row no treelab wrote: shown (as text), never linked
@@ -181,14 +203,31 @@ class TreeFile:
         return {
             "move": kid.name, "nb_visit": kid.nb_visit, "nb_win": kid.nb_win, "nb_draw": kid.nb_draw,
             "nb_loss": kid.nb_loss, "nb_select": kid.nb_select, "mean": kid.mean,
-            "ucb1": kid.ucb1(c) if visited else None,
-            "exploitation": kid.mean if visited else None,
-            "exploration": kid.exploration(c) if visited else None,
+            **scores,
+            **({} if row is None else {"position": _position_json(row, state.to_move)}),
             "share": kid.nb_visit / parent.nb_visit if parent.nb_visit else 0.0,
             "proven": proof_word(kid.proven), "colour": mean_colour(kid.mean if visited else None),
             "path": href, "created_game": kid.created_game, "new": new,
             **({"action": game.action_text(state, game.parse_move(kid.name))} if game.shows_actions and href else {}),
         }
+
+
+def _positions(conn: Any, game: Game, state: State, labels: Sequence[str]) -> dict[str | None, Any]:
+    """The merged counts (``positions`` rows) of ``state`` (key None) and of the position after each move label."""
+    found: dict[str | None, Any] = {None: position_row(conn, game.position_key(state))}
+    for label in labels:
+        try:
+            found[label] = position_row(conn, game.position_key(state.play(game.parse_move(label))))
+        except (NotationError, ValueError):  # a row no treelab wrote, or a move the rules refuse: no position
+            continue
+    return found
+
+
+def _position_json(row: tuple[int, int, int, int], mover: int) -> dict[str, Any]:
+    """A position's merged counts for the player who moves into it, and how many stored paths reach it."""
+    visits, ones, draws, paths = row
+    return {"nb_visit": visits, "nb_win": player_one(mover, visits, ones, draws), "nb_draw": draws,
+            "mean": mover_mean(visits, ones, draws, mover), "paths": paths}
 
 
 def _line_paths(game: Game, moves: Sequence[int], line: list[str]) -> list[str | None]:

@@ -184,6 +184,11 @@ function drawPosition(data) {
   const end = data.terminal ? (data.winner ? ` · game over: player ${data.winner} won` : " · game over: draw") : "";
   $("summary").textContent = `${data.nb_visit.toLocaleString("en")} visits · value ${fmt(data.value)} for player ` +
     `${data.to_move}${proof}${end}`;
+  const merged = data.position;  // the position table: every stored path to this position (and its mirror images)
+  $("merged").textContent = merged ? `position reached by ${merged.paths.toLocaleString("en")} stored ` +
+    `path${merged.paths === 1 ? "" : "s"} · merged: ${merged.nb_visit.toLocaleString("en")} visits, mean ` +
+    `${fmt(merged.mean)} for the player who moved here` +
+    (data.statistics === "graph" ? " · scores: graph search (position value + edge exploration)" : "") : "";
   const pv = [el("b", {}, "principal variation: ")];
   if (!data.principal_variation.length) pv.push(el("span", { class: "muted" }, "–"));
   data.principal_variation.forEach((move, i) => pv.push(link(move, data.pv_paths[i]), " "));

@@ -1,0 +1,244 @@
+"""The position table (transpositions and mirror images merged) and graph-search statistics."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from random_games import random_game
+
+import treelab
+from treelab import Tree
+from treelab.errors import UnknownOptionError
+from treelab.mcts.config import SearchConfig
+from treelab.mcts.graph import select_graph
+from treelab.mcts.selection import select_ucb1
+from treelab.mcts.uct import Limit, search
+from treelab.positions import PositionTable, counts_of_nodes
+from treelab.store import positiontable
+
+
+def stored(db: Path) -> dict[str, list[int]]:
+    """The file's ``positions`` table: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path]``."""
+    with sqlite3.connect(db) as conn:
+        rows = {k: [v, w, d, p] for k, v, w, d, p in conn.execute("SELECT * FROM positions")}
+    conn.close()
+    return rows
+
+
+def grown(tree: Tree, rng: random.Random, games: int, searches: int, statistics: str = "classic") -> Tree:
+    """``tree`` with ``games`` random recorded games (some cut short) and ``searches`` UCT searches mid-game."""
+    for _ in range(games):
+        moves, winner = random_game(tree.game, rng)
+        if rng.random() < 0.3:
+            moves = moves[: rng.randrange(len(moves))]
+            winner = rng.choice([1, 2, None])
+        tree.record(moves, winner)
+    for _ in range(searches):
+        moves, _ = random_game(tree.game, rng)
+        search(tree, moves[: rng.randrange(len(moves))], limit=Limit(iterations=rng.randrange(5, 60)), rng=rng,
+               select=statistics)
+    return tree
+
+
+def test_transpositions_merge(tmp_path: Path) -> None:
+    tree = Tree("tictactoe")
+    tree.record("123", winner=None)  # X 1, O 2, X 3 ...
+    tree.record("321", winner=1)  # ... and X 3, O 2, X 1: the same position by another move order
+    tree.record("721", winner=2)  # X 7, O 2, X 1: a mirror image (flip) of neither, another position
+    table = counts_of_nodes(tree)
+    key = tree.game.position_key(tree.game.replay("123"))
+    assert key == tree.game.position_key(tree.game.replay("321"))
+    assert table[key] == [2, 1, 1, 2]  # 2 visits, player 1 won 1, 1 draw, 2 paths
+    db = tmp_path / "t.db"
+    tree.save(db)
+    assert stored(db)[key] == [2, 1, 1, 2]
+    assert stored(db) == counts_of_nodes(treelab.load(db))
+
+
+def test_connect_four_mirror_merges() -> None:
+    game = treelab.find_game("connect4")
+    key = game.position_key
+    assert key(game.replay("1")) == key(game.replay("7")) != key(game.replay("2"))
+    assert key(game.replay("4453")) == key(game.replay("5344")) == key(game.replay("4435"))  # order and mirror
+    tree = Tree(game)
+    tree.record("12", winner=1)
+    tree.record("76", winner=2)
+    assert counts_of_nodes(tree)[key(game.replay("12"))] == [2, 1, 0, 2]
+
+
+def test_tictactoe_has_eight_images() -> None:
+    game = treelab.find_game("tictactoe")
+    corners = {game.position_key(game.replay(m)) for m in "1379"}
+    edges = {game.position_key(game.replay(m)) for m in "2468"}
+    assert len(corners) == len(edges) == 1 and corners != edges
+    assert len({game.position_key(game.replay(str(m))) for m in range(1, 10)}) == 3
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(seed=st.integers(0, 10_000), steps=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 3)), min_size=1,
+                                                    max_size=4), graph=st.booleans())
+def test_saved_table_is_the_table_of_the_nodes(tmp_path_factory: pytest.TempPathFactory, seed: int,
+                                               steps: list[tuple[int, int]], graph: bool) -> None:
+    db = tmp_path_factory.mktemp("pos") / "t.db"
+    rng, tree = random.Random(seed), Tree("tictactoe")
+    for games, searches in steps:  # saved after each step: the first save writes all, later ones add
+        grown(tree, rng, games, searches, "graph" if graph else "classic")
+        tree.save(db)
+    loaded = treelab.load(db)
+    assert stored(db) == counts_of_nodes(loaded) == counts_of_nodes(tree)
+
+
+@settings(max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(seeds=st.lists(st.integers(0, 10_000), min_size=2, max_size=3))
+def test_merge_sums_the_tables(tmp_path_factory: pytest.TempPathFactory, seeds: list[int]) -> None:
+    folder = tmp_path_factory.mktemp("merge")
+    dbs = []
+    for i, seed in enumerate(seeds):
+        rng = random.Random(seed)
+        dbs.append(folder / f"{i}.db")
+        grown(Tree("tictactoe"), rng, rng.randrange(1, 15), rng.randrange(3)).save(dbs[-1])
+    out = folder / "out.db"
+    treelab.merge(out, *dbs)
+    merged = stored(out)
+    assert merged == counts_of_nodes(treelab.load(out))
+    total: dict[str, list[int]] = {}
+    for db in dbs:
+        for key, row in stored(db).items():
+            into = total.setdefault(key, [0, 0, 0])
+            for i in range(3):
+                into[i] += row[i]
+    assert {k: v[:3] for k, v in merged.items()} == total  # the counts add; paths are counted once
+
+
+def test_two_writers_add_exactly(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    rng = random.Random(3)
+    grown(Tree("tictactoe"), rng, 5, 1).save(db)
+    first, second = treelab.load(db), treelab.load(db)
+    grown(first, rng, 6, 2)
+    grown(second, rng, 6, 2, "graph")
+    first.save(db)
+    second.save(db)  # merges into what the first wrote
+    assert stored(db) == counts_of_nodes(treelab.load(db))
+
+
+def test_a_schema_2_file_reads_and_migrates(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    grown(Tree("connect4"), random.Random(5), 10, 2).save(db)
+    with sqlite3.connect(db) as conn:  # what schema 2 was: the same file without the positions table
+        conn.execute("DROP TABLE positions")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    conn.close()
+    before = db.read_bytes()
+    tree = treelab.load(db)  # read only: the file is not changed
+    assert db.read_bytes() == before
+    with sqlite3.connect(db) as conn:
+        assert positiontable.read(conn) is None
+    conn.close()
+    graph = PositionTable.of(tree)  # no stored table: made from the nodes held
+    assert graph.rows == {k: v[:3] for k, v in counts_of_nodes(tree).items()}
+    tree.record("4444", winner=None)
+    tree.save(db)  # the first save migrates: the table rebuilt from the nodes, then this save added
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+    conn.close()
+    assert stored(db) == counts_of_nodes(treelab.load(db))
+
+
+def test_graph_search_keeps_the_table_in_step(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    tree = Tree("connect4")
+    search(tree, "", limit=Limit(iterations=300), rng=1)  # classic first: the table is made when graph starts
+    search(tree, "44", limit=Limit(iterations=300), rng=2, select="graph")
+    table = tree.position_table
+    assert table.rows == {k: v[:3] for k, v in counts_of_nodes(tree).items()}
+    tree.save(db)
+    search(tree, "4", limit=Limit(iterations=200), rng=3, select="graph")
+    assert tree.position_table is table and table.rows == {k: v[:3] for k, v in counts_of_nodes(tree).items()}
+    tree.save(db)
+    again = treelab.load(db)
+    assert again.statistics == "graph"
+    assert PositionTable.of(again).rows == table.rows  # the stored table, read back
+
+
+def _node(tree: Tree, label: str, *, visits: int, wins: int, selects: int) -> None:
+    kid = tree.add_child(tree.root, label)
+    kid.nb_visit, kid.nb_win, kid.nb_select = visits, wins, selects
+
+
+def test_selection_reads_edge_counts_not_pass_through_visits() -> None:
+    tree = Tree("tictactoe")
+    # "5" lies on a game's line: 1,000 visits passed through from searches rooted deeper, 5 chose it here
+    _node(tree, "5", visits=1000, wins=600, selects=5)
+    _node(tree, "1", visits=50, wins=30, selects=50)  # chosen 50 times here, same mean
+    tree.root.nb_visit = 1050
+    assert select_ucb1(tree.root, 1.4, False).name == "1"  # classic: "5" looks explored
+    table = PositionTable.of(tree)
+    assert select_graph(table)(tree.root, 1.4, False).name == "5"  # graph: "5" was taken 5 times of 55
+
+
+def test_graph_statistics_options() -> None:
+    assert SearchConfig(statistics="graph").statistics == "graph"
+    with pytest.raises(UnknownOptionError, match="statistics 'graph' are UCT's"):
+        SearchConfig(algorithm="puct", statistics="graph")
+    with pytest.raises(UnknownOptionError, match="unknown statistics 'kata'"):
+        SearchConfig(statistics="kata")  # type: ignore[arg-type]
+    result = treelab.analyse("tictactoe", "5", iterations=200, seed=1, statistics="graph").to_dict()
+    assert result["statistics"] == "graph"
+    kid = result["children"][0]
+    assert kid["ucb1"] == pytest.approx(kid["value"] + kid["exploration"])
+    assert kid["position"]["nb_visit"] >= kid["nb_visit"]  # every path to the position, mirror images too
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", [{"workers": 2}, {"ray": True}])
+def test_parallel_training_keeps_the_table(tmp_path: Path, how: dict[str, object]) -> None:
+    db = tmp_path / "t.db"
+    treelab.train("tictactoe", db, 8, iterations=30, seed=1, statistics="graph", progress=False, **how)
+    assert stored(db) == counts_of_nodes(treelab.load(db))
+
+
+def test_a_stored_players_revert_takes_the_table_back(tmp_path: Path) -> None:
+    from treelab.play.stored import revert
+
+    db = tmp_path / "t.db"
+    grown(Tree("connect4"), random.Random(2), 8, 2).save(db)
+    tree = treelab.load(db)
+    before = {k: list(v) for k, v in PositionTable.of(tree).rows.items()}
+    search(tree, "4", limit=Limit(iterations=150), rng=1, select="graph")
+    search(tree, "44", limit=Limit(iterations=150), rng=2, select="graph")
+    table = tree.position_table
+    revert(tree)
+    assert PositionTable.of(tree) is table  # kept, in step again
+    assert {k: v for k, v in table.rows.items() if any(v)} == before
+
+
+def test_diagrams_and_the_explorer_show_the_graph_score(tmp_path: Path) -> None:
+    from treelab.view.explorer.data import TreeFile
+
+    db = tmp_path / "t.db"
+    treelab.train("tictactoe", db, 6, iterations=60, seed=3, statistics="graph", progress=False)
+    node = TreeFile.open(db).node("5")
+    assert node["statistics"] == "graph" and node["position"]["paths"] == 1
+    corner = next(k for k in node["children"] if k["move"] == "1")
+    assert corner["position"]["paths"] >= 1 and corner["position"]["nb_visit"] >= corner["nb_visit"]
+    assert corner["ucb1"] == pytest.approx(corner["exploitation"] + corner["exploration"])
+    assert corner["exploitation"] == pytest.approx(corner["position"]["mean"])  # the value is the position's
+    dot = treelab.to_dot(treelab.load(db), path="5", depth=1)
+    assert "graph score" in dot and "UCB1 " not in dot
+
+
+def test_random_connect_four_positions_and_their_mirrors_share_a_key() -> None:
+    game, rng = treelab.find_game("connect4"), random.Random(3)
+    for _ in range(300):
+        moves, _ = random_game(game, rng)
+        cut = moves[: rng.randrange(len(moves))]
+        mirror = [8 - m for m in cut]
+        assert game.position_key(game.replay(cut)) == game.position_key(game.replay(mirror))
+        if cut and cut != mirror:  # a position and one disc more are never merged
+            assert game.position_key(game.replay(cut)) != game.position_key(game.replay(cut[:-1]))

@@ -1,0 +1,276 @@
+"""The position table: a tree's statistics merged by position, across move orders and mirror images.
+
+A stored node is a *path* (a move sequence); many paths can reach one position (transpositions:
+``"4453"`` and ``"5344"`` in Connect Four), and where the game declares symmetries, images of it
+(the mirror ``"4435"``'s twin ``"4453"`` reflected). The position table adds up the counts of every
+node whose position has one key (:meth:`treelab.games.Game.position_key`): what the search knows of
+the *position*, however it got there. Graph-search statistics (:mod:`treelab.mcts.graph`) take a
+child's value from it.
+
+**Point of view.** A position's row counts ``nb_visit``, ``nb_win`` (wins of **player 1**, the
+first player, whoever moved into the position), ``nb_draw``, and ``nb_path`` (stored nodes that
+reach it). Player 1's view is fixed for every game, also those whose players need not alternate;
+the mover's mean is :meth:`PositionTable.mean`.
+
+The table is a function of the nodes: ``row(key) = sum over nodes with that key`` (player 1's wins
+from each node's ``nb_win`` and its mover). So it can always be rebuilt from the nodes
+(:func:`counts_of_nodes`), every writer adds a save's increments to it (the store's
+``positions`` table, :mod:`treelab.store.positiontable`), and in memory the graph search keeps it
+in step with every backup (:class:`PositionTable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+from .games import State
+from .nodes import HOOKS, TreeNode, kids_of
+
+if TYPE_CHECKING:
+    from .tree import Tree
+
+__all__ = ["PositionTable", "Row", "counts_of_nodes", "key_of", "mover_mean", "node_keys", "player_one",
+           "unsaved_counts"]
+
+Row = list[int]
+"""A position's counts in memory: ``[nb_visit, nb_win of player 1, nb_draw]``."""
+
+_STATE_CAP = 1 << 17
+"""Positions :class:`PositionTable` caches at most to compute keys of nodes met later (about 20 MB)."""
+
+
+def player_one(mover: int, visits: int, wins: int, draws: int) -> int:
+    """Player 1's wins among ``visits`` whose mover (``mover``) won ``wins`` and drew ``draws``."""
+    return wins if mover == 1 else visits - wins - draws
+
+
+def mover_mean(visits: int, ones: int, draws: int, mover: int) -> float:
+    """The mean reward of ``mover`` over a position row (``ones``: player 1's wins); 0.5 with no visits."""
+    if not visits:
+        return 0.5
+    return ((ones if mover == 1 else visits - ones - draws) + 0.5 * draws) / visits
+
+
+def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
+    """The position key of each of ``nodes`` (of ``tree``), replaying each position once from its parent's.
+
+    Every save asks for the nodes it writes, and the top of a tree changes in every game: the positions
+    and keys of the last nodes asked for are kept (at most :data:`_STATE_CAP`, per tree) for the next call.
+    """
+    game = tree.game
+    kept = _KEPT.get(tree)
+    if kept is None or len(kept[0]) > _STATE_CAP:
+        kept = _KEPT[tree] = ({tree.root: game.initial()}, {})
+    states, keys = kept
+    moves: dict[str, int] = {}
+
+    def parse(label: str) -> int:  # each label parsed once
+        move = moves.get(label)
+        if move is None:
+            move = moves[label] = game.parse_move(label)
+        return move
+
+    def state_of(node: TreeNode) -> State:
+        chain = []
+        at: TreeNode | None = node
+        while at not in states:  # the root is: every node's chain ends there
+            assert at is not None
+            chain.append(at)
+            at = at.parent
+        state = states[at]
+        for below in reversed(chain):
+            state = states[below] = state.play(parse(below.name))
+        return state
+
+    key = game.position_key
+    found = {}
+    for node in nodes:
+        k = keys.get(node)
+        if k is None:
+            k = keys[node] = key(state_of(node))
+        found[node] = k
+    return found
+
+
+_KEPT: WeakKeyDictionary[Tree, tuple[dict[TreeNode, State], dict[TreeNode, str]]] = WeakKeyDictionary()
+"""Per tree, the positions and keys :func:`node_keys` computed last (a node's position never changes)."""
+
+
+def key_of(tree: Tree, node: TreeNode) -> str:
+    """The position key of one node of ``tree`` (its moves replayed)."""
+    return tree.game.position_key(tree.game.replay(node.moves))
+
+
+def unsaved_counts(tree: Tree) -> tuple[list[TreeNode], list[str], list[tuple[int, int, int]]]:
+    """What ``tree`` changed since its last save or load, by node: the nodes (changed ones, then new ones),
+    their position keys, and what each adds to its position's row ``(nb_visit, player 1's wins, nb_draw)``."""
+    base = tree.baselines
+    new = tree.new_nodes
+    fresh = set(new)
+    nodes = [node for node in base if node not in fresh]
+    nodes.extend(new)
+    keys = node_keys(tree, nodes)
+    zero = (0, 0, 0, 0)
+    amounts = []
+    for node in nodes:
+        was = base.get(node, zero)
+        visits, wins, draws = node.nb_visit - was[0], node.nb_win - was[1], node.nb_draw - was[2]
+        amounts.append((visits, player_one(node.mover, visits, wins, draws), draws))
+    return nodes, [keys[node] for node in nodes], amounts
+
+
+def counts_of_nodes(tree: Tree, top: TreeNode | None = None) -> dict[str, list[int]]:
+    """The position table of the nodes of ``tree`` (at and below ``top``, default the root), rebuilt from
+    their counts: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path]``."""
+    game = tree.game
+    parse, key = game.parse_move, game.position_key
+    start = tree.root if top is None else top
+    first = game.replay(start.moves)
+    table: dict[str, list[int]] = {}
+    stack: list[tuple[TreeNode, State]] = [(start, first)]
+    while stack:
+        node, state = stack.pop()
+        row = table.get(k := key(state))
+        if row is None:
+            row = table[k] = [0, 0, 0, 0]
+        visits, draws = node.nb_visit, node.nb_draw
+        row[0] += visits
+        row[1] += player_one(node.mover, visits, node.nb_win, draws)
+        row[2] += draws
+        row[3] += 1
+        for kid in kids_of(node):
+            stack.append((kid, state.play(parse(kid.name))))
+    return table
+
+
+class PositionTable:
+    """A tree's position table in memory, kept in step with a graph search's backups.
+
+    Made by :meth:`of`: the stored table of the file the tree mirrors plus the tree's unsaved
+    changes (or, without a stored table, rebuilt from the nodes held). It notes the tree's
+    root visits and size when it is in step; a change made without it (a classic search, a
+    record) shows as a mismatch, and :meth:`of` makes it anew.
+    """
+
+    def __init__(self, tree: Tree, rows: dict[str, Row]) -> None:
+        self.tree = tree
+        self.rows = rows
+        """``key -> [nb_visit, player 1's wins, nb_draw]``."""
+        self.keys: dict[TreeNode, str] = {}
+        """Each node's key once computed (nodes met by the search)."""
+        self._states: dict[TreeNode, State] = {}
+        self.stamp = self._now()
+
+    def _now(self) -> tuple[int, int]:
+        return self.tree.root.nb_visit, self.tree.size
+
+    @property
+    def current(self) -> bool:
+        """Whether nothing changed the tree's counts since the table was last in step."""
+        return self.stamp == self._now()
+
+    def settle(self) -> None:
+        """Note that the table is in step with the tree now (after the search's backups)."""
+        self.stamp = self._now()
+
+    @classmethod
+    def of(cls, tree: Tree) -> PositionTable:
+        """The table of ``tree``: the one kept from its last graph search if still in step, else made anew."""
+        kept = tree.position_table
+        if isinstance(kept, PositionTable) and kept.current:
+            return kept
+        stored = HOOKS["positions"](tree) if "positions" in HOOKS else None
+        if stored is None:  # no stored table to start from: the nodes held are all there is
+            rows = {k: v[:3] for k, v in counts_of_nodes(tree).items()}
+        else:
+            rows = stored
+            _, keys, amounts = unsaved_counts(tree)
+            for k, (visits, wins, draws) in zip(keys, amounts, strict=True):
+                row = rows.get(k)
+                if row is None:
+                    rows[k] = [visits, wins, draws]
+                else:
+                    row[0] += visits
+                    row[1] += wins
+                    row[2] += draws
+        table = tree.position_table = cls(tree, rows)
+        return table
+
+    def key(self, node: TreeNode, state: State | None = None) -> str:
+        """The position key of ``node`` (``state``: its position, if known)."""
+        k = self.keys.get(node)
+        if k is None:
+            if state is None:
+                state = self.state(node)
+            k = self.keys[node] = self.tree.game.position_key(state)
+        return k
+
+    def state(self, node: TreeNode) -> State:
+        """The position of ``node``, from the nearest cached ancestor's."""
+        states = self._states
+        if len(states) > _STATE_CAP:
+            states.clear()
+        chain = []
+        at: TreeNode | None = node
+        while at is not None and at not in states:
+            chain.append(at)
+            at = at.parent
+        game = self.tree.game
+        state = game.initial() if at is None else states[at]
+        parse = game.parse_move
+        for below in reversed(chain):
+            if below.depth:
+                state = state.play(parse(below.name))
+            states[below] = state
+        return state
+
+    def row(self, node: TreeNode) -> Row | None:
+        """The counts of ``node``'s position, or None if it has none yet."""
+        return self.rows.get(self.key(node))
+
+    def mean(self, node: TreeNode) -> tuple[float, int]:
+        """The mean reward of the player who moved into ``node``, over its position's simulations, and their number
+        (the node's own mean and visits while its position has none)."""
+        row = self.rows.get(self.key(node))
+        if row is None or not row[0]:
+            return node.mean, node.nb_visit
+        visits, ones, draws = row
+        wins = ones if node.mover == 1 else visits - ones - draws
+        return (wins + 0.5 * draws) / visits, visits
+
+    def add(self, path: Sequence[TreeNode], winner: int | None, times: int = 1) -> None:
+        """Add ``times`` simulations won by ``winner`` (None: drawn) to the positions of ``path``'s nodes."""
+        rows, key = self.rows, self.key
+        for node in path:
+            k = key(node)
+            row = rows.get(k)
+            if row is None:
+                row = rows[k] = [0, 0, 0]
+            row[0] += times
+            if winner is None:
+                row[2] += times
+            elif winner == 1:
+                row[1] += times
+
+    def undo_unsaved(self) -> bool:
+        """Take the tree's unsaved changes back out of the table (before they are undone in the tree: a stored
+        tree's player starting its next game from the file, :func:`treelab.play.stored.revert`); True."""
+        rows, base, zero = self.rows, self.tree.baselines, (0, 0, 0, 0)
+        for node in [*base, *(n for n in self.tree.new_nodes if n not in base)]:
+            was = base.get(node, zero)
+            visits, wins, draws = node.nb_visit - was[0], node.nb_win - was[1], node.nb_draw - was[2]
+            if visits:
+                row = rows[self.key(node)]
+                row[0] -= visits
+                row[1] -= player_one(node.mover, visits, wins, draws)
+                row[2] -= draws
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
