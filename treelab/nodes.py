@@ -34,7 +34,7 @@ from .games import mover_at_depth
 
 __all__ = [
     "HOOKS", "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "best_index", "display", "kids_of", "link",
-    "preference", "proof_word", "seal", "ucb1_score", "unlink", "walk", "wire",
+    "mean_reward", "preference", "proof_word", "seal", "ucb1_score", "unlink", "walk", "wire",
 ]
 
 SQRT2 = math.sqrt(2.0)
@@ -67,7 +67,25 @@ PARENT_SLOT = "_LightNodeMixin__parent"
 _NO_KIDS: tuple[TreeNode, ...] = ()
 
 
-def ucb1_score(wins: float, draws: float, visits: float, parent_visits: float, c: float = SQRT2) -> float:
+def mean_reward(wins: float, draws: float, visits: float, value_sum: float = 0.0) -> float:
+    """The mover's mean reward in [0, 1]: ``(wins + draws / 2 + value_sum / 2) / visits`` (0.5 if unvisited).
+
+    The one definition of a node's mean, shown everywhere (diagrams, ``stats``, ``diff``, the
+    explorer, the JSON outputs). A simulation that ended in a value estimate ``v`` in [-1, 1]
+    (a value network's, OpenSpiel's and mctx's returns) counts as a draw plus ``v / 2``: it is in
+    ``draws`` and its ``v`` in ``value_sum`` (:attr:`TreeNode.value_sum`), so a win is a draw plus
+    1 and a loss a draw minus 1, and the counts still add up (``visits = wins + draws + losses``).
+
+    >>> mean_reward(3, 2, 10)
+    0.4
+    >>> mean_reward(0, 4, 4, value_sum=-2.0)
+    0.25
+    """
+    return (wins + 0.5 * draws + 0.5 * value_sum) / visits if visits else 0.5
+
+
+def ucb1_score(wins: float, draws: float, visits: float, parent_visits: float, c: float = SQRT2,
+               value_sum: float = 0.0) -> float:
     """UCB1 of a child: ``mean + c * sqrt(ln N) / sqrt(n)``, +inf when unvisited.
 
     Auer, Cesa-Bianchi & Fischer (2002), "Finite-time analysis of the
@@ -87,6 +105,8 @@ def ucb1_score(wins: float, draws: float, visits: float, parent_visits: float, c
     if visits == 0:
         return math.inf
     explore = c * math.sqrt(math.log(parent_visits)) if parent_visits > 1 else 0.0
+    if value_sum:  # :func:`mean_reward`; without values exactly the compiled walk's operations
+        return mean_reward(wins, draws, visits, value_sum) + explore / math.sqrt(visits)
     return (wins + 0.5 * draws) / visits + explore / math.sqrt(visits)
 
 
@@ -157,7 +177,8 @@ def kids_of(node: TreeNode) -> Sequence[TreeNode]:
 class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types: its base is Any
     """One stored position, named by the move that leads to it (``'root'`` for the root)."""
 
-    __slots__ = ("created_game", "depth", "name", "nb_draw", "nb_select", "nb_visit", "nb_win", "node_id", "proven")
+    __slots__ = ("_value_sum", "created_game", "depth", "name", "nb_draw", "nb_select", "nb_visit", "nb_win",
+                 "node_id", "proven")
     separator = "/"
 
     name: str
@@ -209,6 +230,17 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
 
     # -- derived numbers ---------------------------------------------------
     @property
+    def value_sum(self) -> float:
+        """The sum of the value estimates ``v`` in [-1, 1] (the mover's) of the simulations through this node
+        that ended in a value instead of a result; each of them is also one of :attr:`nb_draw`
+        (:func:`mean_reward`). 0.0 for a tree of whole results (the slot is then never set)."""
+        return getattr(self, "_value_sum", 0.0)  # type: ignore[no-any-return]
+
+    @value_sum.setter
+    def value_sum(self, value: float) -> None:
+        self._value_sum = value
+
+    @property
     def mover(self) -> int:
         """The player (1 or 2) who made the move into this node."""
         return mover_at_depth(self.depth)
@@ -220,9 +252,8 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
 
     @property
     def mean(self) -> float:
-        """Mean reward of the mover, ``(nb_win + nb_draw / 2) / nb_visit`` (0.5 if unvisited)."""
-        n = self.nb_visit
-        return (self.nb_win + 0.5 * self.nb_draw) / n if n else 0.5
+        """Mean reward of the mover in [0, 1], :func:`mean_reward` (0.5 if unvisited)."""
+        return mean_reward(self.nb_win, self.nb_draw, self.nb_visit, self.value_sum)
 
     def ucb1(self, c: float = SQRT2) -> float:
         """UCB1 of this node as a child of its parent: ``mean + c*sqrt(ln N_parent / n)``.
@@ -232,7 +263,7 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
         parent = getattr(self, PARENT_SLOT, None)
         if parent is None:
             return math.nan  # the root is nobody's child: it has no UCB1 score
-        return ucb1_score(self.nb_win, self.nb_draw, self.nb_visit, parent.nb_visit, c)
+        return ucb1_score(self.nb_win, self.nb_draw, self.nb_visit, parent.nb_visit, c, self.value_sum)
 
     def exploration(self, c: float = SQRT2) -> float:
         """The exploration term ``c*sqrt(ln N_parent / n)`` of :meth:`ucb1` (+inf if unvisited)."""

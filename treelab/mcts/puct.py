@@ -15,13 +15,14 @@ parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
 as children (with zero visits) carrying their priors, as in AlphaZero; so
 PUCT adds up to one node per legal move per simulation, where UCT adds one.
 
-Backup keeps the tree's integer semantics: every node on the stored path from
-the root gets ``nb_visit += 1`` and a win or a draw for its mover. A fractional
-evaluator value ``v`` (for the player to move at the leaf) is turned into one
-result by sampling with the search's ``rng`` between the two nearest results
-with mean ``v``: ``v >= 1/2`` is a win with probability ``2v - 1`` else a
-draw, ``v < 1/2`` a loss with probability ``1 - 2v`` else a draw. Values 0,
-1/2 and 1 (a playout's result) are backed up exactly, without drawing.
+Backup: every node on the stored path from the root gets ``nb_visit += 1``;
+values 0, 1/2 and 1 (a playout's result) are a loss, draw or win for the player
+to move. A fractional evaluator value ``v`` (for the player to move at the leaf)
+is kept as it is, not rounded: the simulation counts as a draw and every node on
+the path adds ``2v - 1`` (or ``1 - 2v`` where the other player moved in) to its
+``value_sum`` (:func:`treelab.nodes.mean_reward`: the mean is then exactly the
+average of the values backed up, as in AlphaZero, where treelab before schema 4
+rounded it to one sampled result).
 
 With ``solver=True`` (the default) a child whose move ends the game is proven
 as soon as it is created, and proofs propagate as in MCTS-Solver (Winands,
@@ -223,7 +224,14 @@ class PUCTPhases:
         if leaf.position.is_terminal:
             return prove_leaf(state, leaf)
         assert leaf.value is not None
-        return _leaf_result(leaf.path[-1], leaf.position, leaf.value, state.rng)
+        winner = _leaf_result(leaf.path[-1], leaf.position, leaf.value, state.rng)
+        if winner == _VALUED:  # a draw plus the value, on every node from the root (see the module doc)
+            v = 2.0 * leaf.value - 1.0  # in [-1, 1], the player to move's at the leaf
+            to_move = leaf.position.to_move
+            for node in (*state.above, *leaf.path):
+                state.tree.add_value(node, v if node.mover == to_move else -v)
+            return None
+        return winner
 
 
 def select_puct(
@@ -249,7 +257,7 @@ def select_puct(
             if solver and kid.proven is not None:
                 continue
             n = kid.nb_visit
-            q = (kid.nb_win + 0.5 * kid.nb_draw) / n if n else fpu
+            q = kid.mean if n else fpu
             score = q + scale * table.get(kid, 0.0) / (1 + n)
             if score > best_score:
                 best_score = score
@@ -269,7 +277,13 @@ def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random)
         return node.mover if node.proven == Proof.WIN else 3 - node.mover
     if not 0.0 <= value <= 1.0 or math.isnan(value):
         raise BudgetError(f"evaluator value {value!r} is not in [0, 1] (the reward of the player to move)")
+    if value not in (0.0, 0.5, 1.0):
+        return _VALUED
     return _outcome(value, state.to_move, rng)
+
+
+_VALUED = 0
+""":func:`_leaf_result` of a fractional value: backed up as a draw plus the value (no player 0)."""
 
 
 def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float], solver: bool) -> None:

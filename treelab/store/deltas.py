@@ -37,6 +37,7 @@ from ..nodes import Proof, proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from . import bulk
+from .values import Values, add_values, collect
 from .dbfile import reading
 from .schema import DbPath
 
@@ -89,6 +90,9 @@ class Delta:
     """Each new node's mover (games whose players need not alternate), else None."""
     seen: int = -1
     """The file's save count (``meta.generation``) the worker's copy was loaded at (-1: unknown)."""
+    values: Values | None = None
+    """The value sums to add and the priors of the nodes that have them, positioned as :attr:`proofs`
+    (None: none, a tree of whole results; :mod:`treelab.store.values`)."""
 
     def __len__(self) -> int:
         return len(self.known) + len(self.moves)
@@ -148,6 +152,7 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
             proofs=proofs,
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
             seen=seen,
+            values=collect(tree, known, new),
         )
         if new and new[-1].node_id - new[0].node_id != len(new) - 1:
             raise StoreError("the tree's new nodes are not numbered in order: save or start() the tree first")
@@ -302,9 +307,10 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         conn.executemany(_ADD, np.column_stack((amounts, targets)).tolist())  # (visit, win, draw, select, id) rows
         if conn.total_changes - before != len(targets):
             raise StoreError(f"{name!r} lacks nodes a worker had loaded from it: was the file replaced mid-run?")
-    if delta.proofs:
+    if delta.proofs or delta.values is not None:
         where = np.concatenate([delta.known, ids]).tolist()
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
+        add_values(conn, delta.values, where)
     return ids, fresh, grew
 
 
