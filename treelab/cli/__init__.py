@@ -34,6 +34,7 @@ _COMMANDS = {
     "serve": "explorer", "diff": "explorer",
     "merge": "merge_cmd",
     "fit": "fit_cmd",
+    "import": "interop_cmd", "export": "interop_cmd",
 }
 """Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
 

@@ -15,14 +15,11 @@ parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
 as children (with zero visits) carrying their priors, as in AlphaZero; so
 PUCT adds up to one node per legal move per simulation, where UCT adds one.
 
-Backup: every node on the stored path from the root gets ``nb_visit += 1``;
-values 0, 1/2 and 1 (a playout's result) are a loss, draw or win for the player
-to move. A fractional evaluator value ``v`` (for the player to move at the leaf)
-is kept as it is, not rounded: the simulation counts as a draw and every node on
-the path adds ``2v - 1`` (or ``1 - 2v`` where the other player moved in) to its
-``value_sum`` (:func:`treelab.nodes.mean_reward`: the mean is then exactly the
-average of the values backed up, as in AlphaZero, where treelab before schema 4
-rounded it to one sampled result).
+Backup: every node on the stored path from the root gets ``nb_visit += 1``; values
+0, 1/2 and 1 are a loss, draw or win for the player to move. Any other evaluator
+value ``v`` (the player to move's at the leaf) is kept, not rounded to a sampled
+result: the simulation is a draw and each node on the path adds ``2v - 1`` (``1 - 2v``
+where the other player moved in) to its ``value_sum`` (:func:`treelab.nodes.mean_reward`).
 
 With ``solver=True`` (the default) a child whose move ends the game is proven
 as soon as it is created, and proofs propagate as in MCTS-Solver (Winands,
@@ -223,15 +220,14 @@ class PUCTPhases:
         """The leaf's result: a finished game's (a proof), else the evaluation's value as one result."""
         if leaf.position.is_terminal:
             return prove_leaf(state, leaf)
-        assert leaf.value is not None
-        winner = _leaf_result(leaf.path[-1], leaf.position, leaf.value, state.rng)
-        if winner == _VALUED:  # a draw plus the value, on every node from the root (see the module doc)
-            v = 2.0 * leaf.value - 1.0  # in [-1, 1], the player to move's at the leaf
-            to_move = leaf.position.to_move
-            for node in (*state.above, *leaf.path):
-                state.tree.add_value(node, v if node.mover == to_move else -v)
+        node, value = leaf.path[-1], leaf.value
+        assert value is not None
+        if node.proven is None and 0.0 < value < 1.0 and value != 0.5:  # a draw plus the value (module doc)
+            to_move, v = leaf.position.to_move, 2.0 * value - 1.0
+            for n in (*state.above, *leaf.path):
+                state.tree.add_value(n, v if n.mover == to_move else -v)
             return None
-        return winner
+        return _leaf_result(node, leaf.position, value, state.rng)
 
 
 def select_puct(
@@ -277,13 +273,7 @@ def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random)
         return node.mover if node.proven == Proof.WIN else 3 - node.mover
     if not 0.0 <= value <= 1.0 or math.isnan(value):
         raise BudgetError(f"evaluator value {value!r} is not in [0, 1] (the reward of the player to move)")
-    if value not in (0.0, 0.5, 1.0):
-        return _VALUED
     return _outcome(value, state.to_move, rng)
-
-
-_VALUED = 0
-""":func:`_leaf_result` of a fractional value: backed up as a draw plus the value (no player 0)."""
 
 
 def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float], solver: bool) -> None:

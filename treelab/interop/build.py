@@ -1,0 +1,160 @@
+"""Building a treelab tree from another search's tree, node by node, checked against the game's rules.
+
+Every importer (:mod:`treelab.interop.rows`, :mod:`~treelab.interop.openspiel`,
+:mod:`~treelab.interop.mctx`, :mod:`~treelab.interop.alphazero`) walks its source from the
+position searched and hands each node's numbers to a :class:`Builder` as :class:`Stats`. The
+builder plays each move on the game (an illegal move is an :class:`~treelab.errors.ImportFormatError`
+naming where it came from), creates the node and checks the numbers. Nothing is written: the
+result is a plain :class:`~treelab.tree.Tree`, saved or merged like any other
+(:mod:`treelab.interop.importing`).
+
+How foreign numbers become treelab's (:func:`treelab.nodes.mean_reward`): a search that backs up
+returns in [-1, 1] gives each node its visit count and the sum of its mover's returns; every such
+simulation is one of the node's ``nb_draw`` and the returns are its ``value_sum``, so the mean in
+[0, 1] is ``(1 + value_sum / visits) / 2``, the source's own mean ``value_sum / visits`` mapped
+from [-1, 1].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import ImportFormatError
+from ..games import Game, State, find_game
+from ..nodes import Proof, TreeNode
+from ..tree import Tree
+
+__all__ = ["Builder", "Stats"]
+
+_SLACK = 1e-9
+"""Relative slack allowed when a value sum is checked against its simulations (float rounding)."""
+
+
+@dataclass(frozen=True)
+class Stats:
+    """One node's numbers in a foreign tree, as treelab stores them."""
+
+    visits: int
+    """Simulations through the node."""
+    value_sum: float = 0.0
+    """Sum of the mover's returns in [-1, 1] of the simulations counted in :attr:`draws`."""
+    wins: int = 0
+    """Simulations that ended in a whole win for the mover (treelab's own trees; 0 for value searches)."""
+    draws: int | None = None
+    """Simulations counted as draws, the valued ones included (None: every simulation but the wins)."""
+    prior: float | None = None
+    """The policy's probability of the move into the node (None: none)."""
+    proven: int | None = None
+    """A game-theoretic result for the mover (1, 0, -1), None unknown."""
+    selected: int | None = None
+    """Simulations that selected the node at its parent (None: all of its visits; the root: 0)."""
+
+
+class Builder:
+    """A new tree of ``game`` grown from a foreign tree; ``source`` names it in errors."""
+
+    def __init__(self, game: str | Game, source: str) -> None:
+        self.tree = Tree(find_game(game))
+        self.source = source
+        self.game = self.tree.game
+
+    def start(self, moves: Sequence[int] = ()) -> tuple[list[TreeNode], State]:
+        """The nodes from the root along ``moves`` (the searched position) and its position."""
+        node, state = self.tree.root, self.game.initial()
+        nodes = [node]
+        for i, move in enumerate(moves):
+            node, state = self.child(node, state, move, f"move {i + 1} of the searched position")
+            nodes.append(node)
+        return nodes, state
+
+    def child(self, node: TreeNode, state: State, move: int, where: str) -> tuple[TreeNode, State]:
+        """The child of ``node`` (at ``state``) by ``move``, created if new, and its position.
+
+        Raises:
+            ImportFormatError: the move is not legal there (``where`` says which node of the source).
+        """
+        game = self.game
+        if state.is_terminal or move not in state.legal_moves():
+            path = game.notation(game.parse(node.moves)) or "the start"
+            raise ImportFormatError(
+                f"{self.source}: {where}: move {_label(game, move)!r} is not legal after {path!r} in "
+                f"{game.name}: is this a tree of {game.name}? give the game it was searched in")
+        label = game.label(move)
+        kid = node.child(label)
+        if kid is None:
+            kid = self.tree.add_child(node, label, state.to_move)
+        return kid, state.play(move)
+
+    def set(self, node: TreeNode, stats: Stats, state: State, where: str) -> None:
+        """Add ``stats`` to ``node`` (at ``state``), checked.
+
+        Raises:
+            ImportFormatError: counts that are not whole numbers >= 0 or do not add up, a value sum
+                out of [-1, 1] per simulation, a prior outside [0, 1], a proof that contradicts the game.
+        """
+        visits, wins = _whole(stats.visits, "visits", where, self.source), _whole(stats.wins, "wins", where, self.source)
+        draws = visits - wins if stats.draws is None else _whole(stats.draws, "draws", where, self.source)
+        selected = (0 if node.parent is None else visits) if stats.selected is None else _whole(
+            stats.selected, "selected", where, self.source)
+        value = stats.value_sum
+        if wins + draws > visits or selected > visits:
+            raise ImportFormatError(f"{self.source}: {where}: wins {wins} + draws {draws} or selected {selected} "
+                                    f"exceed visits {visits}: give counts that add up")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or (
+                abs(value) > draws * (1 + _SLACK) + _SLACK):
+            raise ImportFormatError(
+                f"{self.source}: {where}: value_sum {value!r} is not a finite sum of {draws} returns in [-1, 1]: "
+                "give the sum of the mover's returns in [-1, 1] (rescale other values first)")
+        prior = stats.prior
+        if prior is not None and (isinstance(prior, bool) or not isinstance(prior, int | float)
+                                  or not 0.0 <= prior <= 1.0):
+            raise ImportFormatError(f"{self.source}: {where}: prior {prior!r} is not a probability in [0, 1]")
+        proof = _proof(stats.proven, where, self.source)
+        if proof is not None and state.is_terminal and proof != Proof.of_winner(state.winner, node.mover):
+            raise ImportFormatError(
+                f"{self.source}: {where}: proven {stats.proven!r} contradicts the game, whose result there is "
+                f"{Proof.of_winner(state.winner, node.mover).word} for the mover: a wrong proof is never imported")
+        if proof is not None and node.proven is not None and node.proven != proof:
+            raise ImportFormatError(f"{self.source}: {where}: proven {stats.proven!r} contradicts an earlier "
+                                    f"{node.proven.word} for the same node")
+        node.nb_visit += visits
+        node.nb_win += wins
+        node.nb_draw += draws
+        node.nb_select += selected
+        if value:
+            node.value_sum = node.value_sum + float(value)
+            self.tree.valued = True
+        if prior is not None and node not in self.tree.priors:
+            self.tree.priors[node] = float(prior)
+        if proof is not None:
+            node.proven = proof
+
+
+def _label(game: Game, move: int) -> str:
+    try:
+        return game.label(move)
+    except (ValueError, IndexError, KeyError, TypeError):
+        return str(move)
+
+
+def _whole(value: object, name: str, where: str, source: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        if isinstance(value, float) and value.is_integer() and value >= 0:
+            return int(value)
+        raise ImportFormatError(f"{source}: {where}: {name} {value!r} is not a whole number >= 0")
+    return value
+
+
+_WORDS = {"win": 1, "draw": 0, "loss": -1}
+
+
+def _proof(value: object, where: str, source: str) -> Proof | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = _WORDS.get(value, int(value) if value.lstrip("-").isdigit() else value)
+    if isinstance(value, bool) or value not in (1, 0, -1):
+        raise ImportFormatError(f"{source}: {where}: proven {value!r} is not 1 (win), 0 (draw), -1 (loss) or empty")
+    return Proof(value)
