@@ -153,9 +153,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "C_PUCT",
+    "SQRT2",
     "AlphaZeroStats",
     "BudgetError",
-    "C_PUCT",
     "ChildStats",
     "DamagedDatabaseError",
     "Diagram",
@@ -194,7 +195,6 @@ __all__ = [
     "Recorder",
     "RenderError",
     "RolloutEvaluator",
-    "SQRT2",
     "SchemaVersionError",
     "SearchConfig",
     "SearchSummary",

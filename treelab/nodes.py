@@ -203,7 +203,7 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
     @property
     def value_sum(self) -> float:
         """Sum of the values in [-1, 1] (the mover's) of simulations that ended in a value (:func:`mean_reward`)."""
-        return getattr(self, "_value_sum", 0.0)  # type: ignore[no-any-return]
+        return getattr(self, "_value_sum", 0.0)
 
     @value_sum.setter
     def value_sum(self, value: float) -> None:

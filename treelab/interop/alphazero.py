@@ -79,7 +79,7 @@ def from_alphazero(stats: AlphaZeroStats, game: str | Game, key: Callable[[State
         sign = 1.0 if node.mover == to_move else -1.0
         builder.set(node, Stats(visits=visits, value_sum=sign * total, selected=0), position,
                     "the searched position" if node is path[-1] else "a move before it")
-    limit = the_game.max_length + 1
+    limit = (the_game.max_length or 1 << 20) + 1
     stack: list[tuple[Any, State, Hashable, int]] = [(path[-1], position, s0, 0)]
     while stack:
         node, state, s, depth = stack.pop()

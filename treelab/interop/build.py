@@ -6,7 +6,7 @@ position searched and hands each node's numbers to a :class:`Builder` as :class:
 builder plays each move on the game (an illegal move is an :class:`~treelab.errors.ImportFormatError`
 naming where it came from), creates the node and checks the numbers. Nothing is written: the
 result is a plain :class:`~treelab.tree.Tree`, saved or merged like any other
-(:mod:`treelab.interop.importing`).
+(:mod:`treelab.interop.transfer`).
 
 How foreign numbers become treelab's (:func:`treelab.nodes.mean_reward`): a search that backs up
 returns in [-1, 1] gives each node its visit count and the sum of its mover's returns; every such
@@ -94,7 +94,8 @@ class Builder:
             ImportFormatError: counts that are not whole numbers >= 0 or do not add up, a value sum
                 out of [-1, 1] per simulation, a prior outside [0, 1], a proof that contradicts the game.
         """
-        visits, wins = _whole(stats.visits, "visits", where, self.source), _whole(stats.wins, "wins", where, self.source)
+        source = self.source
+        visits, wins = _whole(stats.visits, "visits", where, source), _whole(stats.wins, "wins", where, source)
         draws = visits - wins if stats.draws is None else _whole(stats.draws, "draws", where, self.source)
         selected = (0 if node.parent is None else visits) if stats.selected is None else _whole(
             stats.selected, "selected", where, self.source)
@@ -147,7 +148,7 @@ def _whole(value: object, name: str, where: str, source: str) -> int:
     return value
 
 
-_WORDS = {"win": 1, "draw": 0, "loss": -1}
+_WORDS = {proof.word: int(proof) for proof in Proof}
 
 
 def _proof(value: object, where: str, source: str) -> Proof | None:

@@ -97,7 +97,8 @@ def gml_text(rows: Iterable[tuple[Mapping[str, Any], int]], game: str, path: str
     yield "]"
 
 
-_TOKEN = re.compile(r'\s*(?:(\[)|(\])|"([^"]*)"|([A-Za-z_][A-Za-z0-9_]*)|([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[-+]?INF|NAN))')
+_TOKEN = re.compile(
+    r'\s*(?:(\[)|(\])|"([^"]*)"|([A-Za-z_][A-Za-z0-9_]*)|([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[-+]?INF|NAN))')
 
 
 def rows_of_gml(text: str, source: str) -> tuple[str | None, list[dict[str, Any]]]:
@@ -139,7 +140,7 @@ def rows_of_gml(text: str, source: str) -> tuple[str | None, list[dict[str, Any]
     graph = graphs[0]
     game = next((v for k, v in graph if k == "game"), None)
     rows = []
-    for n, (k, items) in enumerate((item for item in graph if item[0] == "node"), 1):
+    for n, (_, items) in enumerate((item for item in graph if item[0] == "node"), 1):
         fields = dict(items)
         if "path" not in fields:
             raise ImportFormatError(f"{source}: node {n} has no 'path': only treelab's GML export can be imported")

@@ -152,7 +152,7 @@ def from_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[
             raise ImportFormatError(f"{source}: row 1: the rows are of {named}, not {the_game.name}: "
                                     f"import them with game {named!r}")
     else:
-        numbered = enumerate(rows_or_file, 1)  # type: ignore[assignment]
+        numbered = enumerate(rows_or_file, 1)  # type: ignore[assignment, arg-type]
     cache: dict[str, int] = {}
     keyed = []
     for n, row in numbered:

@@ -119,7 +119,7 @@ def summarize(
     state = game.replay(parsed)
     kids = sorted(node.kids, key=lambda k: (-k.nb_visit, game.parse_move(k.name)))  # ties: in move order
     visits = sum(k.nb_visit for k in kids)
-    reward = sum(k.nb_win + 0.5 * k.nb_draw for k in kids)
+    reward = sum(k.mean * k.nb_visit for k in kids)
     if best is None and not state.is_terminal:
         best = choose_move(node, c=c)
     proof = None if node.proven is None else -node.proven  # for the player to move (not the mover into ``node``)

@@ -37,9 +37,9 @@ from ..nodes import Proof, proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from . import bulk
-from .values import Values, add_values, collect
 from .dbfile import reading
 from .schema import DbPath
+from .values import Values, add_values, collect
 
 __all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "start",
            "take"]
@@ -91,8 +91,7 @@ class Delta:
     seen: int = -1
     """The file's save count (``meta.generation``) the worker's copy was loaded at (-1: unknown)."""
     values: Values | None = None
-    """The value sums to add and the priors of the nodes that have them, positioned as :attr:`proofs`
-    (None: none, a tree of whole results; :mod:`treelab.store.values`)."""
+    """Value sums to add and priors, positioned as :attr:`proofs` (None: none; :mod:`treelab.store.values`)."""
 
     def __len__(self) -> int:
         return len(self.known) + len(self.moves)
@@ -150,9 +149,7 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
             counts=columns[:, 2:].copy(),
             created=list(map(_CREATED, new)),
             proofs=proofs,
-            movers=None if tree.game.alternating else list(map(_MOVER, new)),
-            seen=seen,
-            values=collect(tree, known, new),
+            movers=None if tree.game.alternating else [*map(_MOVER, new)], seen=seen, values=collect(tree, known, new),
         )
         if new and new[-1].node_id - new[0].node_id != len(new) - 1:
             raise StoreError("the tree's new nodes are not numbered in order: save or start() the tree first")

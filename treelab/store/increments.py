@@ -36,9 +36,9 @@ from ..nodes import Proof, TreeNode
 from ..tree import SQRT2, Tree
 from .dbfile import is_empty, reading, writing
 from .deltas import COUNT_COLUMNS, LOCAL, Delta, apply, depth_counts
-from .values import Values
 from .persistence import first_rows
 from .schema import DbPath, display, file_key
+from .values import Values
 
 __all__ = ["COUNTS", "SOURCES", "Increment", "MergeSummary", "add", "log_sources", "merge", "read"]
 
