@@ -192,7 +192,7 @@ def test_schema(saved: tuple[Tree, Path]) -> None:
         "id": ("INTEGER", 0, 1), "parent_id": ("INTEGER", 0, 0), "move": ("TEXT", 1, 0),
         "depth": ("INTEGER", 1, 0), "nb_visit": ("INTEGER", 1, 0), "nb_win": ("INTEGER", 1, 0),
         "nb_draw": ("INTEGER", 1, 0), "proven": ("INTEGER", 0, 0), "created_game": ("INTEGER", 0, 0),
-        "nb_select": ("INTEGER", 1, 0),
+        "nb_select": ("INTEGER", 1, 0), "value_sum": ("REAL", 1, 0), "prior": ("REAL", 0, 0),
     }
     assert [(row[2], row[3], row[4]) for row in conn.execute("PRAGMA foreign_key_list(nodes)")] == [
         ("nodes", "parent_id", "id")

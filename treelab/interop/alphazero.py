@@ -55,15 +55,16 @@ def from_alphazero(stats: AlphaZeroStats, game: str | Game, key: Callable[[State
         key: a position's key in the dictionaries (alpha-zero-general's ``stringRepresentation`` of its
             canonical board).
         moves: the moves from the game's start to the searched position.
-        action_to_move: an action index -> the game's move (None: the same number).
-        move_to_action: the inverse (None: the same number).
+        action_to_move: an action index -> the game's move (None: ``action + game.first_move``).
+        move_to_action: the inverse (None: ``move - game.first_move``).
 
     Raises:
         ImportFormatError: no statistics for the searched position, a value outside [-1, 1].
     """
     the_game = find_game(game)
-    to_move_of = action_to_move or int
-    to_action = move_to_action or int
+    first = the_game.first_move
+    to_move_of = action_to_move or (lambda a: a + first)
+    to_action = move_to_action or (lambda m: m - first)
     builder = Builder(the_game, "alpha-zero-general statistics")
     path, position = builder.start(the_game.parse(list(moves)))
     s0 = key(position)

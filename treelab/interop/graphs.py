@@ -115,18 +115,22 @@ def rows_of_gml(text: str, source: str) -> tuple[str | None, list[dict[str, Any]
         tokens.append(m.groups())
         pos = m.end()
     stack: list[list[tuple[str, Any]]] = [[]]
+    keys: list[str] = []  # the key of each list being read
     key: str | None = None
     for opening, closing, string, name, number in tokens:
         if name is not None and key is None:
             key = name
         elif opening:
+            if key is None:
+                raise ImportFormatError(f"{source}: a list without a key in the GML")
             stack.append([])
+            keys.append(key)
+            key = None
         elif closing:
-            if len(stack) < 2 or key is None:
+            if len(stack) < 2 or key is not None:
                 raise ImportFormatError(f"{source}: unbalanced brackets in the GML")
             items = stack.pop()
-            stack[-1].append((key, items))
-            key = None
+            stack[-1].append((keys.pop(), items))
         else:
             if key is None:
                 raise ImportFormatError(f"{source}: a value without a key in the GML")

@@ -49,8 +49,8 @@ class MctxOptions:
     moves: Sequence[int | str] = ()
     """The moves from the game's start to the searched position (the root of mctx's tree)."""
     action_to_move: Callable[[int], int] | None = None
-    """mctx's action index -> the game's move number (None: the same number, as for OpenSpiel's action ids and
-    treelab's own Connect Four and tic-tac-toe columns and cells counted from 0)."""
+    """mctx's action index -> the game's move number (None: ``action + game.first_move``, a policy vector's
+    place: OpenSpiel's action ids as they are, treelab's Connect Four columns and tic-tac-toe cells from 0)."""
     value_scale: float = 1.0
     """Values are divided by it to fall in [-1, 1]."""
 
@@ -85,7 +85,8 @@ def from_mctx(tree: Any, game: str | Game, options: MctxOptions | None = None, *
         sign = 1.0 if node.mover == to_move else -1.0
         builder.set(node, Stats(visits=root_visits, value_sum=sign * root_value * root_visits, selected=0),
                     position, "the root" if node is path[-1] else "a move before the root")
-    mapping = opts.action_to_move or int
+    first = the_game.first_move
+    mapping = opts.action_to_move or (lambda a: a + first)
     stack = [(0, path[-1], position)]
     while stack:
         index, node, state = stack.pop()

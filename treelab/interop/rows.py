@@ -120,7 +120,7 @@ def _csv_rows(stream: IO[str], first: str) -> tuple[str | None, Iterator[tuple[i
         for n, row in enumerate(reader, start + 1):
             if None in row:
                 raise ImportFormatError(f"row {n}: more values than the header names: check the commas")
-            yield n, {k: _cell(k, v, n) for k, v in row.items() if v not in ("", None)}
+            yield n, {k: _cell(k, v, n) for k, v in row.items() if v not in ("", None) or k == "path"}
 
     return game, rows()
 
