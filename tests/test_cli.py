@@ -185,6 +185,7 @@ def test_the_lazy_group_knows_every_command() -> None:
         explorer,
         fit_cmd,
         info_cmd,
+        interop_cmd,
         match,
         merge_cmd,
         play_cmd,
@@ -192,7 +193,8 @@ def test_the_lazy_group_knows_every_command() -> None:
         view,
     )
 
-    modules = (train_cmd, analyse_cmd, play_cmd, info_cmd, compact_cmd, view, match, explorer, merge_cmd, fit_cmd)
+    modules = (train_cmd, analyse_cmd, play_cmd, info_cmd, compact_cmd, view, match, explorer, merge_cmd, fit_cmd,
+               interop_cmd)
     listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in modules for c in m.COMMANDS}
     assert listed == _COMMANDS
     assert cli.list_commands(None) == sorted(listed)  # type: ignore[arg-type]
