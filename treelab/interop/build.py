@@ -69,11 +69,13 @@ class Builder:
             nodes.append(node)
         return nodes, state
 
-    def child(self, node: TreeNode, state: State, move: int, where: str) -> tuple[TreeNode, State]:
-        """The child of ``node`` (at ``state``) by ``move``, created if new, and its position.
+    def child(self, node: TreeNode, state: State, move: int, where: object, *,
+              new: bool = False) -> tuple[TreeNode, State]:
+        """The child of ``node`` (at ``state``) by ``move``, created if new (``new``: it must be), and its position.
 
         Raises:
-            ImportFormatError: the move is not legal there (``where`` says which node of the source).
+            ImportFormatError: the move is not legal there (``where`` says which node of the source),
+                or the child exists already and ``new`` is true.
         """
         game = self.game
         if state.is_terminal or move not in state.legal_moves():
@@ -85,41 +87,33 @@ class Builder:
         kid = node.child(label)
         if kid is None:
             kid = self.tree.add_child(node, label, state.to_move)
+        elif new:
+            raise ImportFormatError(f"{self.source}: {where}: the path is given twice: give each node one row")
         return kid, state.play(move)
 
-    def set(self, node: TreeNode, stats: Stats, state: State, where: str) -> None:
+    def set(self, node: TreeNode, stats: Stats, state: State, where: object) -> None:
         """Add ``stats`` to ``node`` (at ``state``), checked.
 
         Raises:
             ImportFormatError: counts that are not whole numbers >= 0 or do not add up, a value sum
                 out of [-1, 1] per simulation, a prior outside [0, 1], a proof that contradicts the game.
         """
-        source = self.source
-        visits, wins = _whole(stats.visits, "visits", where, source), _whole(stats.wins, "wins", where, source)
-        draws = visits - wins if stats.draws is None else _whole(stats.draws, "draws", where, self.source)
-        selected = (0 if node.parent is None else visits) if stats.selected is None else _whole(
-            stats.selected, "selected", where, self.source)
-        value = stats.value_sum
-        if wins + draws > visits or selected > visits:
-            raise ImportFormatError(f"{self.source}: {where}: wins {wins} + draws {draws} or selected {selected} "
-                                    f"exceed visits {visits}: give counts that add up")
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or (
-                abs(value) > draws * (1 + _SLACK) + _SLACK):
-            raise ImportFormatError(
-                f"{self.source}: {where}: value_sum {value!r} is not a finite sum of {draws} returns in [-1, 1]: "
-                "give the sum of the mover's returns in [-1, 1] (rescale other values first)")
-        prior = stats.prior
-        if prior is not None and (isinstance(prior, bool) or not isinstance(prior, int | float)
-                                  or not 0.0 <= prior <= 1.0):
-            raise ImportFormatError(f"{self.source}: {where}: prior {prior!r} is not a probability in [0, 1]")
-        proof = _proof(stats.proven, where, self.source)
-        if proof is not None and state.is_terminal and proof != Proof.of_winner(state.winner, node.mover):
-            raise ImportFormatError(
-                f"{self.source}: {where}: proven {stats.proven!r} contradicts the game, whose result there is "
-                f"{Proof.of_winner(state.winner, node.mover).word} for the mover: a wrong proof is never imported")
-        if proof is not None and node.proven is not None and node.proven != proof:
-            raise ImportFormatError(f"{self.source}: {where}: proven {stats.proven!r} contradicts an earlier "
-                                    f"{node.proven.word} for the same node")
+        visits, wins, draws, selected, value, prior = (
+            stats.visits, stats.wins, stats.draws, stats.selected, stats.value_sum, stats.prior)
+        if draws is None:
+            draws = visits - wins if type(visits) is int and type(wins) is int else None
+        if selected is None:
+            selected = visits if node.depth else 0
+        if not (type(visits) is int and type(wins) is int and type(draws) is int and type(selected) is int
+                and wins >= 0 and draws >= 0 and selected >= 0 and wins + draws <= visits and selected <= visits):
+            visits, wins, draws, selected = self._counts(stats, node, where)
+        if type(value) is not float or not -draws - _SLACK * draws - _SLACK <= value <= draws * (1 + _SLACK) + _SLACK:
+            value = self._value(value, draws, where)
+        if prior is not None and (type(prior) is not float or not 0.0 <= prior <= 1.0):
+            prior = self._prior(prior, where)
+        proof = None if stats.proven is None else _proof(stats.proven, where, self.source)
+        if proof is not None:
+            self._check_proof(node, proof, stats.proven, state, where)
         node.nb_visit += visits
         node.nb_win += wins
         node.nb_draw += draws
@@ -132,6 +126,40 @@ class Builder:
         if proof is not None:
             node.proven = proof
 
+    def _counts(self, stats: Stats, node: TreeNode, where: object) -> tuple[int, int, int, int]:
+        """The counts of ``stats`` checked the slow way (whole numbers from floats allowed), or the error."""
+        source = self.source
+        visits, wins = _whole(stats.visits, "visits", where, source), _whole(stats.wins, "wins", where, source)
+        draws = visits - wins if stats.draws is None else _whole(stats.draws, "draws", where, source)
+        selected = (0 if node.parent is None else visits) if stats.selected is None else _whole(
+            stats.selected, "selected", where, source)
+        if wins + draws > visits or selected > visits or draws < 0:
+            raise ImportFormatError(f"{source}: {where}: wins {wins} + draws {draws} or selected {selected} "
+                                    f"exceed visits {visits}: give counts that add up")
+        return visits, wins, draws, selected
+
+    def _value(self, value: object, draws: int, where: object) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or (
+                abs(value) > draws * (1 + _SLACK) + _SLACK):
+            raise ImportFormatError(
+                f"{self.source}: {where}: value_sum {value!r} is not a finite sum of {draws} returns in [-1, 1]: "
+                "give the sum of the mover's returns in [-1, 1] (rescale other values first)")
+        return float(value)
+
+    def _prior(self, prior: object, where: object) -> float:
+        if isinstance(prior, bool) or not isinstance(prior, int | float) or not 0.0 <= prior <= 1.0:
+            raise ImportFormatError(f"{self.source}: {where}: prior {prior!r} is not a probability in [0, 1]")
+        return float(prior)
+
+    def _check_proof(self, node: TreeNode, proof: Proof, given: object, state: State, where: object) -> None:
+        if state.is_terminal and proof != Proof.of_winner(state.winner, node.mover):
+            raise ImportFormatError(
+                f"{self.source}: {where}: proven {given!r} contradicts the game, whose result there is "
+                f"{Proof.of_winner(state.winner, node.mover).word} for the mover: a wrong proof is never imported")
+        if node.proven is not None and node.proven != proof:
+            raise ImportFormatError(f"{self.source}: {where}: proven {given!r} contradicts an earlier "
+                                    f"{node.proven.word} for the same node")
+
 
 def _label(game: Game, move: int) -> str:
     try:
@@ -140,7 +168,7 @@ def _label(game: Game, move: int) -> str:
         return str(move)
 
 
-def _whole(value: object, name: str, where: str, source: str) -> int:
+def _whole(value: object, name: str, where: object, source: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         if isinstance(value, float) and value.is_integer() and value >= 0:
             return int(value)
@@ -151,7 +179,7 @@ def _whole(value: object, name: str, where: str, source: str) -> int:
 _WORDS = {proof.word: int(proof) for proof in Proof}
 
 
-def _proof(value: object, where: str, source: str) -> Proof | None:
+def _proof(value: object, where: object, source: str) -> Proof | None:
     if value is None or value == "":
         return None
     if isinstance(value, str):

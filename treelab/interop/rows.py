@@ -139,54 +139,118 @@ def _cell(name: str, text: str, n: int) -> Any:
 def from_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[str, Any]], game: str | Game) -> Tree:
     """A tree of ``game`` from rows of the plain format (the module doc): a file (JSON lines or CSV) or dicts.
 
+    Rows in depth-first order (a node's row before its subtree's, as treelab writes them) are
+    built as they are read, holding nothing but the tree; rows in any other order are sorted
+    first (a second read of a file).
+
     Raises:
         ImportFormatError: a malformed row, an illegal path, a path given twice or without its
             parent's row, or a file of another game: the message names the row.
     """
     the_game = find_game(game)
-    source = "rows"
-    if isinstance(rows_or_file, str | os.PathLike) or hasattr(rows_or_file, "readline"):
-        source = os.fspath(rows_or_file) if isinstance(rows_or_file, str | os.PathLike) else "rows"
-        named, numbered = read_rows(rows_or_file)  # type: ignore[arg-type]
-        if named is not None and named != the_game.name:
-            raise ImportFormatError(f"{source}: row 1: the rows are of {named}, not {the_game.name}: "
-                                    f"import them with game {named!r}")
+    if isinstance(rows_or_file, str | os.PathLike):
+        file = rows_or_file
+        source = os.fspath(file)
+
+        def numbered() -> Iterator[tuple[int, Any]]:
+            named, rows = read_rows(file)
+            if named is not None and named != the_game.name:
+                raise ImportFormatError(f"{source}: row 1: the rows are of {named}, not {the_game.name}: "
+                                        f"import them with game {named!r}")
+            return rows
     else:
-        numbered = enumerate(rows_or_file, 1)  # type: ignore[assignment, arg-type]
-    cache: dict[str, int] = {}
-    keyed = []
-    for n, row in numbered:
-        if not isinstance(row, Mapping) or "path" not in row or "visits" not in row:
-            raise ImportFormatError(f"{source}: row {n}: {row!r} lacks 'path' or 'visits': give both")
-        unknown = set(row) - set(FIELDS)
-        if unknown:
-            raise ImportFormatError(f"{source}: row {n}: unknown field {sorted(unknown)[0]!r}: the fields are "
-                                    f"{', '.join(FIELDS)}")
-        try:
-            keyed.append((parse_path(the_game, row["path"], cache), n, row))
-        except (NotationError, ValueError) as exc:
-            raise ImportFormatError(f"{source}: row {n}: path {row['path']!r}: {exc}") from None
-    keyed.sort(key=_first)  # a parent's path sorts before its children's: a depth-first walk
-    builder = Builder(the_game, source)
-    root = builder.tree.root
-    stack: list[tuple[tuple[int, ...], TreeNode, Any]] = []
-    for moves, n, row in keyed:
-        where = f"row {n} (path {row['path']!r})"
-        while stack and stack[-1][0] != moves[:len(stack[-1][0])]:
-            stack.pop()
-        if stack and stack[-1][0] == moves:
-            raise ImportFormatError(f"{source}: {where}: the path is given twice: give each node one row")
-        if not moves:
-            node, state = root, the_game.initial()
-        elif stack and len(stack[-1][0]) == len(moves) - 1:
-            node, state = builder.child(stack[-1][1], stack[-1][2], moves[-1], where)
+        if hasattr(rows_or_file, "readline"):
+            named, stream = read_rows(rows_or_file)  # type: ignore[arg-type]
+            if named is not None and named != the_game.name:
+                raise ImportFormatError(f"rows: row 1: the rows are of {named}, not {the_game.name}: "
+                                        f"import them with game {named!r}")
+            listed = list(stream)
         else:
-            raise ImportFormatError(f"{source}: {where}: no row for its parent: give a row for every node "
-                                    "on the path, the root's ('') included")
-        builder.set(node, Stats(visits=row["visits"], value_sum=row.get("value_sum", 0.0), wins=row.get("wins", 0),
-                                draws=row.get("draws"), prior=row.get("prior"), proven=row.get("proven"),
-                                selected=row.get("selected")), state, where)
-        stack.append((moves, node, state))
+            listed = list(enumerate(rows_or_file, 1))  # type: ignore[arg-type]
+        source = "rows"
+
+        def numbered() -> Iterator[tuple[int, Any]]:
+            return iter(listed)
+    try:
+        return _build(numbered(), the_game, source, ordered=False)
+    except _OutOfOrder:
+        cache: dict[str, int] = {}
+        keyed = [(_moves(the_game, n, row, cache, source), n, row) for n, row in numbered()]
+        keyed.sort(key=_first)  # a parent's path sorts before its children's: a depth-first walk
+        return _build(((n, row) for _, n, row in keyed), the_game, source, ordered=True)
+
+
+class _OutOfOrder(Exception):
+    """A row came before its parent's: sort the rows and build again."""
+
+
+class _Row:
+    """Where a row is, as error messages name it (formatted only for a message)."""
+
+    __slots__ = ("n", "path")
+
+    def __init__(self, n: int, path: object) -> None:
+        self.n, self.path = n, path
+
+    def __str__(self) -> str:
+        return f"row {self.n} (path {self.path!r})"
+
+
+def _moves(game: Game, n: int, row: Any, cache: dict[str, int], source: str) -> tuple[int, ...]:
+    if not isinstance(row, Mapping) or "path" not in row or "visits" not in row:
+        raise ImportFormatError(f"{source}: row {n}: {row!r} lacks 'path' or 'visits': give both")
+    if not row.keys() <= _KNOWN:
+        unknown = sorted(set(row) - _KNOWN)[0]
+        raise ImportFormatError(f"{source}: row {n}: unknown field {unknown!r}: the fields are {', '.join(FIELDS)}")
+    try:
+        return parse_path(game, row["path"], cache)
+    except (NotationError, ValueError) as exc:
+        raise ImportFormatError(f"{source}: row {n}: path {row['path']!r}: {exc}") from None
+
+
+_KNOWN = frozenset(FIELDS)
+
+
+def _build(rows: Iterable[tuple[int, Any]], game: Game, source: str, *, ordered: bool) -> Tree:
+    """The tree of ``rows`` in depth-first order (else :class:`_OutOfOrder`, or an error once ``ordered``)."""
+    builder = Builder(game, source)
+    cache: dict[str, int] = {}
+    line: list[tuple[str, TreeNode, Any]] = []  # the path text, node and position at each depth of the current line
+    child, put = builder.child, builder.set
+    for n, row in rows:
+        if not isinstance(row, dict) or not row.keys() <= _KNOWN or "visits" not in row:
+            _moves(game, n, row, cache, source)  # the error
+        text = row.get("path")
+        if type(text) is str and "," in text:  # the common case: the parent's path, a comma, a label
+            head, _, last = text.rpartition(",")
+            depth = text.count(",") + 1
+            move = cache.get(last)
+            if move is None:
+                move = _moves(game, n, {"path": [last], "visits": 0}, cache, source)[0]
+        else:
+            moves = _moves(game, n, row, cache, source)
+            depth = len(moves)
+            head = ",".join(game.label(m) for m in moves[:-1])
+            move = moves[-1] if moves else 0
+            text = ",".join(game.label(m) for m in moves)
+        where = _Row(n, row["path"])
+        if depth == 0:
+            if line:
+                raise ImportFormatError(f"{source}: {where}: the path is given twice: give each node one row")
+            node, state = builder.tree.root, game.initial()
+        else:
+            if len(line) < depth or line[depth - 1][0] != head:
+                if not ordered:
+                    raise _OutOfOrder
+                raise ImportFormatError(f"{source}: {where}: no row for its parent: give a row for every node "
+                                        "on the path, the root's ('') included")
+            _, parent, at = line[depth - 1]
+            node, state = child(parent, at, move, where, new=True)
+            del line[depth:]
+        get = row.get
+        put(node, Stats(row["visits"], get("value_sum", 0.0), get("wins", 0), get("draws"), get("prior"),
+                        get("proven"), get("selected")), state, where)
+        line.append((text, node, state))
     return builder.tree
 
 

@@ -83,15 +83,16 @@ def import_tree(tree: Tree, db: str | os.PathLike[str]) -> ImportSummary:
     """
     from ..store.dbfile import is_empty
     from ..store.increments import merge
+    from ..store.persistence import save
 
     nodes = len(tree)
     if not Path(db).exists() or is_empty(db):
-        tree.save(db)
+        save(tree, db)
         return ImportSummary(os.fspath(db), tree.game.name, nodes, nodes, tree.root.nb_visit)
     path = Path(db)
     tmp = path.with_name(f".{path.name}.import-{os.getpid()}-{os.urandom(4).hex()}.db")
     try:
-        tree.save(tmp)
+        save(tree, tmp)
         done = merge(db, tmp)
     finally:
         for extra in ("", "-wal", "-shm", "-journal"):
