@@ -429,3 +429,26 @@ def test_csv_rows_from_outside_with_only_visits_and_returns() -> None:
     tree = treelab.from_rows(io.StringIO(text.replace("5,1,2,0.2\n", "")), "tictactoe")
     assert tree.find("5").mean == pytest.approx((1 + 3.0 / 6) / 2) and tree.priors[tree.find("1")] == 0.5
     assert tree.root.nb_visit == 10 and tree.find("5").nb_select == 6 and tree.root.nb_select == 0
+
+
+def test_a_schema_2_file_reads_as_no_values_and_migrates_on_its_first_save(tmp_path: Path) -> None:
+    from treelab.store.schema import SCHEMA_VERSION
+
+    db = tmp_path / "old.db"
+    tree = treelab.Tree("tictactoe")
+    tree.record("159", winner=1)
+    tree.save(db)
+    with sqlite3.connect(db) as conn:  # the file as treelab wrote it before schema 4
+        conn.execute("ALTER TABLE nodes DROP COLUMN value_sum")
+        conn.execute("ALTER TABLE nodes DROP COLUMN prior")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    conn.close()
+    assert json.loads(run(*["stats", str(db), "--json"]).output)["children"][0]["mean"] == 1.0  # read as it is
+    old = treelab.load(db)
+    assert not old.valued and old.find("1").value_sum == 0.0
+    old.add_value(old.find("1"), 0.5)
+    old.save(db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+        assert conn.execute("SELECT value_sum FROM nodes WHERE move = '1'").fetchone() == (0.5,)
+    conn.close()
