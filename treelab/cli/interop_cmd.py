@@ -11,7 +11,7 @@ from .options import GAME, ExampleLast, database, library_errors, option, path_o
 
 @click.command("import", cls=ExampleLast)
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(["rows", "node-link", "gml"]))
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False))
 @option("--game", type=GAME, required=True, help="The game the tree was searched in.")
 @option("--db", "db", type=click.Path(dir_okay=False), metavar="OUT", required=True,
         help="The database to create, or to add the tree to (as treelab merge).")

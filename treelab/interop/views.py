@@ -47,7 +47,8 @@ def _results(node: TreeNode) -> dict[str, int]:
     wins, draws = node.nb_win, node.nb_draw
     losses = node.nb_visit - wins - draws
     first, second = (wins, losses) if node.mover == 1 else (losses, wins)
-    return {"white": first, "draws": draws, "black": second, "win": wins, "draw": draws, "loss": losses}
+    return {"white": first, "draws": draws, "black": second, "win": wins, "draw": draws,
+            "loss": losses}
 
 
 def explorer_view(tree: Tree, node: TreeNode) -> dict[str, Any]:
