@@ -452,3 +452,33 @@ def test_a_schema_2_file_reads_as_no_values_and_migrates_on_its_first_save(tmp_p
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         assert conn.execute("SELECT value_sum FROM nodes WHERE move = '1'").fetchone() == (0.5,)
     conn.close()
+
+
+def test_puct_keeps_an_evaluators_values_instead_of_rounding_them(tmp_path: Path) -> None:
+    from treelab.mcts.evaluators import Evaluation, uniform_priors
+
+    seen: list[tuple[tuple[str, ...], float]] = []
+
+    def evaluate(state: treelab.State, rng: random.Random) -> Evaluation:
+        value = 0.3 + 0.05 * len(state.legal_moves()) / 9  # never 0, 1/2 or 1
+        return Evaluation(uniform_priors(state), value)
+
+    tree = treelab.Tree("tictactoe")
+    treelab.puct_search(tree, "5", limit=treelab.Limit(iterations=200), evaluator=evaluate, solver=False, rng=3)
+    top = tree.find("5")
+    exact = 0
+    for node in tree:  # a node evaluated once holds exactly its evaluation, not a sampled result
+        position = tree.game.replay(node.moves)
+        if node.depth >= 2 and node.nb_visit == 1 and not position.is_terminal:
+            value = evaluate(position, random.Random(0)).value  # the player to move's
+            assert (node.nb_win, node.nb_draw) == (0, 1) and node.mean == pytest.approx(1.0 - value, abs=1e-12)
+            exact += 1
+    for kid in top.kids:
+        if kid.nb_visit:
+            seen.append((kid.moves, kid.mean))
+            assert kid.value_sum != 0.0 and 0.0 < kid.mean < 1.0
+    assert tree.valued and len(seen) >= 3 and exact >= 10
+    db = tmp_path / "puct.db"
+    tree.save(db)
+    back = treelab.load(db)
+    assert [(m, back.find(m).mean) for m, _ in seen] == seen
