@@ -156,6 +156,10 @@ def test_a_real_mctx_search_is_imported_with_its_visits_values_and_priors(tmp_pa
             stack.append((int(kids[index, action]), child))
             checked += 1
     assert checked == len(tree) - 3
+    arrays = {name: np.asarray(getattr(search, name)) for name in (
+        "node_visits", "node_values", "children_index", "children_prior_logits", "children_rewards",
+        "children_discounts")}
+    assert _rows(treelab.from_mctx(arrays, "tictactoe", treelab.MctxOptions(moves="51"))) == _rows(tree)
     db = tmp_path / "mctx.db"
     tree.save(db)
     assert _rows(treelab.load(db)) == _rows(tree)
