@@ -18,8 +18,9 @@ from [-1, 1].
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ImportFormatError
 from ..games import Game, State, find_game
@@ -98,22 +99,32 @@ class Builder:
             ImportFormatError: counts that are not whole numbers >= 0 or do not add up, a value sum
                 out of [-1, 1] per simulation, a prior outside [0, 1], a proof that contradicts the game.
         """
-        visits, wins, draws, selected, value, prior = (
-            stats.visits, stats.wins, stats.draws, stats.selected, stats.value_sum, stats.prior)
+        self._add(node, state, where, stats.visits, stats.value_sum, stats.wins, stats.draws, stats.prior,
+                  stats.proven, stats.selected)
+
+    def set_row(self, node: TreeNode, row: Mapping[str, Any], state: State, where: object) -> None:
+        """:meth:`set` from a row of the plain format (:mod:`treelab.interop.rows`), without a :class:`Stats`."""
+        get = row.get
+        self._add(node, state, where, row["visits"], get("value_sum", 0.0), get("wins", 0), get("draws"),
+                  get("prior"), get("proven"), get("selected"))
+
+    def _add(self, node: TreeNode, state: State, where: object, visits: Any, value: Any, wins: Any, draws: Any,
+             prior: Any, proven: Any, selected: Any) -> None:
         if draws is None:
             draws = visits - wins if type(visits) is int and type(wins) is int else None
         if selected is None:
             selected = visits if node.depth else 0
         if not (type(visits) is int and type(wins) is int and type(draws) is int and type(selected) is int
                 and wins >= 0 and draws >= 0 and selected >= 0 and wins + draws <= visits and selected <= visits):
-            visits, wins, draws, selected = self._counts(stats, node, where)
+            visits, wins, draws, selected = self._counts(Stats(visits, value, wins, draws, prior, proven, selected),
+                                                         node, where)
         if type(value) is not float or not -draws - _SLACK * draws - _SLACK <= value <= draws * (1 + _SLACK) + _SLACK:
             value = self._value(value, draws, where)
         if prior is not None and (type(prior) is not float or not 0.0 <= prior <= 1.0):
             prior = self._prior(prior, where)
-        proof = None if stats.proven is None else _proof(stats.proven, where, self.source)
+        proof = None if proven is None else _proof(proven, where, self.source)
         if proof is not None:
-            self._check_proof(node, proof, stats.proven, state, where)
+            self._check_proof(node, proof, proven, state, where)
         node.nb_visit += visits
         node.nb_win += wins
         node.nb_draw += draws
@@ -131,7 +142,7 @@ class Builder:
         source = self.source
         visits, wins = _whole(stats.visits, "visits", where, source), _whole(stats.wins, "wins", where, source)
         draws = visits - wins if stats.draws is None else _whole(stats.draws, "draws", where, source)
-        selected = (0 if node.parent is None else visits) if stats.selected is None else _whole(
+        selected = (visits if node.depth else 0) if stats.selected is None else _whole(
             stats.selected, "selected", where, source)
         if wins + draws > visits or selected > visits or draws < 0:
             raise ImportFormatError(f"{source}: {where}: wins {wins} + draws {draws} or selected {selected} "

@@ -41,7 +41,7 @@ from ..errors import ImportFormatError, NotationError
 from ..games import Game, find_game
 from ..nodes import TreeNode, walk
 from ..tree import Moves, Tree, backup
-from .build import Builder, Stats
+from .build import Builder
 
 __all__ = ["FIELDS", "Recorder", "from_rows", "parse_path", "read_rows", "row_of", "tree_nodes", "tree_rows",
            "write_rows"]
@@ -235,7 +235,7 @@ def _build(rows: Iterable[tuple[int, Any]], game: Game, source: str, *, ordered:
     builder = Builder(game, source)
     cache: dict[str, int] = {}
     line: list[tuple[str, TreeNode, Any]] = []  # the path text, node and position at each depth of the current line
-    child, put = builder.child, builder.set
+    child, put = builder.child, builder.set_row
     for n, row in rows:
         if not isinstance(row, dict) or not row.keys() <= _KNOWN or "visits" not in row:
             _moves(game, n, row, cache, source)  # the error
@@ -266,9 +266,7 @@ def _build(rows: Iterable[tuple[int, Any]], game: Game, source: str, *, ordered:
             _, parent, at = line[depth - 1]
             node, state = child(parent, at, move, where, new=True)
             del line[depth:]
-        get = row.get
-        put(node, Stats(row["visits"], get("value_sum", 0.0), get("wins", 0), get("draws"), get("prior"),
-                        get("proven"), get("selected")), state, where)
+        put(node, row, state, where)
         line.append((text, node, state))
     return builder.tree
 
