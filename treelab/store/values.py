@@ -88,11 +88,26 @@ def add_values(conn: sqlite3.Connection, values: Values | None, where: Sequence[
         conn.executemany(ADD, values.rows(where))
 
 
+_BATCH = 50_000
+"""Rows :func:`write_new` sends per ``executemany``: the memory of a batch, not of the tree."""
+
+
 def write_new(conn: sqlite3.Connection, tree: Tree, nodes: Sequence[TreeNode], first_id: int) -> None:
-    """Write the value sums and priors of a new file's ``nodes`` (``nodes[i]`` is row ``first_id + i``)."""
-    values = collect(tree, (), nodes)
-    if values is not None:
-        add_values(conn, values, range(first_id, first_id + len(nodes)))
+    """Write the value sums and priors of a new file's ``nodes`` (``nodes[i]`` is row ``first_id + i``), a batch
+    at a time."""
+    priors = tree.priors
+    if not priors and not tree.valued:
+        return
+    batch: list[tuple[float, float | None, int]] = []
+    for i, node in enumerate(nodes, first_id):
+        value, prior = node.value_sum, priors.get(node)
+        if value or prior is not None:
+            batch.append((value, prior, i))
+            if len(batch) == _BATCH:
+                conn.executemany(ADD, batch)
+                batch = []
+    if batch:
+        conn.executemany(ADD, batch)
 
 
 def read(conn: sqlite3.Connection, tree: Tree, nodes: Mapping[int, TreeNode] | list[Any], name: str) -> None:
