@@ -486,3 +486,11 @@ def test_puct_keeps_an_evaluators_values_instead_of_rounding_them(tmp_path: Path
     tree.save(db)
     back = treelab.load(db)
     assert [(m, back.find(m).mean) for m, _ in seen] == seen
+
+
+def test_analyse_json_carries_the_priors_of_a_puct_search() -> None:
+    out = json.loads(run(*["analyse", "tictactoe", "--moves", "5", "--algorithm", "puct", "--iterations", "60",
+                           "--seed", "1", "--json"]).output)
+    kids = out["children"]  # the rollout evaluator's values are whole results: no value sums here
+    assert all(0.0 <= k["prior"] <= 1.0 and "value_sum" not in k for k in kids)
+    assert sum(k["prior"] for k in kids) == pytest.approx(1.0)

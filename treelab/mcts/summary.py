@@ -29,7 +29,7 @@ class ChildStats:
     nb_draw: int
     """Of those, draws."""
     mean: float
-    """``(nb_win + nb_draw / 2) / nb_visit``."""
+    """The mover's mean, :func:`treelab.nodes.mean_reward` (``(nb_win + nb_draw / 2) / nb_visit`` without values)."""
     ucb1: float | None
     """UCB1 score with the search's ``c`` (None when unvisited: +inf)."""
     proven: str | None
@@ -38,6 +38,10 @@ class ChildStats:
     """What people read for the move (OpenSpiel's action string, ``"a7a6"``); None for games whose label says it all."""
     model_prior: float | None = None
     """The prior a fitted model gives the move (``analyse --model``); None without a model."""
+    value_sum: float = 0.0
+    """The move's value sum (values in [-1, 1] counted as draws, schema 4); the JSON has it when not 0."""
+    prior: float | None = None
+    """The stored prior of the move (PUCT's, an imported search's), None: none."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,8 @@ class SearchSummary:
                     "proven": ch.proven,
                     **({} if ch.action is None else {"action": ch.action}),
                     **({} if ch.model_prior is None else {"model_prior": ch.model_prior}),
+                    **({"value_sum": ch.value_sum} if ch.value_sum else {}),
+                    **({} if ch.prior is None else {"prior": ch.prior}),
                 }
                 for ch in self.children
             ],
@@ -142,6 +148,8 @@ def summarize(
             ucb1=k.ucb1(c) if k.nb_visit else None,
             proven=proof_word(k.proven),
             action=action(k.name),
+            value_sum=k.value_sum,
+            prior=tree.priors.get(k),
         )
         for k in kids
     )
