@@ -102,39 +102,63 @@ def test_an_openspiel_tree_of_another_game_is_refused_naming_the_node() -> None:
 # -- DeepMind mctx: a real gumbel_muzero_policy search on tic-tac-toe, on CPU ------------------------------
 
 
-def _mctx_search(moves: list[int], sims: int) -> Any:
-    jax = pytest.importorskip("jax")
-    jnp = jax.numpy
-    mctx = pytest.importorskip("mctx")
-    lines = jnp.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]])
+MCTX_SEARCH = r"""
+import json, sys
+import jax, jax.numpy as jnp, mctx, numpy as np
+import treelab
+from treelab.interop.rows import tree_rows
 
-    def recurrent_fn(params: Any, rng: Any, action: Any, embedding: Any) -> Any:
-        board, over = embedding  # +1 the player to move's stones, -1 the other's
-        board = board.at[jnp.arange(board.shape[0]), action].set(1)
-        win = jnp.any(jnp.all(board[:, lines] == 1, axis=-1), axis=-1) & ~over
-        ended = over | win | jnp.all(board != 0, axis=-1)
-        # mctx's two-player convention: the reward is the mover's, the discount -1 while the game goes on
-        out = mctx.RecurrentFnOutput(reward=jnp.where(win, 1.0, 0.0), discount=jnp.where(ended, 0.0, -1.0),
-                                     prior_logits=jnp.where(-board == 0, 0.0, -1e9), value=jnp.zeros(board.shape[0]))
-        return out, (-board, ended)
+LINES = jnp.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]])
 
-    board = np.zeros((1, 9), np.int32)
-    for i, cell in enumerate(moves):
-        board[0, cell - 1] = 1 if i % 2 == 0 else -1
-    board = jnp.asarray(board if len(moves) % 2 == 0 else -board)
-    root = mctx.RootFnOutput(prior_logits=jnp.where(board == 0, 0.0, -1e9), value=jnp.zeros(1),
-                             embedding=(board, jnp.zeros(1, bool)))
-    return mctx.gumbel_muzero_policy(params=(), rng_key=jax.random.PRNGKey(0), root=root, recurrent_fn=recurrent_fn,
-                                     num_simulations=sims, invalid_actions=(board != 0).astype(jnp.float32),
-                                     max_num_considered_actions=9).search_tree
+
+def recurrent_fn(params, rng, action, embedding):
+    board, over = embedding  # +1 the player to move's stones, -1 the other's
+    board = board.at[jnp.arange(board.shape[0]), action].set(1)
+    win = jnp.any(jnp.all(board[:, LINES] == 1, axis=-1), axis=-1) & ~over
+    ended = over | win | jnp.all(board != 0, axis=-1)
+    # mctx's two-player convention: the reward is the mover's, the discount -1 while the game goes on
+    out = mctx.RecurrentFnOutput(reward=jnp.where(win, 1.0, 0.0), discount=jnp.where(ended, 0.0, -1.0),
+                                 prior_logits=jnp.where(-board == 0, 0.0, -1e9), value=jnp.zeros(board.shape[0]))
+    return out, (-board, ended)
+
+
+moves, sims, out = [int(c) for c in sys.argv[1]], int(sys.argv[2]), sys.argv[3]
+board = np.zeros((1, 9), np.int32)
+for i, cell in enumerate(moves):
+    board[0, cell - 1] = 1 if i % 2 == 0 else -1
+board = jnp.asarray(board if len(moves) % 2 == 0 else -board)
+root = mctx.RootFnOutput(prior_logits=jnp.where(board == 0, 0.0, -1e9), value=jnp.zeros(1),
+                         embedding=(board, jnp.zeros(1, bool)))
+search = mctx.gumbel_muzero_policy(params=(), rng_key=jax.random.PRNGKey(0), root=root, recurrent_fn=recurrent_fn,
+                                   num_simulations=sims, invalid_actions=(board != 0).astype(jnp.float32),
+                                   max_num_considered_actions=9).search_tree
+names = ["node_visits", "node_values", "children_index", "children_prior_logits", "children_rewards",
+         "children_discounts"]
+qvalues = np.stack([np.asarray(search.qvalues(jnp.array([i])))[0] for i in range(sims + 1)])
+np.savez(out + ".npz", qvalues=qvalues, **{name: np.asarray(getattr(search, name)) for name in names})
+tree = treelab.from_mctx(search, "tictactoe", moves=sys.argv[1])  # the mctx.Tree itself
+with open(out + ".json", "w") as f:
+    json.dump(list(tree_rows(tree)), f)
+"""
 
 
 @pytest.mark.slow
 def test_a_real_mctx_search_is_imported_with_its_visits_values_and_priors(tmp_path: Path) -> None:
-    search = _mctx_search([5, 1], 48)
-    tree = treelab.from_mctx(search, "tictactoe", moves="51")
-    visits, values = np.asarray(search.node_visits)[0], np.asarray(search.node_values)[0]
-    kids, logits = np.asarray(search.children_index)[0], np.asarray(search.children_prior_logits)[0]
+    """A real ``mctx.gumbel_muzero_policy`` search (JAX on CPU) in a process of its own: JAX's threads stay out of
+    the test process, which forks workers in other tests."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("mctx")
+    done = subprocess.run([sys.executable, "-c", MCTX_SEARCH, "51", "48", str(tmp_path / "search")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    search = dict(np.load(tmp_path / "search.npz"))
+    tree = treelab.from_mctx(search, "tictactoe", treelab.MctxOptions(moves="51"))  # the arrays, as numpy
+    from_tree = json.loads((tmp_path / "search.json").read_text())
+    assert sorted(from_tree, key=lambda r: r["path"]) == _rows(tree)  # the same as from the mctx.Tree itself
+    visits, values = search["node_visits"][0], search["node_values"][0]
+    kids, logits = search["children_index"][0], search["children_prior_logits"][0]
     top = tree.find("51")
     assert top.nb_visit == tree.root.nb_visit == visits[0] == 49  # mctx counts the root's first evaluation
     assert 2 * top.mean - 1 == pytest.approx(-values[0], abs=1e-6)  # the root's mover is the other player
@@ -142,24 +166,20 @@ def test_a_real_mctx_search_is_imported_with_its_visits_values_and_priors(tmp_pa
     stack = [(0, top)]
     while stack:
         index, node = stack.pop()
-        q = np.asarray(search.qvalues(np.array([index])))[0]
+        q = search["qvalues"][index]  # mctx's own tree.qvalues: reward + discount * value, the mover's
         state = tree.game.replay(node.moves)
         for action in np.flatnonzero(kids[index] >= 0).tolist():
             if state.is_terminal:
                 continue  # mctx grows past the end of a game: those nodes are not moves of it
             child = node.child(str(action + 1))
             assert child is not None and child.nb_visit == visits[kids[index, action]]
-            assert 2 * child.mean - 1 == pytest.approx(q[action], abs=1e-6)  # reward + discount * value, the mover's
+            assert 2 * child.mean - 1 == pytest.approx(q[action], abs=1e-6)
             legal = [m - 1 for m in state.legal_moves()]
             prior = np.exp(logits[index, legal] - logits[index, legal].max())
             assert tree.priors[child] == pytest.approx(prior[legal.index(action)] / prior.sum())
             stack.append((int(kids[index, action]), child))
             checked += 1
     assert checked == len(tree) - 3
-    arrays = {name: np.asarray(getattr(search, name)) for name in (
-        "node_visits", "node_values", "children_index", "children_prior_logits", "children_rewards",
-        "children_discounts")}
-    assert _rows(treelab.from_mctx(arrays, "tictactoe", treelab.MctxOptions(moves="51"))) == _rows(tree)
     db = tmp_path / "mctx.db"
     tree.save(db)
     assert _rows(treelab.load(db)) == _rows(tree)
