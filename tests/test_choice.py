@@ -122,7 +122,8 @@ def test_an_old_database_reads_and_migrates(tmp_path: Path) -> None:
     tree.record("19", winner=1)
     save(tree, db)  # the first write migrates
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+    version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert version == (str(schema.SCHEMA_VERSION),)
     assert conn.execute("SELECT nb_select FROM nodes WHERE move = '1' AND depth = 1").fetchone() == (4,)
     assert "exploration" in {row[1] for row in conn.execute("PRAGMA table_info(games)")}
     conn.close()

@@ -12,6 +12,7 @@ import pytest
 from cli_helpers import assert_clean_error, run
 
 from treelab.cli import cli
+from treelab.store.schema import SCHEMA_VERSION
 
 
 @pytest.mark.parametrize("command", sorted(cli.list_commands(None)))  # type: ignore[arg-type]
@@ -30,7 +31,7 @@ def test_train_info_analyse_session(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "trained 3 games" in result.output and "nodes" in result.output
     info = json.loads(run("info", db, "--json").output)
-    assert info["game"] == "connect4" and info["games"] == 3 and info["schema_version"] == 3
+    assert info["game"] == "connect4" and info["games"] == 3 and info["schema_version"] == SCHEMA_VERSION
     nodes = sqlite3.connect(db).execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
     assert info["nodes"] == nodes
     text = run("info", db).output
@@ -185,6 +186,7 @@ def test_the_lazy_group_knows_every_command() -> None:
         explorer,
         fit_cmd,
         info_cmd,
+        interop_cmd,
         match,
         merge_cmd,
         play_cmd,
@@ -193,7 +195,7 @@ def test_the_lazy_group_knows_every_command() -> None:
     )
 
     modules = (train_cmd, analyse_cmd, play_cmd, info_cmd, compact_cmd, view, match, explorer, merge_cmd, fit_cmd,
-               converge_cmd)
+               converge_cmd, interop_cmd)
     listed = {c.name: m.__name__.rsplit(".", 1)[1] for m in modules for c in m.COMMANDS}
     assert listed == _COMMANDS
     assert cli.list_commands(None) == sorted(listed)  # type: ignore[arg-type]

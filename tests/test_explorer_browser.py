@@ -180,6 +180,23 @@ def test_live_numbers_follow_training(browser: Any, tmp_path: Path) -> None:
         assert page.locator("#error").is_hidden()
 
 
+def test_an_imported_search_shows_its_value_sums_and_priors(browser: Any, tmp_path: Path) -> None:
+    pyspiel = pytest.importorskip("pyspiel")
+    game = pyspiel.load_game("tic_tac_toe")
+    state = game.new_initial_state()
+    bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, 5), 2.0, 200, 10**6, True, 7, False)
+    tree = treelab.from_openspiel(bot.mcts_search(state), state)
+    db = tmp_path / "openspiel.db"
+    tree.save(db)
+    with serving(str(db)) as srv:
+        page = browser.new_page()
+        page.goto(srv.url)
+        _ready(page, "")
+        best = max(tree.root.kids, key=lambda k: k.nb_visit)
+        shown = page.locator(f'#children tbody tr[data-move="{best.name}"] .valued').inner_text()
+        assert f"prior {tree.priors[best]:.3f}" in shown and f"value sum {best.value_sum:+.3f}" in shown
+
+
 def test_readme_screenshot(browser: Any, tmp_path: Path) -> None:
     """The README's picture: taken every run; written to docs/img when missing or with TREELAB_REGOLD=1.
 

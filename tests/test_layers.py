@@ -24,7 +24,7 @@ ROOT = PACKAGE.parent
 LAYERS: dict[str, int] = {
     "tree": 0, "nodes": 0, "errors": 0, "games": 0, "speedups": 0, "_speedups": 0, "positions": 0,
     "mcts": 1, "store": 1, "learn": 1, "oracle": 1,
-    "view": 2, "analysis": 2,
+    "view": 2, "analysis": 2, "interop": 2,
     "play": 3,
     "cli": 4,
     "": 5, "__main__": 5,

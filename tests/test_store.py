@@ -192,7 +192,7 @@ def test_schema(saved: tuple[Tree, Path]) -> None:
         "id": ("INTEGER", 0, 1), "parent_id": ("INTEGER", 0, 0), "move": ("TEXT", 1, 0),
         "depth": ("INTEGER", 1, 0), "nb_visit": ("INTEGER", 1, 0), "nb_win": ("INTEGER", 1, 0),
         "nb_draw": ("INTEGER", 1, 0), "proven": ("INTEGER", 0, 0), "created_game": ("INTEGER", 0, 0),
-        "nb_select": ("INTEGER", 1, 0),
+        "nb_select": ("INTEGER", 1, 0), "value_sum": ("REAL", 1, 0), "prior": ("REAL", 0, 0),
     }
     assert [(row[2], row[3], row[4]) for row in conn.execute("PRAGMA foreign_key_list(nodes)")] == [
         ("nodes", "parent_id", "id")
@@ -453,9 +453,9 @@ def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.M
     def add_note(database: Any) -> None:
         database.table("nodes").add_column("note", str)
 
-    after = schema.SCHEMA_VERSION + 1  # a step after the newest
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", after)
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, (after, add_note)])
+    newer = schema.SCHEMA_VERSION + 1
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", newer)
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, (newer, add_note)])
     fresh = Tree("connect4")
     save(fresh, db.parent / "fresh.db")  # a new file gets every step
     assert "note" in {row[1] for row in sqlite3.connect(db.parent / "fresh.db").execute("PRAGMA table_info(nodes)")}
@@ -463,7 +463,7 @@ def test_migrations_run_in_order(saved: tuple[Tree, Path], monkeypatch: pytest.M
     tree.record("1", winner=1)
     save(tree, db)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(after),)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(newer),)
         assert "note" in {row[1] for row in conn.execute("PRAGMA table_info(nodes)")}
     conn.close()
     assert load(db).root.nb_visit == 61
@@ -533,10 +533,11 @@ def test_node_slots_survive_a_round_trip(tmp_path: Path) -> None:
     tree.current_game = 3
     leaf = tree.record("12", winner=2)
     leaf.proven = -1
+    tree.add_value(leaf, -0.25)
     save(tree, tmp_path / "t.db")
     back = load(tmp_path / "t.db").find("12")
-    for slot in TreeNode.__slots__:  # a new slot fails here until the store keeps it
-        assert getattr(back, slot) == getattr(leaf, slot), slot
+    for slot in TreeNode.__slots__:  # a new slot fails here until the store keeps it (``_x``: read as ``x``)
+        assert getattr(back, slot.lstrip("_")) == getattr(leaf, slot.lstrip("_")), slot
     assert isinstance(back, TreeNode) and back.kids == () and back.name == "2"
 
 

@@ -23,6 +23,7 @@ from .errors import (
     GameMismatchError,
     GameOverError,
     IllegalMoveError,
+    ImportFormatError,
     NotationError,
     NotATreelabDatabaseError,
     PathNotFoundError,
@@ -50,6 +51,10 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.shape": ("plot_shape", "plot_shape_db"),
     "analysis.sqlstats": ("db_stats",),
     "games": ("Game", "State", "find_game", "register_game"),
+    "interop.alphazero": ("AlphaZeroStats", "from_alphazero"),
+    "interop.mctx": ("MctxOptions", "from_mctx"),
+    "interop.openspiel": ("from_openspiel",),
+    "interop.rows": ("Recorder", "from_rows"),
     "learn.fitting": ("FitConfig", "fit"),
     "learn.model": ("Model", "load_model"),
     "mcts.config": ("SearchConfig",),
@@ -94,6 +99,10 @@ if TYPE_CHECKING:
     from .analysis.shape import plot_shape, plot_shape_db
     from .analysis.sqlstats import db_stats
     from .games import Game, State, find_game, register_game
+    from .interop.alphazero import AlphaZeroStats, from_alphazero
+    from .interop.mctx import MctxOptions, from_mctx
+    from .interop.openspiel import from_openspiel
+    from .interop.rows import Recorder, from_rows
     from .learn.fitting import FitConfig, fit
     from .learn.model import Model, load_model
     from .mcts.config import SearchConfig
@@ -155,6 +164,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "C_PUCT",
     "SQRT2",
+    "AlphaZeroStats",
     "BudgetError",
     "ChildStats",
     "Convergence",
@@ -173,10 +183,12 @@ __all__ = [
     "HeuristicEvaluator",
     "HeuristicPlayer",
     "IllegalMoveError",
+    "ImportFormatError",
     "Limit",
     "LoopSummary",
     "MCTSPlayer",
     "MatchResult",
+    "MctxOptions",
     "MergeSummary",
     "Model",
     "ModelEvaluator",
@@ -190,6 +202,7 @@ __all__ = [
     "Proof",
     "ProofConflictError",
     "RandomPlayer",
+    "Recorder",
     "RenderError",
     "RolloutEvaluator",
     "SchemaVersionError",
@@ -224,6 +237,10 @@ __all__ = [
     "find_evaluator",
     "find_game",
     "fit",
+    "from_alphazero",
+    "from_mctx",
+    "from_openspiel",
+    "from_rows",
     "growth_data",
     "info",
     "learning_loop",

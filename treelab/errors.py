@@ -16,6 +16,7 @@ __all__ = [
     "GameMismatchError",
     "GameOverError",
     "IllegalMoveError",
+    "ImportFormatError",
     "ModelFileError",
     "ModelMismatchError",
     "NoEncodingError",
@@ -80,6 +81,10 @@ class IllegalMoveError(TreelabError, ValueError):
 
 class GameOverError(IllegalMoveError):
     """A move played after the game has ended."""
+
+
+class ImportFormatError(TreelabError, ValueError):
+    """A foreign tree or rows file that cannot be imported: a malformed row, an illegal path, another game."""
 
 
 class PathNotFoundError(TreelabError, KeyError):

@@ -1,23 +1,18 @@
-"""Tree nodes and the rules every layer shares: UCB1's formula, proofs, anytree's slot names.
+"""Tree nodes and the rules every layer shares: UCB1's formula, the mean, proofs, anytree's slot names.
 
-A :class:`TreeNode` is one stored position, named by the move that leads to
-it. Nodes extend :class:`anytree.LightNodeMixin` with ``__slots__`` all the way
-down, so a node has no ``__dict__``: the object is 120 bytes (anytree's
-``Node`` costs 276). Child lookup scans only the node's own few children; the
-tree is never searched.
+A :class:`TreeNode` is one stored position, named by the move that leads to it. Nodes extend
+:class:`anytree.LightNodeMixin` with ``__slots__`` all the way down, so a node has no ``__dict__``
+(anytree's ``Node`` costs 276 bytes). Child lookup scans only the node's own few children.
 
-This module is the one place for four things other modules (and the C
-sources) rely on: :func:`ucb1_score`, the only scalar UCB1 in treelab; the
-:class:`Proof` values with their words; :data:`KIDS_SLOT` /
-:data:`PARENT_SLOT`, anytree's mangled slot names, which ``_nodes.c`` spells too
-(``tests/test_rules_once.py`` checks that they agree); and the shape of the
-children slot. It holds nothing for a leaf, the one child itself for a node with
-one child (most nodes of a recorded game's line), and a list, or a load's
-exact-size tuple, for two or more: no list object where none is needed.
-:func:`kids_of` reads it and :func:`link` / :func:`unlink` / :func:`seal` write it
-(``kid_items``, ``add_kid`` and ``seal_kids`` in ``_nodes.c``); :class:`TreeNode` overrides what anytree's
-``LightNodeMixin`` does with the slot (``parent``, ``children``, ``is_leaf``,
-``height``), so anytree's public API behaves as before.
+This module is the one place for what other modules (and the C sources) rely on:
+:func:`ucb1_score`, the only scalar UCB1 in treelab; :func:`mean_reward`, the only mean; the
+:class:`Proof` values with their words; :data:`KIDS_SLOT` / :data:`PARENT_SLOT`, anytree's mangled
+slot names, which ``_nodes.c`` spells too (``tests/test_rules_once.py`` checks that they agree);
+and the children slot's shape: nothing for a leaf, the one child itself for a node with one child,
+and a list (or a load's exact-size tuple) for more. :func:`kids_of` reads it and :func:`link` /
+:func:`unlink` / :func:`seal` write it (``kid_items``, ``add_kid`` and ``seal_kids`` in
+``_nodes.c``); :class:`TreeNode` overrides what ``LightNodeMixin`` does with the slot (``parent``,
+``children``, ``is_leaf``, ``height``), so anytree's public API behaves as before.
 """
 
 from __future__ import annotations
@@ -34,7 +29,7 @@ from .games import mover_at_depth
 
 __all__ = [
     "HOOKS", "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "best_index", "display", "kids_of", "link",
-    "preference", "proof_word", "seal", "ucb1_score", "unlink", "walk", "wire",
+    "mean_reward", "preference", "proof_word", "seal", "ucb1_score", "unlink", "walk", "wire",
 ]
 
 SQRT2 = math.sqrt(2.0)
@@ -67,7 +62,17 @@ PARENT_SLOT = "_LightNodeMixin__parent"
 _NO_KIDS: tuple[TreeNode, ...] = ()
 
 
-def ucb1_score(wins: float, draws: float, visits: float, parent_visits: float, c: float = SQRT2) -> float:
+def mean_reward(wins: float, draws: float, visits: float, value_sum: float = 0.0) -> float:
+    """The mover's mean reward in [0, 1], ``(wins + draws / 2 + value_sum / 2) / visits`` (0.5 if unvisited):
+    the one definition of a node's mean, shown everywhere. A simulation that ended in a value ``v`` in
+    [-1, 1] (a value network's, OpenSpiel's, mctx's) counts as a draw plus ``v / 2``: it is in ``draws``
+    and ``v`` in ``value_sum`` (:attr:`TreeNode.value_sum`), so ``visits = wins + draws + losses`` still.
+    ``mean_reward(0, 4, 4, value_sum=-2.0)`` is 0.25."""
+    return (wins + 0.5 * draws + 0.5 * value_sum) / visits if visits else 0.5
+
+
+def ucb1_score(wins: float, draws: float, visits: float, parent_visits: float, c: float = SQRT2,
+               value_sum: float = 0.0) -> float:
     """UCB1 of a child: ``mean + c * sqrt(ln N) / sqrt(n)``, +inf when unvisited.
 
     Auer, Cesa-Bianchi & Fischer (2002), "Finite-time analysis of the
@@ -87,7 +92,8 @@ def ucb1_score(wins: float, draws: float, visits: float, parent_visits: float, c
     if visits == 0:
         return math.inf
     explore = c * math.sqrt(math.log(parent_visits)) if parent_visits > 1 else 0.0
-    return (wins + 0.5 * draws) / visits + explore / math.sqrt(visits)
+    mean = mean_reward(wins, draws, visits, value_sum) if value_sum else (wins + 0.5 * draws) / visits  # as in C
+    return mean + explore / math.sqrt(visits)
 
 
 class Proof(enum.IntEnum):
@@ -157,7 +163,8 @@ def kids_of(node: TreeNode) -> Sequence[TreeNode]:
 class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types: its base is Any
     """One stored position, named by the move that leads to it (``'root'`` for the root)."""
 
-    __slots__ = ("created_game", "depth", "name", "nb_draw", "nb_select", "nb_visit", "nb_win", "node_id", "proven")
+    __slots__ = ("_value_sum", "created_game", "depth", "name", "nb_draw", "nb_select", "nb_visit", "nb_win",
+                 "node_id", "proven")
     separator = "/"
 
     name: str
@@ -180,27 +187,12 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
     created_game: int | None
     """The ``games.id`` of the training game that created the node, if any."""
 
-    def __init__(
-        self,
-        name: str,
-        parent: TreeNode | None = None,
-        *,
-        node_id: int = 0,
-        nb_visit: int = 0,
-        nb_win: int = 0,
-        nb_draw: int = 0,
-        proven: int | None = None,
-        created_game: int | None = None,
-        nb_select: int = 0,
-    ) -> None:
-        self.name = name
-        self.nb_visit = nb_visit
-        self.nb_select = nb_select
-        self.nb_win = nb_win
-        self.nb_draw = nb_draw
+    def __init__(self, name: str, parent: TreeNode | None = None, *, node_id: int = 0, nb_visit: int = 0,
+                 nb_win: int = 0, nb_draw: int = 0, proven: int | None = None, created_game: int | None = None,
+                 nb_select: int = 0) -> None:
+        self.name, self.nb_visit, self.nb_select, self.nb_win, self.nb_draw = name, nb_visit, nb_select, nb_win, nb_draw
         self.proven = None if proven is None else Proof.of(proven)
-        self.node_id = node_id
-        self.created_game = created_game
+        self.node_id, self.created_game = node_id, created_game
         if parent is None:
             self.depth = 0
         else:
@@ -208,6 +200,15 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
             link(self, parent)
 
     # -- derived numbers ---------------------------------------------------
+    @property
+    def value_sum(self) -> float:
+        """Sum of the values in [-1, 1] (the mover's) of simulations that ended in a value (:func:`mean_reward`)."""
+        return getattr(self, "_value_sum", 0.0)
+
+    @value_sum.setter
+    def value_sum(self, value: float) -> None:
+        self._value_sum = value
+
     @property
     def mover(self) -> int:
         """The player (1 or 2) who made the move into this node."""
@@ -220,9 +221,8 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
 
     @property
     def mean(self) -> float:
-        """Mean reward of the mover, ``(nb_win + nb_draw / 2) / nb_visit`` (0.5 if unvisited)."""
-        n = self.nb_visit
-        return (self.nb_win + 0.5 * self.nb_draw) / n if n else 0.5
+        """Mean reward of the mover in [0, 1], :func:`mean_reward` (0.5 if unvisited)."""
+        return mean_reward(self.nb_win, self.nb_draw, self.nb_visit, self.value_sum)
 
     def ucb1(self, c: float = SQRT2) -> float:
         """UCB1 of this node as a child of its parent: ``mean + c*sqrt(ln N_parent / n)``.
@@ -232,7 +232,7 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
         parent = getattr(self, PARENT_SLOT, None)
         if parent is None:
             return math.nan  # the root is nobody's child: it has no UCB1 score
-        return ucb1_score(self.nb_win, self.nb_draw, self.nb_visit, parent.nb_visit, c)
+        return ucb1_score(self.nb_win, self.nb_draw, self.nb_visit, parent.nb_visit, c, self.value_sum)
 
     def exploration(self, c: float = SQRT2) -> float:
         """The exploration term ``c*sqrt(ln N_parent / n)`` of :meth:`ucb1` (+inf if unvisited)."""

@@ -112,8 +112,13 @@ class Tree:
         self.position_table: Any = None
         """The :class:`treelab.positions.PositionTable` a graph search keeps in step (None: none yet)."""
         self.priors: dict[TreeNode, float] = {}
-        """PUCT's prior ``P`` of the move into each node it expanded (not stored; empty for UCT).
-        Kept here rather than in a node slot: a UCT tree of a million nodes saves 8 MB."""
+        """The prior ``P`` of the move into each node that has one (PUCT's expansions, an imported search's
+        policy; stored in ``nodes.prior``; empty for UCT). Kept here rather than in a node slot: a UCT tree of
+        a million nodes saves 8 MB."""
+        self.valued = False
+        """Some node holds a :attr:`~treelab.nodes.TreeNode.value_sum` (an imported search, PUCT with an
+        evaluator): searches then walk in Python, as the compiled walk reads wins and draws only."""
+        self._value_base: dict[TreeNode, float] = {}
 
     # -- lookup ----------------------------------------------------------
     def labels(self, moves: Moves) -> tuple[str, ...]:
@@ -242,6 +247,24 @@ class Tree:
         self.backup(nodes, winner)
         return nodes[-1]
 
+    def add_value(self, node: TreeNode, amount: float) -> None:
+        """Add ``amount`` (value estimates in [-1, 1], the mover's) to ``node``'s
+        :attr:`~treelab.nodes.TreeNode.value_sum`, so the next save adds it to the stored row.
+
+        The caller counts the simulations themselves (``nb_visit``, and ``nb_draw``: see
+        :func:`~treelab.nodes.mean_reward`).
+        """
+        if node not in self._value_base:
+            self._value_base[node] = node.value_sum
+        self.mark_dirty(node)
+        node.value_sum = node.value_sum + amount
+        self.valued = True
+
+    @property
+    def value_baselines(self) -> dict[TreeNode, float]:
+        """Each node whose value sum changed since the last save or load, with its value sum then."""
+        return self._value_base
+
     # -- change tracking: what the next save writes ---------------------------
     def mark_dirty(self, node: TreeNode) -> None:
         """Note that ``node`` changes now, so the next save writes it: call *before* changing its counts.
@@ -294,6 +317,7 @@ class Tree:
         """
         self._new = []
         self._baselines = {}
+        self._value_base = {}
         if next_id is not None:
             self._next_id = next_id
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..games import Game, State, find_game, written
 from ..mcts.choice import best_index
-from ..nodes import PARENT_SLOT, proof_word, ucb1_score
+from ..nodes import PARENT_SLOT, mean_reward, proof_word, ucb1_score
 from ..store.dbfile import diagnosed
 from ..store.integrity import check_table
 from ..tree import SQRT2, MoverNode, Moves, Tree, TreeNode
@@ -273,19 +273,26 @@ def gini(visits: list[int]) -> float | None:
     return 2 * sum((i + 1) * x for i, x in enumerate(xs)) / (k * total) - (k + 1) / k
 
 
-def child_rows(parent_visits: int, kids: list[tuple[str, int, int, int, int | None]], c: float,
+Kid = tuple[Any, ...]
+"""A child for :func:`child_rows`: ``(move, visits, wins, draws, proven[, value_sum, prior])``."""
+
+
+def child_rows(parent_visits: int, kids: list[Kid], c: float,
                action: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
-    """The ``children`` table of ``analyse --json`` from ``(move, visits, wins, draws, proven)`` tuples.
+    """The ``children`` table of ``analyse --json`` from :data:`Kid` tuples.
 
     Most visited first (ties: by move); ``ucb1`` is null for an unvisited move (+inf).
-    ``action`` (games that show action strings, OpenSpiel's) adds each move's ``"action"``, as ``analyse`` does.
+    ``action`` (games that show action strings, OpenSpiel's) adds each move's ``"action"``, as ``analyse`` does;
+    a child with a value sum or a prior has the optional keys ``value_sum`` and ``prior``.
     """
     rows = []
-    for move, n, w, d, proven in sorted(kids, key=lambda k: (-k[1], int(k[0]) if k[0].isdigit() else 0)):
-        mean = (w + 0.5 * d) / n if n else 0.5
-        ucb = ucb1_score(w, d, n, parent_visits, c) if n else None
+    for move, n, w, d, proven, *more in sorted(kids, key=lambda k: (-k[1], int(k[0]) if k[0].isdigit() else 0)):
+        value, prior = (*more, 0.0, None)[:2]
+        mean = mean_reward(w, d, n, value or 0.0)
+        ucb = ucb1_score(w, d, n, parent_visits, c, value or 0.0) if n else None
+        extra = {"value_sum": value, "prior": prior} if value or prior is not None else {}
         rows.append({"move": move, "nb_visit": n, "nb_win": w, "nb_draw": d, "mean": mean, "ucb1": ucb,
-                     "proven": proof_word(proven), **({} if action is None else {"action": action(move)})})
+                     "proven": proof_word(proven), **({} if action is None else {"action": action(move)}), **extra})
     return rows
 
 
@@ -308,7 +315,8 @@ def stats(source: Tree | TreeNode, path: Moves = None, *, c: float | None = None
         c = source.c if isinstance(source, Tree) else SQRT2
     arrays = TreeArrays.from_tree(start)
     game = source.game.name if isinstance(source, Tree) else None
-    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven) for k in start.kids]
+    priors = source.priors if isinstance(source, Tree) else {}
+    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven, k.value_sum, priors.get(k)) for k in start.kids]
     return assemble(game, start.moves, start.proven, start.nb_visit, arrays=arrays, kids=kids, c=c)
 
 
@@ -320,7 +328,7 @@ def assemble(
     *,
     arrays: TreeArrays | None = None,
     counts: dict[str, Any] | None = None,
-    kids: list[tuple[str, int, int, int, int | None]],
+    kids: list[Kid],
     c: float,
 ) -> dict[str, Any]:
     """Put together the stats object from arrays (in memory) or precomputed ``counts`` (SQL)."""
@@ -342,7 +350,7 @@ def assemble(
     line_visits = [visits, *counts["pv_visits"]]
     child_visits = [k[1] for k in kids]
     kid_total = sum(child_visits)
-    reward = sum(k[2] + 0.5 * k[3] for k in kids)
+    reward = sum(mean_reward(k[2], k[3], k[1], (k[5] if len(k) > 5 else 0.0) or 0.0) * k[1] for k in kids)
     rules = find_game(game) if game is not None else None
     to_move, path = 1 if len(moves) % 2 == 0 else 2, written(moves, rules)
     action = None

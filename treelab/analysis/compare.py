@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import GameMismatchError, PathNotFoundError
 from ..games import find_game
-from ..nodes import proof_word
+from ..nodes import mean_reward, proof_word
 from ..store.dbfile import reading
 from ..store.pairs import aligned, attached, kid_moves, node_at, subtree_size
 from ..store.rows import principal_variation
@@ -151,8 +151,8 @@ def _pv(conn: sqlite3.Connection, schema: str, row: tuple[Any, ...] | None) -> t
     return () if row is None else tuple(m for m, _ in principal_variation(conn, row[0], schema=schema))
 
 
-def _mean(n: int, w: int, d: int) -> float | None:
-    return (w + 0.5 * d) / n if n else None
+def _mean(n: int, w: int, d: int, v: float) -> float | None:
+    return mean_reward(w, d, n, v) if n else None
 
 
 def diff(
@@ -213,15 +213,15 @@ def diff(
 
 
 def _children(
-    kids_a: dict[str, tuple[int, int, int, int | None]], kids_b: dict[str, tuple[int, int, int, int | None]]
+    kids_a: dict[str, tuple[Any, ...]], kids_b: dict[str, tuple[Any, ...]]
 ) -> tuple[MoveDiff, ...]:
-    none = (0, 0, 0, None)
+    none = (0, 0, 0, None, 0.0)
     out = []
     for move in {*kids_a, *kids_b}:
-        na, wa, da, pa = kids_a.get(move, none)
-        nb, wb, db_, pb = kids_b.get(move, none)
+        na, wa, da, pa, va = kids_a.get(move, none)
+        nb, wb, db_, pb, vb = kids_b.get(move, none)
         out.append(MoveDiff(
-            move=move, nb_visit_a=na, nb_visit_b=nb, mean_a=_mean(na, wa, da), mean_b=_mean(nb, wb, db_),
+            move=move, nb_visit_a=na, nb_visit_b=nb, mean_a=_mean(na, wa, da, va), mean_b=_mean(nb, wb, db_, vb),
             proven_a=proof_word(pa), proven_b=proof_word(pb), in_a=move in kids_a, in_b=move in kids_b,
         ))
     out.sort(key=lambda m: (-(m.nb_visit_a + m.nb_visit_b), int(m.move) if m.move.isdigit() else math.inf, m.move))

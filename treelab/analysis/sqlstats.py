@@ -82,7 +82,7 @@ def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None 
         node_id, whole = node[0], len(rows) == 1
         hist, leaf_hist = _histograms(conn, node_id, whole)
         line = principal_variation(conn, node_id)
-        kids = [(r[2], r[3], r[4], r[5], r[6]) for r in kid_rows(conn, node_id)]  # move, visits, wins, draws, proof
+        kids = [(r[2], r[3], r[4], r[5], r[6], r[9], r[10]) for r in kid_rows(conn, node_id)]  # as child_rows
         if not all(isinstance(m, str) for m in (*(m for m, _ in line), *(k[0] for k in kids))):
             raise TypeError("a move that is not text")  # reading() checks the table and names the bad row
         counts = {

@@ -35,6 +35,7 @@ _COMMANDS = {
     "merge": "merge_cmd",
     "fit": "fit_cmd",
     "converge": "converge_cmd",
+    "import": "interop_cmd", "export": "interop_cmd",
 }
 """Each command's module in :mod:`treelab.cli` (imported when the command is looked up)."""
 

@@ -38,7 +38,7 @@ PlayoutFn = Callable[[State, random.Random], "int | None"]
 
 def ucb1(child: TreeNode, parent_visits: int, *, c: float = SQRT2) -> float:
     """UCB1 score of ``child`` (a :data:`ScoreFn`): :func:`treelab.nodes.ucb1_score` of its counts."""
-    return ucb1_score(child.nb_win, child.nb_draw, child.nb_visit, parent_visits, c)
+    return ucb1_score(child.nb_win, child.nb_draw, child.nb_visit, parent_visits, c, child.value_sum)
 
 
 def mean_value(child: TreeNode, parent_visits: int = 0, *, c: float = 0.0) -> float:

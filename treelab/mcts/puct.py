@@ -15,13 +15,11 @@ parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
 as children (with zero visits) carrying their priors, as in AlphaZero; so
 PUCT adds up to one node per legal move per simulation, where UCT adds one.
 
-Backup keeps the tree's integer semantics: every node on the stored path from
-the root gets ``nb_visit += 1`` and a win or a draw for its mover. A fractional
-evaluator value ``v`` (for the player to move at the leaf) is turned into one
-result by sampling with the search's ``rng`` between the two nearest results
-with mean ``v``: ``v >= 1/2`` is a win with probability ``2v - 1`` else a
-draw, ``v < 1/2`` a loss with probability ``1 - 2v`` else a draw. Values 0,
-1/2 and 1 (a playout's result) are backed up exactly, without drawing.
+Backup: every node on the stored path from the root gets ``nb_visit += 1``; values
+0, 1/2 and 1 are a loss, draw or win for the player to move. Any other evaluator
+value ``v`` (the player to move's at the leaf) is kept, not rounded to a sampled
+result: the simulation is a draw and each node on the path adds ``2v - 1`` (``1 - 2v``
+where the other player moved in) to its ``value_sum`` (:func:`treelab.nodes.mean_reward`).
 
 With ``solver=True`` (the default) a child whose move ends the game is proven
 as soon as it is created, and proofs propagate as in MCTS-Solver (Winands,
@@ -226,8 +224,14 @@ class PUCTPhases:
         """The leaf's result: a finished game's (a proof), else the evaluation's value as one result."""
         if leaf.position.is_terminal:
             return prove_leaf(state, leaf)
-        assert leaf.value is not None
-        return _leaf_result(leaf.path[-1], leaf.position, leaf.value, state.rng)
+        node, value = leaf.path[-1], leaf.value
+        assert value is not None
+        if node.proven is None and 0.0 < value < 1.0 and value != 0.5:  # a draw plus the value (module doc)
+            to_move, v = leaf.position.to_move, 2.0 * value - 1.0
+            for n in (*state.above, *leaf.path):
+                state.tree.add_value(n, v if n.mover == to_move else -v)
+            return None
+        return _leaf_result(node, leaf.position, value, state.rng)
 
 
 def select_puct(
@@ -253,7 +257,7 @@ def select_puct(
             if solver and kid.proven is not None:
                 continue
             n = kid.nb_visit
-            q = (kid.nb_win + 0.5 * kid.nb_draw) / n if n else fpu
+            q = kid.mean if n else fpu
             score = q + scale * table.get(kid, 0.0) / (1 + n)
             if score > best_score:
                 best_score = score

@@ -51,7 +51,7 @@ def select_ucb1(node: TreeNode, c: float, solver: bool) -> TreeNode:
             continue
         if kid.nb_visit == 0:
             return kid
-        score = ucb1_score(kid.nb_win, kid.nb_draw, kid.nb_visit, big_n, c)
+        score = ucb1_score(kid.nb_win, kid.nb_draw, kid.nb_visit, big_n, c, kid.value_sum)
         if score > best_score:
             best_score = score
             best = kid
@@ -84,12 +84,15 @@ PYTHON_WALK: tuple[DescendFn, SelectFn] = (descend, select_ucb1)
 """The pure-Python walk (descend, select): the reference, and the fallback without the extension."""
 
 
-def walk(select: SelectFn | None = None) -> tuple[DescendFn, SelectFn]:
+def walk(select: SelectFn | None = None, *, python: bool = False) -> tuple[DescendFn, SelectFn]:
     """The walk (descend, select) a search uses with the selection hook ``select``.
 
     None (UCB1): the compiled walk when :mod:`treelab.speedups` has it, else
-    :data:`PYTHON_WALK`. A hook of one's own is walked in Python.
+    :data:`PYTHON_WALK` (also with ``python``: a tree with value sums, which the compiled
+    walk does not read). A hook of one's own is walked in Python.
     """
+    if python and (select is None or select is select_ucb1):
+        return PYTHON_WALK
     if select is None or select is select_ucb1:
         fast = speedups.compiled
         return (fast.descend, fast.select) if fast is not None else PYTHON_WALK

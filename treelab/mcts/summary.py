@@ -33,7 +33,7 @@ class ChildStats:
     nb_draw: int
     """Of those, draws."""
     mean: float
-    """``(nb_win + nb_draw / 2) / nb_visit``."""
+    """The mover's mean, :func:`treelab.nodes.mean_reward` (``(nb_win + nb_draw / 2) / nb_visit`` without values)."""
     ucb1: float | None
     """UCB1 score with the search's ``c`` (None when unvisited: +inf)."""
     proven: str | None
@@ -45,6 +45,10 @@ class ChildStats:
     graph: GraphStats | None = None
     """With graph statistics: the terms of :attr:`ucb1` (then the graph score) and the position's merged
     counts; None with the classic rule."""
+    value_sum: float = 0.0
+    """The move's value sum (values in [-1, 1] counted as draws, schema 4); the JSON has it when not 0."""
+    prior: float | None = None
+    """The stored prior of the move (PUCT's, an imported search's), None: none."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,8 @@ class SearchSummary:
                     **({} if ch.action is None else {"action": ch.action}),
                     **({} if ch.model_prior is None else {"model_prior": ch.model_prior}),
                     **({} if ch.graph is None else ch.graph.to_dict()),
+                    **({"value_sum": ch.value_sum} if ch.value_sum else {}),
+                    **({} if ch.prior is None else {"prior": ch.prior}),
                 }
                 for ch in self.children
             ],
@@ -158,7 +164,7 @@ def summarize(
     state = game.replay(parsed)
     kids = sorted(node.kids, key=lambda k: (-k.nb_visit, game.parse_move(k.name)))  # ties: in move order
     visits = sum(k.nb_visit for k in kids)
-    reward = sum(k.nb_win + 0.5 * k.nb_draw for k in kids)
+    reward = sum(k.mean * k.nb_visit for k in kids)
     if best is None and not state.is_terminal:
         best = choose_move(node, c=c)
     proof = None if node.proven is None else -node.proven  # for the player to move (not the mover into ``node``)
@@ -199,6 +205,8 @@ def summarize(
             proven=proof_word(k.proven),
             action=action(k.name),
             graph=terms,
+            value_sum=k.value_sum,
+            prior=tree.priors.get(k),
         )
         for k in kids
         for terms in (graph(k),)

@@ -136,7 +136,8 @@ class UCTPhases:
             play_out = _direct_playout(game, state.rng)
         elif play_out is decisive_playout and game.compiled_decisive is not None:
             play_out = _direct_playout(game, state.rng, game.compiled_decisive)
-        descend, pick = walk(select)
+        # a tree with value sums walks in Python: the compiled walk reads wins and draws only
+        descend, pick = walk(select_ucb1 if select is None and state.tree.valued else select, python=state.tree.valued)
         return cls(descend, pick, play_out, labels, game.num_moves, move_of, {state.start: [state.position, None]},
                    batch)
 
@@ -218,7 +219,8 @@ def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, pla
     compiled = getattr(speedups.compiled, "batch", None)
     game = tree.game
     kind = vars(type(game)).get("compiled_loop")  # the class's own: a subclass may have changed the rules
-    if compiled is None or kind is None or (select is not None and select is not select_ucb1) or not game.alternating:
+    if (compiled is None or kind is None or (select is not None and select is not select_ucb1)
+            or not game.alternating or tree.valued):
         return None
     decisive = play_out is decisive_playout
     if not (play_out is random_playout or (decisive and kind == 0)):

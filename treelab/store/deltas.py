@@ -39,6 +39,7 @@ from ..tree import Tree, TreeNode
 from . import bulk, positiontable
 from .dbfile import reading
 from .schema import DbPath
+from .values import Values, add_values, collect
 
 __all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "start",
            "take"]
@@ -89,6 +90,8 @@ class Delta:
     """Each node's position key, ``known``'s then the new nodes' (None: the ``positions`` table is rebuilt)."""
     position_counts: np.ndarray | None = None
     """What each adds to its position's row, ``(nb_visit, player 1's wins, nb_draw)`` (:mod:`.positiontable`)."""
+    values: Values | None = None
+    """Value sums to add and priors, positioned as :attr:`proofs` (None: none; :mod:`treelab.store.values`)."""
 
     def __len__(self) -> int:
         return len(self.known) + len(self.moves)
@@ -148,6 +151,7 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
             proofs=proofs,
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
             seen=seen,
+            values=collect(tree, known, new),
             **positiontable.delta_fields(tree, known + new, known_counts, columns[:, 2:5]),
         )
         if new and new[-1].node_id - new[0].node_id != len(new) - 1:
@@ -303,9 +307,10 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         conn.executemany(_ADD, np.column_stack((amounts, targets)).tolist())  # (visit, win, draw, select, id) rows
         if conn.total_changes - before != len(targets):
             raise StoreError(f"{name!r} lacks nodes a worker had loaded from it: was the file replaced mid-run?")
-    if delta.proofs:
+    if delta.proofs or delta.values is not None:
         where = np.concatenate([delta.known, ids]).tolist()
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
+        add_values(conn, delta.values, where)
     if delta.keys is not None and delta.position_counts is not None:
         positiontable.add_delta(conn, delta.keys, delta.position_counts, len(delta.known), fresh)
     return ids, fresh, grew

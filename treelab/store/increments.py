@@ -19,6 +19,7 @@ never silently kept.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import sqlite3
@@ -38,6 +39,7 @@ from .dbfile import is_empty, reading, writing
 from .deltas import COUNT_COLUMNS, LOCAL, Delta, apply, depth_counts
 from .persistence import first_rows
 from .schema import DbPath, display, file_key
+from .values import Values
 
 __all__ = ["COUNTS", "SOURCES", "Increment", "MergeSummary", "add", "log_sources", "merge", "read"]
 
@@ -280,12 +282,13 @@ def _add_nodes(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, ro
     movers = not game.alternating and src.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone() is not None
     join = "LEFT JOIN movers AS m ON m.node_id = n.id" if movers else ""
+    valued = "n.value_sum, n.prior" if "value_sum" in have else "0.0, NULL"
     rows = src.execute(f"SELECT n.id, coalesce(n.parent_id, -1), n.move, n.depth, n.proven, "
-                       f"{'m.mover' if movers else 'NULL'}, {picked} FROM nodes AS n {join} ORDER BY n.id")
+                       f"{'m.mover' if movers else 'NULL'}, {valued}, {picked} FROM nodes AS n {join} ORDER BY n.id")
     where = _IdMap(src.execute("SELECT count(*) FROM nodes").fetchone()[0], source)
     top = before = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
     while chunk := rows.fetchmany(_CHUNK):
-        nid, pid, moves, depths, proofs, mover, *amounts = zip(*chunk, strict=True)
+        nid, pid, moves, depths, proofs, mover, sums, priors, *amounts = zip(*chunk, strict=True)
         ids, parents = np.array(nid, dtype=np.int64), np.array(pid, dtype=np.int64)
         k = int(not where.size)  # the first chunk starts with the root: a stored node of ``out``
         if (parents[k:] == -1).any() or (k and parents[0] != -1):
@@ -303,13 +306,21 @@ def _add_nodes(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, ro
             known=np.array([root] * k, dtype=np.int64), known_counts=table[:k], parents=out_parents, first=LOCAL,
             moves=list(moves[k:]), depths=np.array(depths[k:], dtype=np.int64), counts=table[k:],
             created=[None] * (len(ids) - k), proofs=[(i, p) for i, p in enumerate(proofs) if p is not None],
-            movers=None if game.alternating else [int(m) for m in mover[k:]],
+            movers=None if game.alternating else [int(m) for m in mover[k:]], values=_values(sums, priors),
         )
         stored, fresh, _ = apply(conn, delta, top=top, name=name, created=False, own_above=before)
         where.add(ids[k:], stored)
         top = max(top, int(stored.max(initial=0)))
         counts = depth_counts(counts, delta.depths[fresh])
     return counts
+
+
+def _values(sums: Sequence[float], priors: Sequence[float | None]) -> Values | None:
+    """The value sums and priors of a chunk of rows (a position each, as the rows), None if it has none."""
+    table = np.array([math.nan if p is None else p for p in priors], dtype=np.float64)
+    sum_array = np.array(sums, dtype=np.float64)
+    pos = np.flatnonzero((sum_array != 0) | ~np.isnan(table))
+    return Values(pos, sum_array[pos], table[pos]) if len(pos) else None
 
 
 def _add_games(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, root: int, counts: list[int],

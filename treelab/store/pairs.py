@@ -61,13 +61,15 @@ def node_at(conn: sqlite3.Connection, schema: str, game: Game, moves: tuple[int,
     return row
 
 
-def kid_moves(conn: sqlite3.Connection, schema: str, node_id: int) -> dict[str, tuple[int, int, int, int | None]]:
-    """Each child of row ``node_id`` of ``schema`` by move: ``(nb_visit, nb_win, nb_draw, proven)``."""
+def kid_moves(conn: sqlite3.Connection, schema: str, node_id: int) -> dict[str, tuple[Any, ...]]:
+    """Each child of row ``node_id`` of ``schema`` by move: ``(nb_visit, nb_win, nb_draw, proven, value_sum)``
+    (``value_sum`` 0 in a file before schema 4)."""
+    valued = any(row[1] == "value_sum" for row in conn.execute(f"PRAGMA {schema}.table_info(nodes)"))
     rows = conn.execute(
-        f"SELECT move, nb_visit, nb_win, nb_draw, proven FROM {schema}.nodes WHERE parent_id = ? ORDER BY id",
-        (node_id,),
+        f"SELECT move, nb_visit, nb_win, nb_draw, proven, {'value_sum' if valued else '0.0'} FROM {schema}.nodes "
+        "WHERE parent_id = ? ORDER BY id", (node_id,),
     )
-    return {m: (n, w, d, p) for m, n, w, d, p in rows}
+    return {m: (n, w, d, p, v) for m, n, w, d, p, v in rows}
 
 
 def subtree_size(conn: sqlite3.Connection, schema: str, row: tuple[Any, ...] | None, whole: bool) -> int:

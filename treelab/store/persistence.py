@@ -30,7 +30,7 @@ from ..errors import NotATreelabDatabaseError, PathNotFoundError
 from ..games import Game, find_game
 from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
-from . import bulk, movers, positiontable
+from . import bulk, movers, positiontable, values
 from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts, stored_positions
 from .dbfile import is_empty, reading, writing
 from .deltas import apply, changes, depth_counts, renumber
@@ -150,6 +150,7 @@ def first_rows(conn: sqlite3.Connection, tree: Tree) -> list[TreeNode]:
     new, parents = bulk.breadth_first(tree.root)  # numbered anew: see treelab.store.bulk
     create(conn, lambda: bulk.write(conn, new, parents, 1))
     movers.write(conn, tree, new, 1)
+    values.write_new(conn, tree, new, 1)
     positiontable.write_tree(conn, tree)
     return new
 
@@ -317,6 +318,7 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
             tree.truncated.update(nodes[pid] for (pid,) in wide)
         _proofs(conn, nodes, name)
         movers.read(conn, tree, nodes, name)
+        values.read(conn, tree, nodes, name)
         tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
         tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
         bind(tree, Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,

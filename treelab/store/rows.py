@@ -21,8 +21,9 @@ __all__ = [
     "level_tables", "logged_root", "path_rows", "principal_variation", "subtree_table", "totals",
 ]
 
-COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select"
-"""The columns of a node row as these readers return them, in this order."""
+COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select, value_sum, prior"
+"""The columns of a node row as these readers return them, in this order (an older file reads ``value_sum`` 0
+and ``prior`` NULL: :func:`treelab.store.schema.read_compat`)."""
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
 
 

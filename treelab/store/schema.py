@@ -46,7 +46,7 @@ __all__ = [
     "read_meta",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The newest schema this treelab reads and writes."""
 
 DbPath = str | os.PathLike[str]
@@ -122,8 +122,18 @@ def _positions_v3(db: sqlite_utils.Database) -> None:
         rebuild(conn, find_game(game[0]))
 
 
+def _columns_v4(db: sqlite_utils.Database) -> None:
+    """Version 4: ``nodes.value_sum`` (the sum of the value estimates in [-1, 1], the mover's, of the
+    simulations that ended in a value; 0 for whole results) and ``nodes.prior`` (the policy's probability
+    of the move into the node, NULL: none). See :mod:`treelab.store.values`."""
+    conn = db.conn
+    conn.execute("ALTER TABLE nodes ADD COLUMN value_sum REAL NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE nodes ADD COLUMN prior REAL")
+
+
 MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [
-    (1, _create_v1), (2, _columns_v2), (3, _positions_v3)]
+    (1, _create_v1), (2, _columns_v2), (3, _positions_v3), (4, _columns_v4),
+]
 """Ordered ``(version, step)`` pairs; a step takes the database from ``version - 1`` to ``version``."""
 
 
@@ -164,12 +174,18 @@ def read_compat(conn: sqlite3.Connection, version: int) -> None:
     """Let a read-only connection read an older schema as the newest: temporary views over ``main``.
 
     A version-1 file has no ``nodes.nb_select`` (its nodes read their visits, the old rule) and
-    no ``games.exploration``. The views live in the connection's temporary schema, which SQLite
-    searches first: the file is never written.
+    no ``games.exploration``; a file before version 4 no ``nodes.value_sum`` (0) and ``nodes.prior``
+    (NULL). The views live in the connection's temporary schema, which SQLite searches first: the
+    file is never written.
     """
+    added = []
     if version < 2:
-        conn.execute(f"CREATE TEMP VIEW nodes AS SELECT *, {_OLD_SELECT} AS nb_select FROM main.nodes")
+        added.append(f"{_OLD_SELECT} AS nb_select")
         conn.execute("CREATE TEMP VIEW games AS SELECT *, NULL AS exploration FROM main.games")
+    if version < 4:
+        added.append("0.0 AS value_sum, NULL AS prior")
+    if added:
+        conn.execute(f"CREATE TEMP VIEW nodes AS SELECT *, {', '.join(added)} FROM main.nodes")
 
 
 def display(db: DbPath) -> str:

@@ -253,7 +253,9 @@ class _Writer:
         visited = node.nb_visit > 0
         rows = [f"{node.nb_win:,}/{node.nb_visit:,}"]
         rows.append(f'<FONT POINT-SIZE="8">{"mean " + fmt(node.mean) if visited else "unvisited"}</FONT>')
-        if node.nb_draw:
+        if node.value_sum:  # imported searches, PUCT with an evaluator: values counted as draws (mean_reward)
+            rows.append(f'<FONT POINT-SIZE="8">value sum {node.value_sum:+.4g}</FONT>')
+        elif node.nb_draw:
             rows.append(f'<FONT POINT-SIZE="8">{node.nb_draw:,} {"draw" if node.nb_draw == 1 else "draws"}</FONT>')
         if node.proven is not None:
             colour, word = PROVEN_COLOURS[node.proven], PROVEN_WORDS[node.proven]

@@ -33,6 +33,15 @@ __all__ = ["load_view"]
 
 
 
+def _values(tree: Tree, node: TreeNode, row: tuple[Any, ...]) -> None:
+    """Give ``node`` its row's value sum and prior (:data:`treelab.store.rows.COLUMNS`)."""
+    if row[9]:
+        node.value_sum = float(row[9])
+        tree.valued = True
+    if row[10] is not None:
+        tree.priors[node] = float(row[10])
+
+
 def _node(tree: Tree, parent: TreeNode, row: tuple[Any, ...]) -> TreeNode:
     try:
         check_row(row)  # values only: labels are drawn as stored (view.builder quotes every one)
@@ -42,6 +51,7 @@ def _node(tree: Tree, parent: TreeNode, row: tuple[Any, ...]) -> TreeNode:
         row[2], parent, node_id=row[0], nb_visit=row[3], nb_win=row[4], nb_draw=row[5],
         proven=row[6], created_game=row[7], nb_select=row[8],
     )
+    _values(tree, node, row)
     tree.size += 1
     counts = tree.depth_counts
     if node.depth == len(counts):
@@ -96,6 +106,7 @@ def load_view(
         root.node_id, root.nb_visit, root.nb_win, root.nb_draw, root.proven, root.created_game, root.nb_select = (
             row[0], row[3], row[4], row[5], row[6], row[7], row[8],
         )
+        _values(tree, root, row)
         node = root
         for row in rows[1:]:
             tree.truncated.add(node)  # only the path is read on the way down

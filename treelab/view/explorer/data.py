@@ -152,7 +152,8 @@ class TreeFile:
         node = chain[-1]
         kids = sorted(node.kids, key=lambda k: (-k.nb_visit, k.node_id))
         to_move = state.to_move
-        reward = sum(k.nb_win + 0.5 * k.nb_draw for k in kids)
+        reward = sum(k.mean * k.nb_visit for k in kids)
+        priors = {r[0]: r[10] for r in kids_found if r[10] is not None}
         kid_visits = sum(k.nb_visit for k in kids)
         proof = None if node.proven is None else -node.proven
         if proof is not None and not game.alternating and game.turn(moves)[0] == to_move:
@@ -169,7 +170,7 @@ class TreeFile:
             "proven": proof_word(proof), "terminal": state.is_terminal, "winner": state.winner, "c": self.c,
             "principal_variation": pv, "pv_paths": _line_paths(game, moves, pv),
             "crumbs": [{"move": game.label(m), "path": game.notation(moves[:i + 1])} for i, m in enumerate(moves)],
-            "children": [self._child(k, node, moves, replay, state, (merged.get(k.name), graph)) for k in kids],
+            "children": [self._child(k, node, moves, replay, state, (merged.get(k.name), graph), priors) for k in kids],
             **({} if here is None else {"position": _position_json(here, mover)}),
             **({"statistics": "graph"} if graph else {}),
             "board": board_grid(game, state),
@@ -177,7 +178,8 @@ class TreeFile:
         }
 
     def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None,
-               state: State, merged: tuple[tuple[int, int, int, int] | None, bool]) -> dict[str, Any]:
+               state: State, merged: tuple[tuple[int, int, int, int] | None, bool],
+               priors: dict[int, float]) -> dict[str, Any]:
         game, c = self.game, self.c
         visited = kid.nb_visit > 0
         row, graph = merged
@@ -208,6 +210,8 @@ class TreeFile:
             "share": kid.nb_visit / parent.nb_visit if parent.nb_visit else 0.0,
             "proven": proof_word(kid.proven), "colour": mean_colour(kid.mean if visited else None),
             "path": href, "created_game": kid.created_game, "new": new,
+            **({"value_sum": kid.value_sum} if kid.value_sum else {}),
+            **({"prior": priors[kid.node_id]} if kid.node_id in priors else {}),
             **({"action": game.action_text(state, game.parse_move(kid.name))} if game.shows_actions and href else {}),
         }
 
@@ -280,10 +284,13 @@ def _chain(
 
 
 def _make(row: tuple[Any, ...], parent: TreeNode | None) -> TreeNode:
-    return TreeNode(
+    node = TreeNode(
         row[2], parent, node_id=row[0], nb_visit=row[3], nb_win=row[4], nb_draw=row[5], proven=row[6],
         created_game=row[7], nb_select=row[8],
     )
+    if row[9]:
+        node.value_sum = row[9]
+    return node
 
 
 def board_grid(game: Game, state: State) -> dict[str, Any]:

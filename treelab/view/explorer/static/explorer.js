@@ -141,6 +141,14 @@ function bar(parts) {
   return b;
 }
 
+// an imported search's value sum (its values counted as draws) and prior, when the node has them
+function valued(k) {
+  const parts = [];
+  if (k.value_sum !== undefined) parts.push(`value sum ${k.value_sum >= 0 ? "+" : ""}${fmt(k.value_sum)}`);
+  if (k.prior !== undefined) parts.push(`prior ${fmt(k.prior)}`);
+  return parts.length ? el("span", { class: "muted small valued" }, ` ${parts.join(" · ")}`) : "";
+}
+
 function drawTable(data) {
   const p = params();
   const key = SORTS[p.get("sort")] ? p.get("sort") : "nb_visit";
@@ -165,7 +173,8 @@ function drawTable(data) {
         el("span", { class: "muted" }, ` (${pct(k.share)})`), bar([[k.share, "share", pct(k.share)]])),
       el("td", { class: "num selected" }, (k.nb_select || 0).toLocaleString("en")),
       el("td", {}, wdl, el("span", { class: "muted small" }, ` ${k.nb_win}/${k.nb_draw}/${k.nb_loss}`)),
-      el("td", { class: "num mean" }, el("span", { class: "swatch", style: `background:${k.colour}` }), fmt(k.mean)),
+      el("td", { class: "num mean" }, el("span", { class: "swatch", style: `background:${k.colour}` }), fmt(k.mean),
+        valued(k)),
       el("td", { class: "num ucb1" }, ucb),
       el("td", { class: "proof" }, k.proven || ""));
     return tr;

@@ -1,0 +1,384 @@
+"""The plain interchange format: one row per node (JSON lines or CSV), and a recorder for hand-written searches.
+
+A row names a node by its **path** (the move labels from the game's start, comma-separated:
+``"4,4,5"``; ``""`` is the root; a JSON list of labels works too) and gives its numbers:
+
+| field | meaning | default |
+|---|---|---|
+| ``path`` | the node | required |
+| ``visits`` | simulations through the node | required |
+| ``value_sum`` | sum of the mover's returns in [-1, 1] of the simulations counted in ``draws`` | 0 |
+| ``prior`` | the policy's probability of the move into the node | none |
+| ``proven`` | ``1``/``win``, ``0``/``draw``, ``-1``/``loss`` for the mover, or empty | none |
+| ``wins`` | simulations that ended in a whole win for the mover | 0 |
+| ``draws`` | simulations counted as draws, the valued ones included | ``visits - wins`` |
+| ``selected`` | simulations that selected the node at its parent | ``visits`` (the root: 0) |
+
+The *mover* of a node is the player who made the move into it. A search that backs up returns in
+[-1, 1] writes ``path, visits, value_sum`` (and ``prior``): every simulation is then a "draw" plus
+its return, and treelab's mean is ``(1 + value_sum / visits) / 2``
+(:func:`treelab.nodes.mean_reward`). treelab's own export writes every field, so export ->
+import gives back exactly the same numbers.
+
+Every row's parent path has a row too (the root's is ``""``), so visits add up along paths. A
+JSON-lines file may start with ``{"treelab_rows": 1, "game": "connect4"}``, a CSV file with the
+line ``# treelab rows: game=connect4`` before its header: importing it as another game is refused.
+"""
+
+from __future__ import annotations
+
+import csv
+import gc
+import io
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import ImportFormatError, NotationError
+from ..games import Game, find_game
+from ..nodes import TreeNode, walk
+from ..tree import Moves, Tree, backup
+from .build import Builder
+
+__all__ = ["FIELDS", "Recorder", "from_rows", "parse_path", "read_rows", "row_of", "tree_nodes", "tree_rows",
+           "write_rows"]
+
+FIELDS = ("path", "visits", "wins", "draws", "value_sum", "prior", "proven", "selected")
+"""The fields of a row, in the order treelab writes them (CSV columns)."""
+
+_NUMBERS = {"visits": int, "wins": int, "draws": int, "selected": int, "value_sum": float, "prior": float}
+_CSV_GAME = "# treelab rows: game="
+
+
+def parse_path(game: Game, path: object, cache: dict[str, int]) -> tuple[int, ...]:
+    """The moves of a row's ``path`` (``"4,4,5"``, ``""``, a list of labels, or the game's notation)."""
+    if isinstance(path, list):
+        labels = [str(x) for x in path]
+    elif isinstance(path, str):
+        if "," not in path:
+            return game.parse(path) if path else ()
+        labels = path.split(",")
+    else:
+        raise NotationError(f"path {path!r} is not a string of comma-separated moves or a list of moves")
+    out = []
+    for label in labels:
+        move = cache.get(label)
+        if move is None:
+            move = cache[label] = game.parse_move(label)
+        out.append(move)
+    return tuple(out)
+
+
+def read_rows(file: str | os.PathLike[str] | IO[str]) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
+    """The game a rows file names (None: none) and its rows as ``(line number, row)``, JSON lines or CSV."""
+    stream = open(file, encoding="utf-8", newline="") if isinstance(file, str | os.PathLike) else file  # noqa: SIM115
+    first = stream.readline()
+    while first and not first.strip():
+        first = stream.readline()
+    if first.lstrip().startswith("{"):
+        return _json_rows(stream, first)
+    return _csv_rows(stream, first)
+
+
+def _json_rows(stream: IO[str], first: str) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
+    try:
+        head = json.loads(first)
+    except ValueError as exc:
+        raise ImportFormatError(f"row 1: not a JSON object ({exc}): write one JSON object a line") from None
+    game = head.get("game") if isinstance(head, dict) and "treelab_rows" in head else None
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        with stream:
+            if game is None:
+                yield 1, head
+            n = 2
+            while lines := stream.readlines(1 << 20):  # a MB of lines decoded as one JSON array: one call
+                try:
+                    decoded = json.loads("[" + ",".join(lines) + "]")
+                except ValueError:
+                    decoded = None
+                if decoded is not None and len(decoded) == len(lines):
+                    yield from zip(range(n, n + len(lines)), decoded, strict=True)
+                else:  # a blank or bad line in this chunk: line by line, naming a bad one
+                    yield from _lines(lines, n)
+                n += len(lines)
+
+    return game, rows()
+
+
+def _lines(lines: list[str], first: int) -> Iterator[tuple[int, Any]]:
+    for n, line in enumerate(lines, first):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except ValueError as exc:
+            raise ImportFormatError(f"row {n}: not a JSON object ({exc}): write one JSON object a line") from None
+
+
+def _csv_rows(stream: IO[str], first: str) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
+    game, start = None, 1
+    if first.startswith(_CSV_GAME):
+        game, first, start = first[len(_CSV_GAME):].strip(), stream.readline(), 2
+    reader = csv.DictReader(io.StringIO(first + stream.read()))
+    stream.close()
+    names = reader.fieldnames or []
+    if "path" not in names or "visits" not in names:
+        raise ImportFormatError(f"row {start}: the CSV header {','.join(names)!r} lacks 'path' or 'visits': "
+                                f"write a header of {', '.join(FIELDS)}")
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        for n, row in enumerate(reader, start + 1):
+            if None in row:
+                raise ImportFormatError(f"row {n}: more values than the header names: check the commas")
+            yield n, {k: _cell(k, v, n) for k, v in row.items() if v not in ("", None) or k == "path"}
+
+    return game, rows()
+
+
+def _cell(name: str, text: str, n: int) -> Any:
+    kind = _NUMBERS.get(name)
+    if kind is None:
+        return text
+    try:
+        return kind(text)
+    except ValueError:
+        raise ImportFormatError(f"row {n}: {name} {text!r} is not a {'whole ' if kind is int else ''}number") \
+            from None
+
+
+def from_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[str, Any]], game: str | Game) -> Tree:
+    """A tree of ``game`` from rows of the plain format (the module doc): a file (JSON lines or CSV) or dicts.
+
+    Rows in depth-first order (a node's row before its subtree's, as treelab writes them) are
+    built as they are read, holding nothing but the tree; rows in any other order are sorted
+    first (a second read of a file).
+
+    Raises:
+        ImportFormatError: a malformed row, an illegal path, a path given twice or without its
+            parent's row, or a file of another game: the message names the row.
+    """
+    the_game = find_game(game)
+    if isinstance(rows_or_file, str | os.PathLike):
+        file = rows_or_file
+        source = os.fspath(file)
+
+        def numbered() -> Iterator[tuple[int, Any]]:
+            named, rows = read_rows(file)
+            if named is not None and named != the_game.name:
+                raise ImportFormatError(f"{source}: row 1: the rows are of {named}, not {the_game.name}: "
+                                        f"import them with game {named!r}")
+            return rows
+    else:
+        if hasattr(rows_or_file, "readline"):
+            named, stream = read_rows(rows_or_file)  # type: ignore[arg-type]
+            if named is not None and named != the_game.name:
+                raise ImportFormatError(f"rows: row 1: the rows are of {named}, not {the_game.name}: "
+                                        f"import them with game {named!r}")
+            listed = list(stream)
+        else:
+            listed = list(enumerate(rows_or_file, 1))  # type: ignore[arg-type]
+        source = "rows"
+
+        def numbered() -> Iterator[tuple[int, Any]]:
+            return iter(listed)
+    collecting = gc.isenabled()
+    gc.disable()  # a million new nodes would set off full collections that walk the growing tree: 2-3x slower
+    try:
+        return _build(numbered(), the_game, source, ordered=False)
+    except _OutOfOrder:
+        cache: dict[str, int] = {}
+        keyed = [(_moves(the_game, n, row, cache, source), n, row) for n, row in numbered()]
+        keyed.sort(key=_first)  # a parent's path sorts before its children's: a depth-first walk
+        return _build(((n, row) for _, n, row in keyed), the_game, source, ordered=True)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+class _OutOfOrder(Exception):
+    """A row came before its parent's: sort the rows and build again."""
+
+
+class _Row:
+    """Where a row is, as error messages name it (formatted only for a message)."""
+
+    __slots__ = ("n", "path")
+
+    def __init__(self, n: int, path: object) -> None:
+        self.n, self.path = n, path
+
+    def __str__(self) -> str:
+        return f"row {self.n} (path {self.path!r})"
+
+
+def _moves(game: Game, n: int, row: Any, cache: dict[str, int], source: str) -> tuple[int, ...]:
+    if not isinstance(row, Mapping) or "path" not in row or "visits" not in row:
+        raise ImportFormatError(f"{source}: row {n}: {row!r} lacks 'path' or 'visits': give both")
+    if not row.keys() <= _KNOWN:
+        unknown = sorted(set(row) - _KNOWN)[0]
+        raise ImportFormatError(f"{source}: row {n}: unknown field {unknown!r}: the fields are {', '.join(FIELDS)}")
+    try:
+        return parse_path(game, row["path"], cache)
+    except (NotationError, ValueError) as exc:
+        raise ImportFormatError(f"{source}: row {n}: path {row['path']!r}: {exc}") from None
+
+
+_KNOWN = frozenset(FIELDS)
+
+
+def _build(rows: Iterable[tuple[int, Any]], game: Game, source: str, *, ordered: bool) -> Tree:
+    """The tree of ``rows`` in depth-first order (else :class:`_OutOfOrder`, or an error once ``ordered``)."""
+    builder = Builder(game, source)
+    cache: dict[str, int] = {}
+    line: list[tuple[str, TreeNode, Any]] = []  # the path text, node and position at each depth of the current line
+    child, put = builder.child, builder.set_row
+    for n, row in rows:
+        if not isinstance(row, dict) or not row.keys() <= _KNOWN or "visits" not in row:
+            _moves(game, n, row, cache, source)  # the error
+        text = row.get("path")
+        if type(text) is str and "," in text:  # the common case: the parent's path, a comma, a label
+            head, _, last = text.rpartition(",")
+            depth = text.count(",") + 1
+            move = cache.get(last)
+            if move is None:
+                move = _moves(game, n, {"path": [last], "visits": 0}, cache, source)[0]
+        else:
+            moves = _moves(game, n, row, cache, source)
+            depth = len(moves)
+            head = ",".join(game.label(m) for m in moves[:-1])
+            move = moves[-1] if moves else 0
+            text = ",".join(game.label(m) for m in moves)
+        where = _Row(n, row["path"])
+        if depth == 0:
+            if line:
+                raise ImportFormatError(f"{source}: {where}: the path is given twice: give each node one row")
+            node, state = builder.tree.root, game.initial()
+        else:
+            if len(line) < depth or line[depth - 1][0] != head:
+                if not ordered:
+                    raise _OutOfOrder
+                raise ImportFormatError(f"{source}: {where}: no row for its parent: give a row for every node "
+                                        "on the path, the root's ('') included")
+            _, parent, at = line[depth - 1]
+            node, state = child(parent, at, move, where, new=True)
+            del line[depth:]
+        put(node, row, state, where)
+        line.append((text, node, state))
+    return builder.tree
+
+
+def _first(item: tuple[tuple[int, ...], int, Any]) -> tuple[int, ...]:
+    return item[0]
+
+
+def row_of(tree: Tree, node: TreeNode, moves: Sequence[str]) -> dict[str, Any]:
+    """The row of ``node`` (its labels from the root: ``moves``), every field written."""
+    prior = tree.priors.get(node)
+    value = node.value_sum
+    return {"path": ",".join(moves), "visits": node.nb_visit, "wins": node.nb_win, "draws": node.nb_draw,
+            "value_sum": value, "prior": prior, "proven": None if node.proven is None else int(node.proven),
+            "selected": node.nb_select}
+
+
+def tree_nodes(tree: Tree, top: TreeNode | None = None, depth: int | None = None
+               ) -> Iterator[tuple[TreeNode, list[str]]]:
+    """The nodes from the root down to ``top``, then the subtree at ``top`` (``depth`` levels; None: all), depth
+    first, each with its move labels from the root (a list reused from one node to the next: copy it to keep it)."""
+    top = tree.root if top is None else top
+    line = [top]
+    while line[-1].parent is not None:
+        line.append(line[-1].parent)
+    for node in reversed(line[1:]):
+        yield node, list(node.moves)
+    limit = top.depth + (depth if depth is not None else 1 << 30)
+    labels: list[str] = list(top.moves)
+    for node in walk(top):
+        if node.depth > limit:
+            continue
+        if node is not top:
+            del labels[node.depth - 1:]
+            labels.append(node.name)
+        yield node, labels
+
+
+def tree_rows(tree: Tree, top: TreeNode | None = None, depth: int | None = None) -> Iterator[dict[str, Any]]:
+    """The rows of ``tree``: the nodes from the root down to ``top`` and the subtree at ``top`` (``depth`` levels)."""
+    for node, labels in tree_nodes(tree, top, depth):
+        yield row_of(tree, node, labels)
+
+
+def write_rows(rows: Iterable[Mapping[str, Any]], out: IO[str], game: str, *, fmt: str = "jsonl") -> int:
+    """Write ``rows`` to ``out`` as JSON lines (``fmt="jsonl"``) or CSV (``"csv"``), with the game's header line;
+    returns the rows written. Floats are written exactly (``repr``), so reading them back gives the same numbers."""
+    count = 0
+    if fmt == "csv":
+        out.write(f"{_CSV_GAME}{game}\n")
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(FIELDS)
+        for row in rows:
+            writer.writerow(["" if row.get(k) is None else repr(row[k]) if isinstance(row[k], float) else row[k]
+                             for k in FIELDS])
+            count += 1
+        return count
+    out.write(json.dumps({"treelab_rows": 1, "game": game}) + "\n")
+    for row in rows:
+        out.write(json.dumps({k: v for k, v in row.items() if v is not None}) + "\n")
+        count += 1
+    return count
+
+
+class Recorder:
+    """Records a hand-written MCTS into a treelab tree: call :meth:`simulation` once per simulation.
+
+    Args:
+        game: the game searched (a name or a :class:`~treelab.games.Game`).
+        root: the moves from the game's start to the searched position (the paths given to
+            :meth:`simulation` start there).
+
+    Example::
+
+        rec = treelab.Recorder("tictactoe")
+        for _ in range(100):
+            path, value = my_mcts.simulate()      # the moves taken from the root, the result
+            rec.simulation(path, value=value, player=1)
+        rec.tree.save("mine.db")
+    """
+
+    def __init__(self, game: str | Game, root: Moves = None) -> None:
+        self.tree = Tree(find_game(game))
+        self.root = self.tree.game.parse(root)
+        self.tree.path(self.root)  # checked now: a bad root fails before the first simulation
+        self.simulations = 0
+        """Simulations recorded."""
+
+    def simulation(self, path: Moves, *, value: float | None = None, player: int = 1,
+                   winner: int | None = None) -> None:
+        """Record one simulation that went from the root down ``path`` (the stored part: moves of the
+        playout beyond it are not stored) and ended in ``value`` (in [-1, 1], for ``player``) or, without
+        a value, in ``winner`` (1, 2, None for a draw).
+
+        Raises:
+            IllegalMoveError: a move of ``path`` is illegal.
+            ValueError: a value outside [-1, 1], a player not 1 or 2.
+        """
+        tree = self.tree
+        nodes, _ = tree.path((*self.root, *tree.game.parse(path)))
+        start = len(self.root)
+        if value is None:
+            tree.backup(nodes, winner, start=start)
+        else:
+            if player not in (1, 2) or isinstance(value, bool) or not -1.0 <= float(value) <= 1.0 or math.isnan(value):
+                raise ValueError(f"value {value!r} for player {player!r}: give a return in [-1, 1] and player 1 or 2")
+            backup(nodes, None, tree.baselines, selected_from=start + 1, movers=not tree.game.alternating)
+            for node in nodes:
+                tree.add_value(node, value if node.mover == player else -value)
+        self.simulations += 1
+
+    def write(self, file: str | os.PathLike[str], *, fmt: str = "jsonl") -> int:
+        """Write the recorded tree as rows (JSON lines or CSV); returns the rows written."""
+        with Path(file).open("w", encoding="utf-8", newline="") as out:
+            return write_rows(tree_rows(self.tree), out, self.tree.game.name, fmt=fmt)

@@ -1,0 +1,133 @@
+"""Value sums and priors: the ``nodes.value_sum`` and ``nodes.prior`` columns (schema 4), read and written.
+
+Searches with value networks or returns in [-1, 1] (OpenSpiel's ``MCTSBot``, DeepMind's mctx,
+alpha-zero-general, treelab's PUCT with an evaluator) do not end every simulation in a whole
+win or draw. A node's ``value_sum`` adds up the value estimates ``v`` in [-1, 1] (the mover's)
+of those simulations, each of which also counts as a draw: the mover's mean is
+:func:`treelab.nodes.mean_reward`, defined once. ``prior`` is the policy's probability of the
+move into the node, where the search had one (NULL: none). Value sums add up like the counts;
+priors do not: the first stored prior of a node stays (as proofs do).
+
+In memory a node's value sum is :attr:`treelab.nodes.TreeNode.value_sum` and its prior
+``tree.priors[node]``. Most trees have neither, so they travel beside the counts, as the few
+nodes that have them (:class:`Values`): :func:`collect` for a save or a delta,
+:func:`write_new` for a new file, :func:`add_values` inside :func:`treelab.store.deltas.apply`,
+:func:`read` for a load.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import NotATreelabDatabaseError
+from ..tree import Tree, TreeNode
+
+__all__ = ["ADD", "Values", "add_values", "collect", "read", "write_new"]
+
+ADD = "UPDATE nodes SET value_sum = value_sum + ?, prior = coalesce(prior, ?) WHERE id = ?"
+"""The one statement that adds a node's value sum and keeps its first prior."""
+
+
+@dataclass(frozen=True)
+class Values:
+    """The value sums to add and priors to keep of some nodes of a :class:`~treelab.store.deltas.Delta`."""
+
+    positions: np.ndarray
+    """Where each node is in the delta: positions in ``known``, then new node ``i`` at ``len(known) + i`` (int64)."""
+    sums: np.ndarray
+    """What to add to each node's ``value_sum`` (float64)."""
+    priors: np.ndarray
+    """Each node's prior (float64; NaN: none)."""
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def rows(self, where: Sequence[int]) -> list[tuple[float, float | None, int]]:
+        """``(value_sum to add, prior or None, row id)`` of each node, ``where[position]`` its row id."""
+        priors = [None if math.isnan(p) else p for p in self.priors.tolist()]
+        return [(s, p, where[i]) for s, p, i in zip(self.sums.tolist(), priors, self.positions.tolist(), strict=True)]
+
+
+def collect(tree: Tree, known: Sequence[TreeNode], new: Sequence[TreeNode]) -> Values | None:
+    """The value sums changed and the priors of ``known`` (stored nodes that changed) and ``new`` (new nodes),
+    positioned as a delta lists them; None when there are none (a tree of whole results)."""
+    base, priors = tree.value_baselines, tree.priors
+    if not base and not priors and not tree.valued:
+        return None
+    pos: list[int] = []
+    sums: list[float] = []
+    prior: list[float] = []
+    nan = math.nan
+    for i, node in enumerate(known):
+        p = priors.get(node)
+        if node in base or p is not None:
+            pos.append(i)
+            sums.append(node.value_sum - base.get(node, node.value_sum))
+            prior.append(nan if p is None else p)
+    k = len(known)
+    for i, node in enumerate(new):
+        v, p = node.value_sum, priors.get(node)
+        if v or p is not None:
+            pos.append(k + i)
+            sums.append(v)
+            prior.append(nan if p is None else p)
+    if not pos:
+        return None
+    return Values(np.array(pos, dtype=np.int64), np.array(sums, dtype=np.float64), np.array(prior, dtype=np.float64))
+
+
+def add_values(conn: sqlite3.Connection, values: Values | None, where: Sequence[int]) -> None:
+    """Add ``values`` to the rows ``where`` names (a delta's known ids, then its new nodes' ids)."""
+    if values is not None and len(values):
+        conn.executemany(ADD, values.rows(where))
+
+
+_BATCH = 50_000
+"""Rows :func:`write_new` sends per ``executemany``: the memory of a batch, not of the tree."""
+
+
+def write_new(conn: sqlite3.Connection, tree: Tree, nodes: Sequence[TreeNode], first_id: int) -> None:
+    """Write the value sums and priors of a new file's ``nodes`` (``nodes[i]`` is row ``first_id + i``), a batch
+    at a time."""
+    priors = tree.priors
+    if not priors and not tree.valued:
+        return
+    batch: list[tuple[float, float | None, int]] = []
+    for i, node in enumerate(nodes, first_id):
+        value, prior = node.value_sum, priors.get(node)
+        if value or prior is not None:
+            batch.append((value, prior, i))
+            if len(batch) == _BATCH:
+                conn.executemany(ADD, batch)
+                batch = []
+    if batch:
+        conn.executemany(ADD, batch)
+
+
+def read(conn: sqlite3.Connection, tree: Tree, nodes: Mapping[int, TreeNode] | list[Any], name: str) -> None:
+    """Give the loaded ``nodes`` (by row id) their stored value sums and priors (one scan of the table)."""
+    if "value_sum" not in {row[1] for row in conn.execute("PRAGMA table_info(nodes)")}:
+        return  # an older file read as it is
+    partial = isinstance(nodes, dict)
+    priors = tree.priors
+    for nid, value, prior in conn.execute(
+            "SELECT id, value_sum, prior FROM nodes WHERE value_sum != 0 OR prior IS NOT NULL"):
+        node = nodes.get(nid) if partial else (nodes[nid] if 0 <= nid < len(nodes) else None)  # type: ignore[union-attr]
+        if node is None:
+            continue
+        if not isinstance(value, int | float) or not math.isfinite(value) or (
+                prior is not None and (not isinstance(prior, int | float) or not 0.0 <= prior <= 1.0)):
+            raise NotATreelabDatabaseError(
+                f"{name!r} is damaged: node id {nid} has value_sum {value!r} and prior {prior!r} "
+                "(a finite number, and a probability or NULL): restore a copy")
+        if value:
+            node.value_sum = float(value)
+            tree.valued = True
+        if prior is not None:
+            priors[node] = float(prior)
