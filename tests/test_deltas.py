@@ -20,8 +20,9 @@ from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
 from treelab.store import deltas
 from treelab.store.binding import binding_of
-from treelab.store.deltas import LOCAL, Earlier, renumber, share_top, start, take
+from treelab.store.deltas import LOCAL, Earlier, renumber, start, take
 from treelab.store.deltawriter import DeltaWriter
+from treelab.store.sharing import share_top
 from treelab.tree import Tree
 
 

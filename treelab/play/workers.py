@@ -38,9 +38,10 @@ from typing import Any
 from ..errors import StoreError
 from ..games import Game, State, find_game
 from ..store.binding import binding_of
-from ..store.deltas import Delta, Earlier, renumber, share_top, start, take
+from ..store.deltas import Delta, Earlier, renumber, start, take
 from ..store.deltawriter import DeltaWriter, trimmed
 from ..store.persistence import open_tree
+from ..store.sharing import share_top
 from ..tree import Tree, TreeNode
 from .players import Player
 

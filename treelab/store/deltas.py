@@ -33,16 +33,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import ProofConflictError, StoreError
-from ..nodes import Proof, proof_word
+from ..nodes import proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from . import bulk, positiontable
-from .dbfile import reading
-from .schema import DbPath
 from .values import Values, add_values, collect
 
-__all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "share_top", "start",
-           "take"]
+__all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "start", "take"]
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
@@ -374,32 +371,3 @@ def depth_counts(counts: list[int], depths: np.ndarray) -> list[int]:
     """``counts`` (nodes per depth) with nodes of ``depths`` added, grown as needed."""
     more = np.bincount(depths).tolist() if len(depths) else []
     return [a + b for a, b in zip_longest(counts, more, fillvalue=0)]
-
-
-def share_top(db: DbPath, tree: Tree, depth: int) -> int:
-    """Give ``tree``'s stored nodes down to ``depth`` the file's counts and proofs: what the other workers added there.
-
-    Only for a worker's copy with nothing to hand on (right after :func:`take` or
-    :func:`start`): the counts set here are no change of its own, so no delta carries them.
-
-    Returns:
-        The nodes refreshed.
-    """
-    if tree.baselines or tree.new_nodes:
-        raise StoreError("share_top needs a copy with nothing to hand on: take() first")
-    level, nodes = [tree.root], dict[int, TreeNode]()
-    for _ in range(depth + 1):
-        nodes.update((n.node_id, n) for n in level if n.node_id < LOCAL)
-        level = [kid for n in level for kid in n.kids]
-    with reading(db) as (conn, _):
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id INTEGER PRIMARY KEY)")
-        conn.execute("DELETE FROM temp.wanted")
-        conn.executemany("INSERT INTO temp.wanted VALUES (?)", ((i,) for i in nodes))
-        rows = conn.execute("SELECT n.id, n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven "
-                            "FROM temp.wanted AS w JOIN main.nodes AS n ON n.id = w.id").fetchall()
-    for nid, visits, wins, draws, selects, proven in rows:
-        node = nodes[nid]
-        node.nb_visit, node.nb_win, node.nb_draw, node.nb_select = visits, wins, draws, selects
-        if proven is not None and node.proven is None:
-            node.proven = Proof.of(proven)
-    return len(rows)
