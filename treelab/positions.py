@@ -150,8 +150,9 @@ class PositionTable:
 
     Made by :meth:`of`: the stored table of the file the tree mirrors plus the tree's unsaved
     changes (or, without a stored table, rebuilt from the nodes held). It notes the tree's
-    root visits and size when it is in step; a change made without it (a classic search, a
-    record) shows as a mismatch, and :meth:`of` makes it anew.
+    root visits when it is in step; a change made without it (a classic search, a record)
+    shows as a mismatch, and :meth:`of` makes it anew. Nodes added with no counts (a path
+    walked to a position) change nothing.
     """
 
     def __init__(self, tree: Tree, rows: dict[str, Row]) -> None:
@@ -163,8 +164,8 @@ class PositionTable:
         self._states: dict[TreeNode, State] = {}
         self.stamp = self._now()
 
-    def _now(self) -> tuple[int, int]:
-        return self.tree.root.nb_visit, self.tree.size
+    def _now(self) -> int:
+        return self.tree.root.nb_visit  # every count change reaches the root; new nodes with no count do not matter
 
     @property
     def current(self) -> bool:
