@@ -130,8 +130,10 @@ def test_two_writers_add_exactly(tmp_path: Path) -> None:
 def test_a_schema_2_file_reads_and_migrates(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     grown(Tree("connect4"), random.Random(5), 10, 2).save(db)
-    with sqlite3.connect(db) as conn:  # what schema 2 was: the same file without the positions table
+    with sqlite3.connect(db) as conn:  # what schema 2 was: the same file without the positions table (3), values (4)
         conn.execute("DROP TABLE positions")
+        conn.execute("ALTER TABLE nodes DROP COLUMN value_sum")
+        conn.execute("ALTER TABLE nodes DROP COLUMN prior")
         conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     conn.close()
     before = db.read_bytes()
@@ -145,7 +147,7 @@ def test_a_schema_2_file_reads_and_migrates(tmp_path: Path) -> None:
     tree.record("4444", winner=None)
     tree.save(db)  # the first save migrates: the table rebuilt from the nodes, then this save added
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
     conn.close()
     assert stored(db) == counts_of_nodes(treelab.load(db))
 

@@ -234,9 +234,8 @@ class PUCTPhases:
         return _leaf_result(node, leaf.position, value, state.rng)
 
 
-def select_puct(
-    priors: Mapping[TreeNode, float], start: TreeNode | None = None, noisy: Mapping[TreeNode, float] | None = None
-) -> SelectFn:
+def select_puct(priors: Mapping[TreeNode, float], start: TreeNode | None = None,
+                noisy: Mapping[TreeNode, float] | None = None) -> SelectFn:
     """PUCT's selection function (a :data:`~treelab.mcts.selection.SelectFn`) over the priors ``priors``.
 
     The child maximising ``Q + c * P * sqrt(N) / (1 + n)``, unproven children only
@@ -307,9 +306,8 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
                 kid.proven = prove_terminal(kid, after.winner)
 
 
-def _noisy_priors(
-    kids: Sequence[TreeNode], priors: Mapping[TreeNode, float], alpha: float, fraction: float, rng: random.Random
-) -> dict[TreeNode, float]:
+def _noisy_priors(kids: Sequence[TreeNode], priors: Mapping[TreeNode, float], alpha: float, fraction: float,
+                  rng: random.Random) -> dict[TreeNode, float]:
     """``(1 - fraction) * P + fraction * Dir(alpha)`` over ``kids`` (Silver et al. 2017)."""
     draws = [rng.gammavariate(alpha, 1.0) for _ in kids]
     total = sum(draws) or 1.0
@@ -317,9 +315,7 @@ def _noisy_priors(
             for kid, d in zip(kids, draws, strict=True)}
 
 
-def choose_puct_move(
-    node: TreeNode, *, temperature: float = 0.0, rng: random.Random | None = None
-) -> TreeNode | None:
+def choose_puct_move(node: TreeNode, *, temperature: float = 0.0, rng: random.Random | None = None) -> TreeNode | None:
     """The move to play from ``node``: a proven win if there is one, else by visit counts.
 
     ``temperature -> 0`` takes the most visited move; larger values sample in
