@@ -119,6 +119,10 @@ def serve(app: Any, sock: socket.socket, *, open_browser: bool = True, path: str
             diagrams.close()
 
 
+STOP_WAIT = 30.0
+"""Seconds :meth:`Background.stop` waits for the requests in flight."""
+
+
 class Background:
     """A server on a daemon thread (notebooks, tests): ``url`` is ready when the constructor returns."""
 
@@ -133,7 +137,12 @@ class Background:
             time.sleep(0.01)
 
     def stop(self) -> None:
-        """Stop serving and close the socket."""
+        """Stop serving and close the socket.
+
+        Waits for the server to finish the requests in flight (at most :data:`STOP_WAIT` seconds): a
+        kernel that exits sooner would leave their read connections, and SQLite's ``-wal``/``-shm``
+        beside the file (seen on a loaded machine with a 5-second wait).
+        """
         self.server.should_exit = True
-        self.thread.join(timeout=5)
+        self.thread.join(timeout=STOP_WAIT)
         self.sock.close()
