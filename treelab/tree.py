@@ -109,6 +109,9 @@ class Tree:
         self.priors: dict[TreeNode, float] = {}
         """PUCT's prior ``P`` of the move into each node it expanded (not stored; empty for UCT).
         Kept here rather than in a node slot: a UCT tree of a million nodes saves 8 MB."""
+        self.pending: dict[TreeNode, dict[str, float]] = {}
+        """PUCT's priors of the moves it evaluated at a node but has not made a node for yet, by move label
+        (a child is made when a simulation first selects it; not stored). A node in this table is expanded."""
 
     # -- lookup ----------------------------------------------------------
     def labels(self, moves: Moves) -> tuple[str, ...]:

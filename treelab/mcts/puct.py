@@ -11,9 +11,13 @@ where ``Q`` is the child's mean reward for its mover (in [0, 1]), ``P`` its
 prior (kept in ``tree.priors``, by node) and ``n`` its visits. An unvisited child's
 ``Q`` is its parent's value for the same player ("first-play urgency" from the
 parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
-:data:`~treelab.mcts.evaluators.Evaluator`, and all its legal moves are then added
-as children (with zero visits) carrying their priors, as in AlphaZero; so
-PUCT adds up to one node per legal move per simulation, where UCT adds one.
+:data:`~treelab.mcts.evaluators.Evaluator`, which gives every legal move its
+prior, as in AlphaZero; the priors of the moves not tried yet wait in
+``tree.pending`` (by node and move label), and a move's node is made when a
+simulation first selects it, as mctx keeps priors in the parent: so PUCT, like
+UCT, adds one node per simulation (and a node for each move that ends the game,
+proven at once), not one per legal move. Selection scores a waiting move as an
+unvisited child.
 
 Backup keeps the tree's integer semantics: every node on the stored path from
 the root gets ``nb_visit += 1`` and a win or a draw for its mover. A fractional
@@ -174,35 +178,41 @@ class PUCTPhases:
     """Root noise (None: none)."""
     move_of: dict[str, int]
     """Each move label's move number."""
-    root_priors: dict[TreeNode, float] = field(default_factory=dict)
-    """The start's children's priors with Dirichlet noise, for this search (empty: not drawn yet)."""
+    root_priors: dict[str, float] = field(default_factory=dict)
+    """The start's moves' priors with Dirichlet noise, by label, for this search (empty: not drawn yet)."""
     batch: BatchFn | None = None
     """No compiled fast path."""
 
     def select(self, state: SearchState) -> Leaf:
         """Tree policy: descend by PUCT from the start, expanding and evaluating where needed."""
         tree, start, solver, c_puct, rng = state.tree, state.start, state.solver, state.c, state.rng
-        priors = tree.priors
-        pick = select_puct(priors, start, self.root_priors)
+        priors, pending = tree.priors, tree.pending
         node, position = start, state.position
         path, positions = [node], [position]
         leaf = Leaf(path, position, None, positions)
         while True:
             if position.is_terminal:  # reached only without the solver (proven children are skipped)
                 return leaf
-            kids = node.kids
-            unexpanded = node.nb_visit == 0 or len(kids) < len(position.legal_moves())
-            if (unexpanded or not any(k in priors for k in kids)) and self.expand(state, leaf):
-                return leaf
+            waiting = pending.get(node)
+            if waiting is None:  # not evaluated yet (new, or loaded from the database: priors are not stored)
+                if self.expand(state, leaf):
+                    return leaf
+                waiting = pending[node]
             if node is start and self.noise is not None and not self.root_priors:
-                self.root_priors.update(_noisy_priors(node.kids, priors, self.noise.alpha, self.noise.fraction, rng))
-            node = pick(node, c_puct, solver)
+                self.root_priors.update(_noisy_priors(node.kids, waiting, priors, self.noise, rng))
+            table = self.root_priors if node is start and self.root_priors else None
+            chosen = _pick(node, waiting, priors, table, c_puct, solver)
+            if isinstance(chosen, str):  # a move tried for the first time: its node is made now
+                prior = waiting.pop(chosen)
+                chosen = tree.add_child(node, chosen, position.to_move)
+                priors[chosen] = prior
+            node = chosen
             leaf.position = position = position.play(self.move_of[node.name])
             path.append(node)
             positions.append(position)
 
     def expand(self, state: SearchState, leaf: Leaf) -> bool:
-        """Evaluate the leaf's position and add its children with their priors; True: the simulation ends here.
+        """Evaluate the leaf's position and keep its moves' priors; True: the simulation ends here.
 
         It ends at a new leaf (the evaluation is its result), a node just proven, or a cut
         (a node whose children were not loaded is evaluated, never grown).
@@ -234,31 +244,48 @@ def select_puct(
     The child maximising ``Q + c * P * sqrt(N) / (1 + n)``, unproven children only
     with the solver; an unvisited child's ``Q`` is the parent's value for the
     player to move. At ``start``, the priors in ``noisy`` (root noise) are used
-    when it is not empty.
+    when it is not empty. Only the node's children are chosen from (the search itself
+    also weighs the moves it has not made a node for yet, ``tree.pending``).
     """
 
     def select(node: TreeNode, c_puct: float, solver: bool) -> TreeNode:
-        kids = node.kids
-        big_n = node.nb_visit
-        scale = c_puct * math.sqrt(big_n)
-        fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
-        table = noisy if noisy and node is start else priors
-        best = None
-        best_score = -math.inf
-        for kid in kids:
-            if solver and kid.proven is not None:
-                continue
-            n = kid.nb_visit
-            q = (kid.nb_win + 0.5 * kid.nb_draw) / n if n else fpu
-            score = q + scale * table.get(kid, 0.0) / (1 + n)
-            if score > best_score:
-                best_score = score
-                best = kid
-        if best is None:  # every move proven but the node not (a tree grown without proofs)
-            best = max(kids, key=lambda k: k.nb_visit)
-        return best
+        table = {k.name: p for k, p in noisy.items()} if noisy and node is start else None
+        chosen = _pick(node, {}, priors, table, c_puct, solver)
+        assert not isinstance(chosen, str)
+        return chosen
 
     return select
+
+
+def _pick(node: TreeNode, waiting: Mapping[str, float], priors: Mapping[TreeNode, float],
+          noisy: Mapping[str, float] | None, c_puct: float, solver: bool) -> TreeNode | str:
+    """The child, or the label of a waiting move (``tree.pending``), maximising PUCT's score.
+
+    ``noisy``: the priors by label with root noise (None: ``priors`` and ``waiting`` as they are).
+    """
+    big_n = node.nb_visit
+    scale = c_puct * math.sqrt(big_n)
+    fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
+    best: TreeNode | str | None = None
+    best_score = -math.inf
+    for kid in node.kids:
+        if solver and kid.proven is not None:
+            continue
+        n = kid.nb_visit
+        q = (kid.nb_win + 0.5 * kid.nb_draw) / n if n else fpu
+        prior = priors.get(kid, 0.0) if noisy is None else noisy.get(kid.name, 0.0)
+        score = q + scale * prior / (1 + n)
+        if score > best_score:
+            best_score = score
+            best = kid
+    for label, prior in waiting.items():  # no visits yet: Q is the first-play urgency, n = 0
+        score = fpu + scale * (prior if noisy is None else noisy.get(label, 0.0))
+        if score > best_score:
+            best_score = score
+            best = label
+    if best is None:  # every move proven but the node not (a tree grown without proofs)
+        best = max(node.kids, key=lambda k: k.nb_visit)
+    return best
 
 
 def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random) -> int | None:
@@ -273,7 +300,8 @@ def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random)
 
 
 def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float], solver: bool) -> None:
-    """Give ``node`` a child for every legal move, with its prior; prove children that end the game.
+    """Keep the prior of every legal move of ``node`` (``tree.priors`` for its children, ``tree.pending``
+    for the moves not made yet); with the solver, make and prove at once the children that end the game.
 
     Priors are renormalised over the legal moves (missing moves get 0; all
     zero becomes uniform), so an evaluator may return raw weights.
@@ -286,27 +314,35 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
         if not weight >= 0.0:
             raise BudgetError(f"evaluator prior {weight!r} for move {game.label(move)} is negative or not a number")
     total = sum(weights)
+    waiting: dict[str, float] = {}
     for move, weight in zip(legal, weights, strict=True):
         label = game.label(move)
+        prior = weight / total if total > 0 else 1.0 / len(legal)
         kid = have.get(label)
-        if kid is None:
+        if kid is None and solver and state.play(move).is_terminal:
             kid = tree.add_child(node, label, state.to_move)
-        tree.priors[kid] = weight / total if total > 0 else 1.0 / len(legal)
+        if kid is None:
+            waiting[label] = prior
+            continue
+        tree.priors[kid] = prior
         if solver and kid.proven is None:
             after = state.play(move)
             if after.is_terminal:
                 tree.mark_dirty(kid)
                 kid.proven = prove_terminal(kid, after.winner)
+    tree.pending[node] = waiting
 
 
-def _noisy_priors(
-    kids: Sequence[TreeNode], priors: Mapping[TreeNode, float], alpha: float, fraction: float, rng: random.Random
-) -> dict[TreeNode, float]:
-    """``(1 - fraction) * P + fraction * Dir(alpha)`` over ``kids`` (Silver et al. 2017)."""
-    draws = [rng.gammavariate(alpha, 1.0) for _ in kids]
+def _noisy_priors(kids: Sequence[TreeNode], waiting: Mapping[str, float], priors: Mapping[TreeNode, float],
+                  noise: RootNoise, rng: random.Random) -> dict[str, float]:
+    """``(1 - fraction) * P + fraction * Dir(alpha)`` over the children and waiting moves, by label
+    (Silver et al. 2017)."""
+    table = {kid.name: priors.get(kid, 0.0) for kid in kids}
+    table.update(waiting)
+    draws = [rng.gammavariate(noise.alpha, 1.0) for _ in table]
     total = sum(draws) or 1.0
-    return {kid: (1.0 - fraction) * priors.get(kid, 0.0) + fraction * d / total
-            for kid, d in zip(kids, draws, strict=True)}
+    return {label: (1.0 - noise.fraction) * p + noise.fraction * d / total
+            for (label, p), d in zip(table.items(), draws, strict=True)}
 
 
 def choose_puct_move(
