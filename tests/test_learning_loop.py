@@ -38,10 +38,11 @@ def test_loop_refits_every_k_games_and_logs_which_model_played(tmp_path: Path) -
     assert (info["version"], info["games_logged"]) == (2, 20)
     rows = _logged(db)
     assert len(rows) == 20
-    assert all("model" not in row for row in rows[:10])  # no model yet: searched as train does (UCT)
+    assert all("model" not in row for row in rows[:10])  # no model yet: PUCT with the game's heuristic
     assert all(row["model_version"] == 1 and row["algorithm"] == "puct" for row in rows[10:])
     tree = treelab.load(db)
-    assert tree.root.nb_visit == sum(k.nb_visit for k in tree.root.kids)  # every simulation passed through the root
+    # every simulation passed through the root, but PUCT's very first one, which evaluated the empty board
+    assert tree.root.nb_visit == sum(k.nb_visit for k in tree.root.kids) + 1
 
 
 def test_loop_resumes_tree_and_model_where_it_stopped(tmp_path: Path) -> None:
