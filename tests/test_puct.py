@@ -332,3 +332,49 @@ def test_save_and_load_keep_puct_trees_and_proofs(tmp_path):
     check_counts(back)
     back.save(db)
     assert load(db).root.nb_visit == back.root.nb_visit
+
+
+# -- batched leaf evaluation ----------------------------------------------------
+class Batched:
+    """A :class:`~treelab.mcts.evaluators.BatchEvaluator`: the rollout evaluator, keeping the size of each batch."""
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self.inner = RolloutEvaluator()
+        self.sizes: list[int] = []
+
+    def __call__(self, state, rng):
+        self.sizes.append(1)
+        return self.inner(state, rng)
+
+    def evaluate_many(self, states, rng):
+        self.sizes.append(len(states))
+        return [self.inner(state, rng) for state in states]
+
+
+@pytest.mark.parametrize("game,moves", [("connect4", ""), ("connect4", "4453"), ("tictactoe", "1")])
+def test_batched_evaluation_counts_every_simulation_and_takes_back_its_virtual_losses(game, moves):
+    evaluator = Batched(8)
+    tree = treelab.Tree(game)
+    done = puct_search(tree, moves, limit=limit(400), evaluator=evaluator, rng=4)
+    # with the solver no simulation enters a finished game: each one is one evaluated leaf
+    assert tree.root.nb_visit == done == sum(evaluator.sizes)
+    check_counts(tree)  # every visit is a real one: the virtual losses are gone
+    assert max(evaluator.sizes) == 8 and sorted(evaluator.sizes)[len(evaluator.sizes) // 2] >= 4  # mostly batches
+    assert tree.unsaved == len(tree)
+
+    def grow(seed: int) -> list[tuple[object, ...]]:
+        again = treelab.Tree(game)
+        puct_search(again, moves, limit=limit(400), evaluator=Batched(8), rng=seed)
+        return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in again]
+
+    assert grow(4) == grow(4)
+
+
+def test_a_batched_search_still_finds_the_only_good_move():
+    # X has 2-3-4 on the bottom row and column 1 is O's: O must block at 5, batched as one at a time
+    for evaluator in (Batched(8), Batched(1)):
+        tree = treelab.Tree("connect4")
+        puct_search(tree, "21314", limit=limit(600), evaluator=evaluator, rng=2)
+        assert choose_puct_move(tree.find("21314")).name == "5", evaluator.batch_size
+        assert set(evaluator.sizes) == ({1} if evaluator.batch_size == 1 else set(range(1, 9)) & set(evaluator.sizes))

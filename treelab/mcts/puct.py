@@ -49,8 +49,8 @@ from ..games import Game, State
 from ..nodes import Proof
 from ..tree import Moves, Tree, TreeNode
 from .config import C_PUCT, MAX_NEW_NODES, SearchConfig
-from .evaluators import Evaluator, find_evaluator
-from .loop import BatchFn, Leaf, Limit, SearchState, legal_counter, prove_leaf, run, start_at
+from .evaluators import BatchEvaluator, Evaluation, Evaluator, find_evaluator
+from .loop import BatchFn, Leaf, Limit, SearchState, back_up, legal_counter, prove_leaf, run, start_at
 from .policies import make_rng
 from .selection import SelectFn
 from .solver import propagate, prove_terminal
@@ -181,10 +181,22 @@ class PUCTPhases:
     root_priors: dict[str, float] = field(default_factory=dict)
     """The start's moves' priors with Dirichlet noise, by label, for this search (empty: not drawn yet)."""
     batch: BatchFn | None = None
-    """No compiled fast path."""
+    """:meth:`run_batch` when the evaluator takes positions in batches (:class:`BatchEvaluator`), else None."""
+
+    many: BatchEvaluator | None = None
+    """The evaluator again, when it takes batches (set from :attr:`evaluate`)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.evaluate, BatchEvaluator) and self.evaluate.batch_size > 1:
+            self.many, self.batch = self.evaluate, self.run_batch
 
     def select(self, state: SearchState) -> Leaf:
         """Tree policy: descend by PUCT from the start, expanding and evaluating where needed."""
+        return self._descend(state, None)
+
+    def _descend(self, state: SearchState, batched: set[TreeNode] | None) -> Leaf:
+        """Descend from the start; with ``batched`` (the leaves already taken for this batch), stop unevaluated
+        at a new leaf or at one of those (the batch evaluates it), evaluating only loaded nodes on the way."""
         tree, start, solver, c_puct, rng = state.tree, state.start, state.solver, state.c, state.rng
         priors, pending = tree.priors, tree.pending
         node, position = start, state.position
@@ -195,6 +207,8 @@ class PUCTPhases:
                 return leaf
             waiting = pending.get(node)
             if waiting is None:  # not evaluated yet (new, or loaded from the database: priors are not stored)
+                if batched is not None and (node.nb_visit == 0 or node in batched):
+                    return leaf
                 if self.expand(state, leaf):
                     return leaf
                 waiting = pending[node]
@@ -217,8 +231,11 @@ class PUCTPhases:
         It ends at a new leaf (the evaluation is its result), a node just proven, or a cut
         (a node whose children were not loaded is evaluated, never grown).
         """
+        return self._grow(state, leaf, self.evaluate(leaf.position, state.rng))
+
+    def _grow(self, state: SearchState, leaf: Leaf, evaluation: Evaluation) -> bool:
+        """:meth:`expand` with the leaf's evaluation given."""
         node, position = leaf.path[-1], leaf.position
-        evaluation = self.evaluate(position, state.rng)
         leaf.value = evaluation.value
         if node in state.tree.truncated:
             return True
@@ -227,6 +244,47 @@ class PUCTPhases:
             full = state.above + leaf.path
             propagate(state.tree, full, legal_counter(state, leaf), first=len(full) - 1)
         return node.nb_visit == 0 or (state.solver and node.proven is not None)
+
+    def run_batch(self, state: SearchState, n: int) -> Leaf | None:
+        """Up to ``n`` simulations whose new leaves the evaluator takes in one batch (a :data:`BatchFn`).
+
+        Leaves are selected one after another with a **virtual loss**: each node on a selected path counts
+        one more visit (and no win) until the batch is evaluated, so the next selections spread over other
+        lines (Chaslot, Winands & van den Herik 2008; AlphaGo Zero's evaluation queue, Silver et al. 2017).
+        Selection stops at the evaluator's ``batch_size``, at a leaf already taken, or at a finished game,
+        which is returned for the loop to prove and back up. Then the virtual losses are taken back, the
+        leaves evaluated together, expanded and backed up, each as one simulation.
+        """
+        many = self.many
+        assert many is not None
+        size = min(n, many.batch_size)
+        leaves: list[Leaf] = []
+        taken: set[TreeNode] = set()
+        finished: Leaf | None = None
+        try:
+            while len(leaves) < size:
+                leaf = self._descend(state, taken)
+                node = leaf.path[-1]
+                if leaf.position.is_terminal or leaf.value is not None:  # a finished game, or evaluated on the way
+                    finished = leaf
+                    break
+                if node in taken:  # the same leaf again: evaluate what is taken first
+                    break
+                taken.add(node)
+                leaves.append(leaf)
+                for above in leaf.path:
+                    above.nb_visit += 1  # the virtual loss
+        finally:
+            for leaf in leaves:
+                for above in leaf.path:
+                    above.nb_visit -= 1
+        if not leaves:
+            return finished
+        evaluations = many.evaluate_many([leaf.position for leaf in leaves], state.rng)
+        for leaf, evaluation in zip(leaves, evaluations, strict=True):
+            self._grow(state, leaf, evaluation)
+            back_up(state, leaf.path, self.simulate(state, leaf))
+        return finished
 
     def simulate(self, state: SearchState, leaf: Leaf) -> int | None:
         """The leaf's result: a finished game's (a proof), else the evaluation's value as one result."""
