@@ -21,11 +21,11 @@ from treelab.mcts.evaluators import (
 from treelab.mcts.puct import (
     C_PUCT,
     PUCTPlayer,
-    _outcome,
     choose_puct_move,
     dirichlet_alpha_for,
     puct_search,
 )
+from treelab.mcts.puct_rules import _outcome
 from treelab.mcts.uct import Limit
 
 
