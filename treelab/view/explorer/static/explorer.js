@@ -130,7 +130,9 @@ const SORTS = {
   nb_visit: (k) => k.nb_visit, nb_select: (k) => k.nb_select, wdl: (k) => (k.nb_visit ? k.nb_win / k.nb_visit : -1),
   mean: (k) => (k.nb_visit ? k.mean : -1), ucb1: (k) => (k.ucb1 === null ? Infinity : k.ucb1),
   proven: (k) => ({ win: 3, draw: 2, loss: 1 })[k.proven] || 0,
+  model_prior: (k) => (k.model_prior ?? -1), oracle: (k) => (k.oracle ?? -2),
 };
+const ORACLE_WORDS = { 1: "win", 0: "draw", "-1": "loss" };
 
 function bar(parts) {
   const b = el("div", { class: "bar" });
@@ -166,9 +168,14 @@ function drawTable(data) {
       el("td", {}, wdl, el("span", { class: "muted small" }, ` ${k.nb_win}/${k.nb_draw}/${k.nb_loss}`)),
       el("td", { class: "num mean" }, el("span", { class: "swatch", style: `background:${k.colour}` }), fmt(k.mean)),
       el("td", { class: "num ucb1" }, ucb),
-      el("td", { class: "proof" }, k.proven || ""));
+      el("td", { class: "proof" }, k.proven || ""),
+      el("td", { class: "num opt-model model-prior" }, k.model_prior === undefined ? "" : pct(k.model_prior)),
+      el("td", { class: "opt-oracle oracle" }, k.oracle === undefined ? ""
+        : k.oracle === null ? el("span", { class: "muted" }, "not solved") : ORACLE_WORDS[k.oracle]));
     return tr;
   });
+  $("children").classList.toggle("with-model", "model_value" in data);
+  $("children").classList.toggle("with-oracle", data.children.some((k) => "oracle" in k));
   $("children").tBodies[0].replaceChildren(...rows);
   $("moves-note").textContent = `${data.children.length} stored, player ${data.to_move} to move, c = ${fmt(data.c, 4)}`;
 }
@@ -181,8 +188,9 @@ function drawPosition(data) {
   $("position-title").textContent = data.path ? `position ${data.path}` : "the start";
   const proof = data.proven ? `, proven ${data.proven} for player ${data.to_move}` : "";
   const end = data.terminal ? (data.winner ? ` · game over: player ${data.winner} won` : " · game over: draw") : "";
+  const model = "model_value" in data ? ` · model's value ${fmt(data.model_value)}` : "";
   $("summary").textContent = `${data.nb_visit.toLocaleString("en")} visits · value ${fmt(data.value)} for player ` +
-    `${data.to_move}${proof}${end}`;
+    `${data.to_move}${model}${proof}${end}`;
   const pv = [el("b", {}, "principal variation: ")];
   if (!data.principal_variation.length) pv.push(el("span", { class: "muted" }, "–"));
   data.principal_variation.forEach((move, i) => pv.push(link(move, data.pv_paths[i]), " "));
