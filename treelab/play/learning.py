@@ -153,7 +153,7 @@ def learning_loop(
         model: the model file: loaded when present (it must be a model of ``game``), written by the
             first refit when missing.
         games: games to play in this run.
-        refit_every: fit the model from the whole database again after every this many games logged.
+        refit_every: fit the model again after every this many games logged.
         search: how the games are searched before a model exists (None, and no ``algorithm`` or
             ``evaluator`` keyword: :func:`first_search`); with a model, the same with
             ``algorithm="puct"`` and the model as PUCT's evaluator (``mix`` kept).
