@@ -130,7 +130,8 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
         return
     from ..play.learning import LOOP_SAMPLE
 
-    fitting = FitConfig(sample=LOOP_SAMPLE, **({} if min_visits is None else {"min_visits": min_visits}))
+    fitting = FitConfig(sample=LOOP_SAMPLE) if min_visits is None else FitConfig(min_visits=min_visits,
+                                                                                 sample=LOOP_SAMPLE)
     context = click.get_current_context()
     for name in ("algorithm", "evaluator"):  # not given: the loop's own start (PUCT with the game's heuristic)
         if context.get_parameter_source(name) is click.core.ParameterSource.DEFAULT:
