@@ -5,7 +5,7 @@ search) with these searchers, in turn (the order alternating between rounds):
 treelab's UCT (the compiled loop where it is built), PUCT with the ``rollout``
 evaluator (one random playout per leaf), PUCT with ``model:MODEL`` evaluating one
 leaf at a time (``batch=1``), PUCT with the model evaluating its new leaves in
-batches with virtual loss (``--batch``, the default 8), and the same batched
+batches with virtual loss (``--batch``, 8 here; the search's default is one at a time), and the same batched
 search with the learning loop's ``mix`` (``--mix``, a playout beside the model's value).
 Prints every round and the medians, and the ratios to UCT. Also times the model
 alone: one position per call, and a batch of positions.
@@ -49,19 +49,19 @@ def main() -> None:
     parser.add_argument("--model", required=True, help="a Connect Four model fitted by treelab fit")
     parser.add_argument("--iterations", type=int, default=1000, help="simulations per search")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--batch", type=int, default=None, help="leaves per batch (default: MODEL_BATCH)")
+    parser.add_argument("--batch", type=int, default=8, help="leaves per batch")
     parser.add_argument("--mix", type=float, default=0.5, help="the playout's share in the last searcher")
     args = parser.parse_args()
 
     import numpy as np
 
     import treelab
-    from treelab.mcts.evaluators import MODEL_BATCH, ModelEvaluator, find_evaluator
+    from treelab.mcts.evaluators import ModelEvaluator, find_evaluator
     from treelab.mcts.puct import puct_search
     from treelab.mcts.uct import Limit, search
 
     model = treelab.load_model(args.model, "connect4")
-    batch = args.batch or MODEL_BATCH
+    batch = args.batch
     one = ModelEvaluator(args.model, game="connect4", batch=1)
     guided = ModelEvaluator(args.model, game="connect4", batch=batch)
     mixed = ModelEvaluator(args.model, game="connect4", batch=batch, mix=args.mix)

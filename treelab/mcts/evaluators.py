@@ -78,9 +78,12 @@ class BatchEvaluator(Protocol):
         """Many positions, in order."""
 
 
-MODEL_BATCH = 8
-"""Leaves a model-guided PUCT evaluates per batch unless told otherwise: small beside a search of a few hundred
-simulations, so the virtual losses bend few selections (``benchmarks/model_search.py`` measures the speed)."""
+MODEL_BATCH = 1
+"""Leaves a model-guided PUCT evaluates per batch unless told otherwise: one at a time. Batches of 8 ran 1.47x the
+simulations a second (``benchmarks/model_search.py``), but the learning loop's final model scored 0.825
+(0.766-0.871) against fresh UCT with them and 0.877 (0.825-0.916) without, 200 games each at 200 simulations
+(``docs/notes/learning-loop.md``): the virtual losses bend a search of a few hundred simulations, so batching is
+asked for (``ModelEvaluator(batch=8)``), not the default."""
 
 def uniform_priors(state: State) -> dict[int, float]:
     """The same prior for every legal move."""
