@@ -51,7 +51,6 @@ def serve(db: str, compare: str | None, host: str, port: int, allow_hosts: tuple
     \b
     Example:
       treelab serve data/connect4.db --compare c4-other.db --port 8765
-      treelab serve c4.db --model c4.npz --oracle
     """
     from ..play.explorer import explorer_app
     from ..view.explorer.server import allowed_hosts, bind, is_loopback, machine_addresses
