@@ -4,9 +4,10 @@ One run, all at ``--iterations`` simulations a move for both sides, colours alte
 intervals:
 
 1. the loop (:func:`treelab.learning_loop`) trains a fresh database for ``--games`` self-play games,
-   refitting the model every ``--refit-every`` games (UCT self-play until the first model, then PUCT
-   with the model; ``--mix``: the playout's share of the leaf value); wall time and each refit's
-   held-out metrics recorded;
+   refitting the model every ``--refit-every`` games (the loop's defaults: PUCT with the heuristic
+   evaluator until the first model, then PUCT with the model; ``--mix``: the playout's share of the
+   leaf value; refits warm-started on ``--sample`` positions); wall time and each refit's held-out
+   metrics recorded;
 2. at each ``--checkpoints`` count of loop games (default: only the last), the model-guided player
    ``puct:iterations=N,model=M,mix=W`` (no stored tree at match time) plays a fresh
    ``uct:iterations=N``; at the last also OpenSpiel's ``MCTSBot`` at equal simulations;
@@ -65,6 +66,7 @@ def _load() -> str:
 def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     import treelab
     from treelab.learn.fitting import FitConfig
+    from treelab.play.learning import first_search
 
     n = args.iterations
     work = args.workdir
@@ -72,7 +74,8 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     pre: dict[str, Any] = {k: v for k, v in (("algorithm", args.algorithm), ("evaluator", args.evaluator)) if v}
     out: dict[str, Any] = {
         "game": "connect4", "iterations": n, "games": args.games, "refit_every": args.refit_every, "mix": args.mix,
-        "min_visits": args.min_visits, "before_first_model": pre or {"algorithm": "uct"}, "seed": args.seed,
+        "min_visits": args.min_visits, "sample": args.sample, "seed": args.seed,
+        "before_first_model": pre or first_search(treelab.find_game("connect4")) or {"algorithm": "uct"},
         "cpus": os.cpu_count(), "load_at_start": _load(), "loop": {"seconds": 0.0, "refits": []}, "curve": []}
     player = f"puct:iterations={n},model={model}" + (f",mix={args.mix}" if args.mix else "")
     fresh = f"uct:iterations={n}"
@@ -81,14 +84,16 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         if target > done:
             summary = treelab.learning_loop(
                 "connect4", db, model, target - done, refit_every=args.refit_every,
-                fitting=FitConfig(min_visits=args.min_visits), iterations=n, mix=args.mix, seed=args.seed,
-                progress=False, **pre)
+                fitting=FitConfig(min_visits=args.min_visits, sample=args.sample or None), iterations=n,
+                mix=args.mix, seed=args.seed, progress=False, **pre)
             out["loop"]["seconds"] = round(out["loop"]["seconds"] + summary.seconds, 1)
             out["loop"]["refits"] += [
                 {"version": r.version, "games": r.games, "positions": r.positions,
                  "value_sign_accuracy": r.value_sign_accuracy, "policy_top1": r.policy_top1,
                  "seconds": round(r.seconds, 1)} for r in summary.refits]
             out["loop"]["notes"] = list(summary.notes)
+            out["loop"].setdefault("steps", []).extend(
+                {"games": r.games, "seconds": round(r.seconds, 1), "nodes": r.nodes} for r in summary.runs)
             print(summary.describe(), flush=True)
             done = summary.total_games
         out["loop"]["total_games"] = done
@@ -156,7 +161,9 @@ def main() -> None:
     parser.add_argument("--refit-every", type=int, default=100)
     parser.add_argument("--mix", type=float, default=0.5, help="The playout's share of the leaf value (0: model only).")
     parser.add_argument("--min-visits", type=int, default=20, help="The fits' --min-visits.")
-    parser.add_argument("--algorithm", default=None, help="Search before the first model (default: train's, UCT).")
+    parser.add_argument("--sample", type=int, default=10_000, help="Positions a refit trains on at most (0: all).")
+    parser.add_argument("--algorithm", default=None,
+                        help="Search before the first model (default: the loop's, PUCT with the heuristic).")
     parser.add_argument("--evaluator", default=None, help="PUCT's evaluator before the first model (e.g. heuristic).")
     parser.add_argument("--checkpoints", type=int, nargs="*", default=[], help="Loop game counts to measure at too.")
     parser.add_argument("--match-games", type=int, default=100, help="Games per match (even: colours balance).")

@@ -1,11 +1,14 @@
 """Simulations per second of PUCT guided by a fitted model, beside UCT and PUCT with rollouts, in one run.
 
 Each round searches the same Connect Four positions (a fresh in-memory tree per
-search) with three searchers, in turn: treelab's UCT (the compiled loop where it
-is built), PUCT with the ``rollout`` evaluator (one random playout per leaf), and
-PUCT with ``model:MODEL`` (the model's priors and value, numpy inference, no
-playout). Prints every round and the medians, and the ratios to UCT. Also times
-the model alone: one position per call, and a batch of positions.
+search) with these searchers, in turn (the order alternating between rounds):
+treelab's UCT (the compiled loop where it is built), PUCT with the ``rollout``
+evaluator (one random playout per leaf), PUCT with ``model:MODEL`` evaluating one
+leaf at a time (``batch=1``), PUCT with the model evaluating its new leaves in
+batches with virtual loss (``--batch``, 8 here; the search's default is one at a time), and the same batched
+search with the learning loop's ``mix`` (``--mix``, a playout beside the model's value).
+Prints every round and the medians, and the ratios to UCT. Also times the model
+alone: one position per call, and a batch of positions.
 
     .venv/bin/python benchmarks/model_search.py --model c4.npz
     .venv/bin/python benchmarks/model_search.py --model c4.npz --iterations 2000 --rounds 7
@@ -17,6 +20,7 @@ then ``treelab fit c4.db -o c4.npz``.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
@@ -45,23 +49,32 @@ def main() -> None:
     parser.add_argument("--model", required=True, help="a Connect Four model fitted by treelab fit")
     parser.add_argument("--iterations", type=int, default=1000, help="simulations per search")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=8, help="leaves per batch")
+    parser.add_argument("--mix", type=float, default=0.5, help="the playout's share in the last searcher")
     args = parser.parse_args()
 
     import numpy as np
 
     import treelab
-    from treelab.mcts.evaluators import find_evaluator
+    from treelab.mcts.evaluators import ModelEvaluator, find_evaluator
     from treelab.mcts.puct import puct_search
     from treelab.mcts.uct import Limit, search
 
     model = treelab.load_model(args.model, "connect4")
-    guided = find_evaluator(f"model:{args.model}", game="connect4")
+    batch = args.batch
+    one = ModelEvaluator(args.model, game="connect4", batch=1)
+    guided = ModelEvaluator(args.model, game="connect4", batch=batch)
+    mixed = ModelEvaluator(args.model, game="connect4", batch=batch, mix=args.mix)
     rollout = find_evaluator("rollout")
     limit = Limit(iterations=args.iterations)
     searchers = {
         "uct": lambda tree, moves, n, rng: search(tree, moves, limit=limit, rng=rng),
         "puct+rollout": lambda tree, moves, n, rng: puct_search(tree, moves, limit=limit, evaluator=rollout, rng=rng),
-        "puct+model": lambda tree, moves, n, rng: puct_search(tree, moves, limit=limit, evaluator=guided, rng=rng),
+        "puct+model": lambda tree, moves, n, rng: puct_search(tree, moves, limit=limit, evaluator=one, rng=rng),
+        f"puct+model/{batch}": lambda tree, moves, n, rng: puct_search(tree, moves, limit=limit, evaluator=guided,
+                                                                     rng=rng),
+        f"puct+model/{batch},mix": lambda tree, moves, n, rng: puct_search(tree, moves, limit=limit,
+                                                                         evaluator=mixed, rng=rng),
     }
     speeds: dict[str, list[float]] = {name: [] for name in searchers}
     print(f"model {args.model}: layers {model.meta()['layers']}, {args.iterations} simulations per search, "
@@ -75,7 +88,9 @@ def main() -> None:
     print("\nmedian simulations per second (ratio to UCT):")
     for name in searchers:
         med = statistics.median(speeds[name])
-        print(f"  {name:<13} {med:>10,.0f}  ({med / base:.3f}x)")
+        print(f"  {name:<18} {med:>10,.0f}  ({med / base:.3f}x)")
+    batched = statistics.median(speeds[f"puct+model/{batch}"]) / statistics.median(speeds["puct+model"])
+    print(f"batched / one at a time (the model): {batched:.2f}x; load average {os.getloadavg()[0]:.1f}")
 
     game = treelab.find_game("connect4")
     states = [game.replay(moves) for moves in POSITIONS] * 20
@@ -84,15 +99,17 @@ def main() -> None:
         model.predict(state)
     single = (time.perf_counter() - started) / len(states)
     started = time.perf_counter()
-    model.predict_many(states)
-    batch = (time.perf_counter() - started) / len(states)
+    for i in range(0, len(states), batch):  # in the search's batches
+        model.predict_many(states[i:i + batch])
+    per_position = (time.perf_counter() - started) / len(states)
     features = np.stack([s.features().reshape(-1) for s in states])
     started = time.perf_counter()
     for _ in range(20):
         model.forward(features)
     network = (time.perf_counter() - started) / 20 / len(states)
     print(f"\nmodel alone: {single * 1e6:.1f} us a position one by one (features, network, priors), "
-          f"{batch * 1e6:.1f} us in a batch of {len(states)}, of which the network {network * 1e6:.2f} us")
+          f"{per_position * 1e6:.1f} us in batches of {batch}; the network alone {network * 1e6:.2f} us a position "
+          f"in one batch of {len(states)}")
     import warnings
 
     from sklearn.neural_network import MLPRegressor

@@ -38,10 +38,11 @@ def test_loop_refits_every_k_games_and_logs_which_model_played(tmp_path: Path) -
     assert (info["version"], info["games_logged"]) == (2, 20)
     rows = _logged(db)
     assert len(rows) == 20
-    assert all("model" not in row for row in rows[:10])  # no model yet: searched as train does (UCT)
+    assert all("model" not in row for row in rows[:10])  # no model yet: PUCT with the game's heuristic
     assert all(row["model_version"] == 1 and row["algorithm"] == "puct" for row in rows[10:])
     tree = treelab.load(db)
-    assert tree.root.nb_visit == sum(k.nb_visit for k in tree.root.kids)  # every simulation passed through the root
+    # every simulation passed through the root, but PUCT's very first one, which evaluated the empty board
+    assert tree.root.nb_visit == sum(k.nb_visit for k in tree.root.kids) + 1
 
 
 def test_loop_resumes_tree_and_model_where_it_stopped(tmp_path: Path) -> None:
@@ -86,3 +87,15 @@ def test_train_command_runs_the_loop_and_refuses_bad_combinations(tmp_path: Path
     assert_clean_error(missing, "none.npz", "--refit-every")
     alone = run("train", "tictactoe", "--db", str(db), "--games", "2", "--refit-every", "5")
     assert_clean_error(alone, "--model")
+
+
+def test_loop_with_workers_plays_and_refits(tmp_path: Path) -> None:
+    db, model = tmp_path / "t.db", tmp_path / "m.npz"
+    result = treelab.learning_loop("tictactoe", db, model, 12, refit_every=6, fitting=SMALL, iterations=30, seed=4,
+                                   workers=2, progress=False)
+    assert (result.total_games, result.version) == (12, 2)
+    rows = _logged(db)
+    assert len(rows) == 12 and all(row.get("model_version") == 1 for row in rows[6:])
+    tree = treelab.load(db)
+    # every simulation passed through the root but the first of each worker, which evaluated the empty board
+    assert tree.root.nb_visit - sum(k.nb_visit for k in tree.root.kids) in (1, 2)

@@ -21,11 +21,11 @@ from treelab.mcts.evaluators import (
 from treelab.mcts.puct import (
     C_PUCT,
     PUCTPlayer,
-    _outcome,
     choose_puct_move,
     dirichlet_alpha_for,
     puct_search,
 )
+from treelab.mcts.puct_rules import _outcome
 from treelab.mcts.uct import Limit
 
 
@@ -38,9 +38,15 @@ def check_counts(tree: treelab.Tree) -> None:
     for node in tree:
         assert node.nb_win + node.nb_draw <= node.nb_visit
         assert node.nb_visit >= sum(k.nb_visit for k in node.kids)
-        if node.kids and node.proven is None:
-            priors = [tree.priors[k] for k in node.kids if k in tree.priors]
-            assert math.isclose(sum(priors), 1.0) or not priors
+        if node in tree.pending and node.proven is None:
+            priors = all_priors(tree, node)
+            assert math.isclose(sum(priors.values()), 1.0) or not priors
+
+
+def all_priors(tree: treelab.Tree, node: treelab.TreeNode) -> dict[str, float]:
+    """The priors of every move PUCT evaluated at ``node``: its children's, and those of the moves it
+    has not made a node for yet (``tree.pending``)."""
+    return {**{k.name: tree.priors[k] for k in node.kids if k in tree.priors}, **tree.pending.get(node, {})}
 
 
 def fixed(priors: dict[int, float], value: float = 0.5):
@@ -59,9 +65,12 @@ def fixed(priors: dict[int, float], value: float = 0.5):
 @pytest.mark.parametrize("c_puct", [0.0, C_PUCT, 3.0])
 def test_selection_takes_the_highest_puct_score(c_puct):
     tree = treelab.Tree("tictactoe")
-    puct_search(tree, limit=limit(1), evaluator="rollout", rng=1)  # evaluates the root, adds 9 children
+    puct_search(tree, limit=limit(1), evaluator="rollout", rng=1)  # evaluates the root: 9 moves wait
     root = tree.root
-    assert root.nb_visit == 1 and len(root.kids) == 9 and all(k.nb_visit == 0 for k in root.kids)
+    assert root.nb_visit == 1 and not root.kids and len(tree.pending[root]) == 9
+    for label in list(tree.pending[root]):  # make every child (the search makes one when it first selects it)
+        tree.add_child(root, label, 1)
+    tree.pending[root] = {}
     rng = random.Random(3)
     for kid in root.kids:  # give the children arbitrary statistics and priors
         kid.nb_visit = rng.randint(1, 30)
@@ -105,11 +114,12 @@ def test_priors_steer_the_search():
 def test_raw_prior_weights_are_normalised_and_all_zero_is_uniform():
     tree = treelab.Tree("tictactoe")
     puct_search(tree, limit=limit(1), evaluator=lambda state, rng: Evaluation({5: 8.0, 1: 2.0}, 0.5), rng=1)
-    priors = {k.name: tree.priors[k] for k in tree.root.kids}
+    priors = all_priors(tree, tree.root)
     assert priors["5"] == pytest.approx(0.8) and priors["1"] == pytest.approx(0.2) and priors["9"] == 0.0
     tree = treelab.Tree("tictactoe")
     puct_search(tree, limit=limit(1), evaluator=lambda state, rng: Evaluation({}, 0.5), rng=1)
-    assert all(tree.priors[k] == pytest.approx(1 / 9) for k in tree.root.kids)
+    priors = all_priors(tree, tree.root)
+    assert len(priors) == 9 and all(p == pytest.approx(1 / 9) for p in priors.values())
 
 
 # -- backup -----------------------------------------------------------------
@@ -171,7 +181,7 @@ def test_root_dirichlet_noise_changes_the_search_but_not_the_stored_priors():
     quiet, noisy = treelab.Tree("connect4"), treelab.Tree("connect4")
     puct_search(quiet, limit=limit(400), evaluator="heuristic", rng=1)
     puct_search(noisy, limit=limit(400), evaluator="heuristic", rng=1, dirichlet_alpha=0.3, dirichlet_fraction=0.5)
-    assert [quiet.priors[k] for k in quiet.root.kids] == [noisy.priors[k] for k in noisy.root.kids]
+    assert all_priors(quiet, quiet.root) == all_priors(noisy, noisy.root)
     assert [k.nb_visit for k in quiet.root.kids] != [k.nb_visit for k in noisy.root.kids]
     assert dirichlet_alpha_for(7) == pytest.approx(10 / 7)
 
@@ -322,3 +332,49 @@ def test_save_and_load_keep_puct_trees_and_proofs(tmp_path):
     check_counts(back)
     back.save(db)
     assert load(db).root.nb_visit == back.root.nb_visit
+
+
+# -- batched leaf evaluation ----------------------------------------------------
+class Batched:
+    """A :class:`~treelab.mcts.evaluators.BatchEvaluator`: the rollout evaluator, keeping the size of each batch."""
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self.inner = RolloutEvaluator()
+        self.sizes: list[int] = []
+
+    def __call__(self, state, rng):
+        self.sizes.append(1)
+        return self.inner(state, rng)
+
+    def evaluate_many(self, states, rng):
+        self.sizes.append(len(states))
+        return [self.inner(state, rng) for state in states]
+
+
+@pytest.mark.parametrize("game,moves", [("connect4", ""), ("connect4", "4453"), ("tictactoe", "1")])
+def test_batched_evaluation_counts_every_simulation_and_takes_back_its_virtual_losses(game, moves):
+    evaluator = Batched(8)
+    tree = treelab.Tree(game)
+    done = puct_search(tree, moves, limit=limit(400), evaluator=evaluator, rng=4)
+    # with the solver no simulation enters a finished game: each one is one evaluated leaf
+    assert tree.root.nb_visit == done == sum(evaluator.sizes)
+    check_counts(tree)  # every visit is a real one: the virtual losses are gone
+    assert max(evaluator.sizes) == 8 and sorted(evaluator.sizes)[len(evaluator.sizes) // 2] >= 4  # mostly batches
+    assert tree.unsaved == len(tree)
+
+    def grow(seed: int) -> list[tuple[object, ...]]:
+        again = treelab.Tree(game)
+        puct_search(again, moves, limit=limit(400), evaluator=Batched(8), rng=seed)
+        return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in again]
+
+    assert grow(4) == grow(4)
+
+
+def test_a_batched_search_still_finds_the_only_good_move():
+    # X has 2-3-4 on the bottom row and column 1 is O's: O must block at 5, batched as one at a time
+    for evaluator in (Batched(8), Batched(1)):
+        tree = treelab.Tree("connect4")
+        puct_search(tree, "21314", limit=limit(600), evaluator=evaluator, rng=2)
+        assert choose_puct_move(tree.find("21314")).name == "5", evaluator.batch_size
+        assert set(evaluator.sizes) == ({1} if evaluator.batch_size == 1 else set(range(1, 9)) & set(evaluator.sizes))

@@ -119,6 +119,9 @@ class Tree:
         """Some node holds a :attr:`~treelab.nodes.TreeNode.value_sum` (an imported search, PUCT with an
         evaluator): searches then walk in Python, as the compiled walk reads wins and draws only."""
         self._value_base: dict[TreeNode, float] = {}
+        self.pending: dict[TreeNode, dict[str, float]] = {}
+        """PUCT's priors of the moves it evaluated at a node but has not made a node for yet, by move label
+        (a child is made when a simulation first selects it; not stored). A node in this table is expanded."""
 
     # -- lookup ----------------------------------------------------------
     def labels(self, moves: Moves) -> tuple[str, ...]:

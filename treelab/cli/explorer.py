@@ -24,10 +24,16 @@ __all__ = ["COMMANDS", "describe_diff", "diff", "serve"]
         help="Also answer requests addressed to NAME (a DNS name other machines use to reach this one; "
              "'*' turns the Host check off). Repeatable.")
 @option("--no-browser", is_flag=True, help="Do not open the page in a web browser.")
+@option("--model", type=click.Path(dir_okay=False), default=None, metavar="PATH", show_default="none",
+        help="A model fitted by 'treelab fit' for this game: its prior beside each move and its value of the "
+             "position (JSON: model_prior, model_value).")
+@option("--oracle", "with_oracle", is_flag=True,
+        help="Show each move's perfect-play value (connect4, tictactoe; JSON: oracle). Early Connect Four "
+             "positions beyond a few seconds of solving show none.")
 @path_option
 @library_errors
 def serve(db: str, compare: str | None, host: str, port: int, allow_hosts: tuple[str, ...], no_browser: bool,
-          path: str) -> None:
+          model: str | None, with_oracle: bool, path: str) -> None:
     """Explore the tree in DB in the browser (read-only), live while training writes it.
 
     The page shows a position's board with each move's visit share and mean
@@ -51,7 +57,7 @@ def serve(db: str, compare: str | None, host: str, port: int, allow_hosts: tuple
     from ..view.explorer.server import serve as run
 
     hosts = allowed_hosts(host, allow_hosts)
-    app = explorer_app(db, compare, hosts=hosts)
+    app = explorer_app(db, compare, hosts=hosts, model=model, oracle=with_oracle)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     wildcard = host in ("0.0.0.0", "::", "")

@@ -45,8 +45,9 @@ from .options import (
              "be slower (UCT, N = 1, one core) trains in one process and says so.")
 @option("--refit-every", "refit_every", type=click.IntRange(min=1), default=None, metavar="K",
         show_default="no refits",
-        help="The learning loop: fit --model again from the whole database after every K games logged (the "
-             "first fit creates it); the games search with PUCT and the latest model once there is one.")
+        help="The learning loop: fit --model again after every K games logged (the first fit creates it; later "
+             "ones start from the previous model); the games search with PUCT and the latest model once there is "
+             "one, before it with PUCT and the game's heuristic.")
 @option("--min-visits", "min_visits", type=click.IntRange(min=1), default=None, show_default="20",
         help="With --refit-every: learn only from positions visited at least this often.")
 @option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
@@ -65,9 +66,12 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
     settings are logged per game (games.exploration).
 
     The learning loop (--model M --refit-every K): every K games the model
-    M is fitted again from the whole database (created by the first fit), and
-    the games after it search with PUCT guided by it; which model version
-    played each game is logged. Re-running resumes tree and model.
+    M is fitted again from the database (created by the first fit; later fits
+    start from the previous model and train on the newest positions and a
+    replay sample), and the games after it search with PUCT guided by it;
+    before the first model they search with PUCT and the game's heuristic
+    (where it has one; --algorithm/--evaluator choose otherwise). Which model
+    version played each game is logged. Re-running resumes tree and model.
 
     \b
     Example:
@@ -127,7 +131,14 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
         if summary.interrupted:
             click.echo("stopped early: run the same command again to resume")
         return
-    fitting = FitConfig() if min_visits is None else FitConfig(min_visits=min_visits)
+    from ..play.learning import LOOP_SAMPLE
+
+    fitting = FitConfig(sample=LOOP_SAMPLE) if min_visits is None else FitConfig(min_visits=min_visits,
+                                                                                 sample=LOOP_SAMPLE)
+    context = click.get_current_context()
+    for name in ("algorithm", "evaluator"):  # not given: the loop's own start (PUCT with the game's heuristic)
+        if context.get_parameter_source(name) is click.core.ParameterSource.DEFAULT:
+            searching.pop(name, None)
     result = learning_loop(game, db, model, games, refit_every=refit_every, training=training, fitting=fitting,
                            **searching)
     for step in result.runs:

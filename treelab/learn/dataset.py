@@ -14,7 +14,7 @@ For a node with at least ``min_visits`` visits that is not the end of a game:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..errors import NoEncodingError
 from ..games import Game, State
 from ..store.fitrows import FitRows
 
-__all__ = ["Dataset", "augment", "build_dataset"]
+__all__ = ["Dataset", "augment", "build_dataset", "candidates"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,6 +44,8 @@ class Dataset:
     """``(n,)``: a number per distinct position (transpositions share one), for splitting without leaks."""
     visits: npt.NDArray[np.int64]
     """``(n,)``: each node's visits."""
+    nodes: npt.NDArray[np.int64]
+    """``(n,)``: each example's node id in the database."""
     proven: int
     """Examples whose value target is a proof."""
     from_selections: int
@@ -55,11 +57,21 @@ class Dataset:
     def take(self, index: npt.NDArray[np.int64]) -> Dataset:
         """The examples at ``index``."""
         return Dataset(self.features[index], self.policy[index], self.value[index], self.legal[index],
-                       self.groups[index], self.visits[index], self.proven, self.from_selections)
+                       self.groups[index], self.visits[index], self.nodes[index], self.proven, self.from_selections)
 
 
-def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None) -> Dataset:
-    """The examples of the nodes in ``fit_rows`` (see the module doc).
+def candidates(fit_rows: FitRows, *, min_visits: int, max_depth: int | None) -> list[tuple[int, int | None]]:
+    """``(node id, created_game)`` of the nodes in ``fit_rows`` that may give an example: at least
+    ``min_visits`` visits, at most ``max_depth`` deep, with children (the end of a game is only
+    found when the example is built)."""
+    deepest = max_depth if max_depth is not None else 1 << 62
+    parents = {r[1] for r in fit_rows.rows}
+    return [(r[0], r[9]) for r in fit_rows.rows if r[4] >= min_visits and r[3] <= deepest and r[0] in parents]
+
+
+def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
+                  only: Collection[int] | None = None) -> Dataset:
+    """The examples of the nodes in ``fit_rows`` (see the module doc); with ``only``, of those nodes alone.
 
     Raises:
         NoEncodingError: ``game`` has no input encoding.
@@ -71,7 +83,7 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     parent = {r[0]: r[1] for r in rows}
     label = {r[0]: r[2] for r in rows}
     kids: dict[int, list[tuple[int, str, int, int, int | None]]] = {}
-    for nid, pid, move, _, visits, _, _, proven, select in rows:
+    for nid, pid, move, _, visits, _, _, proven, select, _ in rows:
         if pid is not None:
             kids.setdefault(pid, []).append((nid, move, visits, select, proven))
     states: dict[int, State] = {}
@@ -92,11 +104,12 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     values: list[float] = []
     keys: list[int] = []
     visit_counts: list[int] = []
+    node_ids: list[int] = []
     proven_count = selected_count = 0
     group_of: dict[object, int] = {}
-    for nid, pid, _, depth, visits, wins, draws, proven, _ in rows:
+    for nid, pid, _, depth, visits, wins, draws, proven, _, _ in rows:
         children = kids.get(nid)
-        if visits < min_visits or depth > deepest or not children:
+        if visits < min_visits or depth > deepest or not children or (only is not None and nid not in only):
             continue
         state = state_of(nid)
         if state.is_terminal:
@@ -123,12 +136,14 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
         legals.append(legal)
         keys.append(group_of.setdefault(state.key(), len(group_of)))
         visit_counts.append(visits)
+        node_ids.append(nid)
         selected_count += used_selections
     width = int(np.prod(game.feature_shape))
     return Dataset(
         np.array(features, dtype=np.float32).reshape(-1, width), np.array(policies, dtype=np.float32).reshape(-1, size),
         np.array(values, dtype=np.float32), np.array(legals, dtype=bool).reshape(-1, size),
-        np.array(keys, dtype=np.int64), np.array(visit_counts, dtype=np.int64), proven_count, selected_count,
+        np.array(keys, dtype=np.int64), np.array(visit_counts, dtype=np.int64), np.array(node_ids, dtype=np.int64),
+        proven_count, selected_count,
     )
 
 
@@ -157,9 +172,10 @@ def augment(data: Dataset, game: Game) -> Dataset:
     for sym in game.symmetries:
         moves = np.array(sym.moves)
         parts.append(Dataset(data.features[:, np.array(sym.features)], data.policy[:, moves], data.value,
-                             data.legal[:, moves], data.groups, data.visits, data.proven, data.from_selections))
+                             data.legal[:, moves], data.groups, data.visits, data.nodes, data.proven,
+                             data.from_selections))
     def joined(name: str) -> Any:
         return np.concatenate([getattr(p, name) for p in parts])
 
     return Dataset(joined("features"), joined("policy"), joined("value"), joined("legal"), joined("groups"),
-                   joined("visits"), data.proven * len(parts), data.from_selections * len(parts))
+                   joined("visits"), joined("nodes"), data.proven * len(parts), data.from_selections * len(parts))

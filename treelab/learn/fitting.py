@@ -7,6 +7,13 @@ one for the value (``2 v - 1``), trained one epoch at a time with
 improving. The positions are split into training and held-out sets by
 position (transpositions and, after augmentation, mirror images stay on one
 side); the held-out set is only measured, never trained or stopped on.
+
+A refit (the learning loop's) is incremental: it starts from the previous model's weights
+(``warm_start``) and trains on at most :attr:`FitConfig.sample` positions, the positions whose
+node was made since the previous fit first (``since``, a game id) and a uniform replay sample of
+the older ones for the rest, as AlphaZero trains on a window of recent games while its network
+carries what it learned before (Silver et al. 2017). Only the sampled positions are built into
+examples, so a refit's cost stays flat while the database grows.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from ..errors import BudgetError, FitError
 from ..games import Game, find_game
 from ..store.fitrows import read_fit_rows
 from ..store.schema import DbPath, display
-from .dataset import Dataset, augment, build_dataset
+from .dataset import Dataset, augment, build_dataset, candidates
 from .model import Model, load_model
 
 __all__ = ["FitConfig", "FitProgress", "fit", "measure"]
@@ -57,9 +64,15 @@ class FitConfig:
     """The share of positions kept out of training, to measure the model on."""
     seed: int = 0
     """The split's and the network's random seed."""
+    sample: int | None = None
+    """At most this many positions are built and trained on, with the held-out share on top (None: all of
+    them); the positions made since the previous fit first, the rest a uniform sample of the others."""
 
     def __post_init__(self) -> None:
         _check(self.min_visits, self.max_depth, self.hidden, self.epochs, self.patience, self.heldout)
+        if self.sample is not None and (isinstance(self.sample, bool) or not isinstance(self.sample, int)
+                                        or self.sample < MIN_EXAMPLES):
+            raise BudgetError(f"sample {self.sample!r} must be a whole number >= {MIN_EXAMPLES}, or None for all")
 
 
 def fit(
@@ -69,6 +82,8 @@ def fit(
     config: FitConfig | None = None,
     game: str | Game | None = None,
     progress: FitProgress | None = None,
+    warm_start: Model | None = None,
+    since: int | None = None,
     **options: Any,
 ) -> Model:
     """Fit a policy/value model on the tree in ``db`` and save it to ``out`` (None: keep it in memory).
@@ -79,6 +94,8 @@ def fit(
         config: what to fit on and how long (:class:`FitConfig`).
         game: if given, ``db`` must hold this game.
         progress: called after each epoch (the command line's progress bar).
+        warm_start: start from this model's weights (a model of the same game and layers; else from random ones).
+        since: with :attr:`FitConfig.sample`, the positions whose node was made after this game id come first.
         options: fields of ``config`` as keywords (``min_visits=50, hidden=(64, 32)``), replacing them.
 
     Raises:
@@ -100,19 +117,28 @@ def fit(
     rules = find_game(rows.game)
     if out is not None and Path(out).exists():
         load_model(out, rules)
-    data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth)
+    rng = np.random.default_rng(seed)
+    pool = candidates(rows, min_visits=min_visits, max_depth=max_depth)
+    picked = _pick(pool, cfg.sample, heldout, since, rng) if cfg.sample is not None else None
+    data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth,
+                         only=None if picked is None else set(picked[0]) | set(picked[1]))
     if len(data) < MIN_EXAMPLES:
         raise FitError(
             f"{display(db)!r} has {len(data)} positions with at least {min_visits} visits (need {MIN_EXAMPLES}): "
             "lower --min-visits, or train the tree longer"
         )
-    rng = np.random.default_rng(seed)
-    groups = np.unique(data.groups)
-    held = rng.permutation(groups)[: max(1, round(len(groups) * heldout))] if heldout > 0 else groups[:0]
-    held_mask = np.isin(data.groups, held)
-    train, test = data.take(np.flatnonzero(~held_mask)), data.take(np.flatnonzero(held_mask))
+    if picked is None:
+        groups = np.unique(data.groups)
+        held = rng.permutation(groups)[: max(1, round(len(groups) * heldout))] if heldout > 0 else groups[:0]
+        held_mask = np.isin(data.groups, held)
+        train_mask = ~held_mask
+    else:  # a transposition of a held-out position is left out of training too
+        held_mask = np.isin(data.nodes, picked[1])
+        train_mask = ~held_mask & ~np.isin(data.groups, np.unique(data.groups[held_mask]))
+    train, test = data.take(np.flatnonzero(train_mask)), data.take(np.flatnonzero(held_mask))
     train_aug = augment(train, rules)
-    regressor = _train(train_aug, hidden, epochs, patience, seed, progress)
+    start = warm_start if warm_start is not None and _fits(warm_start, rules, hidden) else None
+    regressor = _train(train_aug, hidden, epochs, patience, seed, progress, start)
     model = Model(
         rules.name, str(rules.encoding), tuple(rules.feature_shape), rules.first_move, rules.num_moves,
         tuple(np.asarray(w, dtype=np.float32) for w in regressor.coefs_),
@@ -121,6 +147,8 @@ def fit(
     info: dict[str, Any] = {
         "source_db": str(Path(db).resolve()), "source_nodes": rows.nodes, "source_simulations": rows.simulations,
         "positions": len(data), "examples": len(train_aug), "heldout_positions": len(test),
+        "candidates": len(pool), "sample": cfg.sample, "new_positions": None if picked is None else picked[2],
+        "warm_start": None if start is None else start.info.get("version", start.path or True), "since": since,
         "proven_positions": data.proven, "policy_from_selections": data.from_selections,
         "symmetries": [s.name for s in rules.symmetries], "min_visits": min_visits, "max_depth": max_depth,
         "hidden": list(hidden), "epochs": regressor.n_iter_, "seed": seed,
@@ -148,12 +176,37 @@ def _check(min_visits: int, max_depth: int | None, hidden: tuple[int, ...], epoc
         raise BudgetError(f"heldout {heldout!r} must be in [0, 1): the share of positions kept out of training")
 
 
+def _pick(pool: list[tuple[int, int | None]], sample: int, heldout: float, since: int | None,
+          rng: np.random.Generator) -> tuple[list[int], list[int], int]:
+    """``(training node ids, held-out node ids, new positions trained)`` of a sampled fit (:attr:`FitConfig.sample`).
+
+    The held-out positions are a uniform sample (``heldout`` of the sample's size); of the others, the
+    nodes made after game ``since`` fill at least half the sample (all of it if there are enough),
+    and a uniform sample of the older ones the rest.
+    """
+    order = rng.permutation(len(pool))
+    held_count = min(len(pool) // 2, round(min(sample, len(pool)) * heldout)) if heldout > 0 else 0
+    held = [pool[i][0] for i in order[:held_count]]
+    rest = [pool[i] for i in order[held_count:]]
+    new = [nid for nid, made in rest if since is not None and made is not None and made > since]
+    old = [nid for nid, made in rest if not (since is not None and made is not None and made > since)]
+    new_count = min(len(new), max(sample // 2, sample - len(old)))
+    return new[:new_count] + old[: sample - new_count], held, new_count
+
+
+def _fits(model: Model, game: Game, hidden: tuple[int, ...]) -> bool:
+    """Whether ``model`` can start a fit of ``game`` with these hidden layers (same encoding and shape)."""
+    return (model.game == game.name and model.encoding == str(game.encoding)
+            and tuple(model.feature_shape) == tuple(game.feature_shape)
+            and [int(w.shape[1]) for w in model.weights[:-1]] == list(hidden))
+
+
 def _targets(data: Dataset) -> npt.NDArray[np.float32]:
     return np.hstack([data.policy, (2.0 * data.value - 1.0)[:, None]]).astype(np.float32)
 
 
 def _train(data: Dataset, hidden: tuple[int, ...], epochs: int, patience: int, seed: int,
-           progress: FitProgress | None) -> Any:
+           progress: FitProgress | None, start: Model | None = None) -> Any:
     from sklearn.neural_network import MLPRegressor
     from threadpoolctl import threadpool_limits
 
@@ -163,6 +216,11 @@ def _train(data: Dataset, hidden: tuple[int, ...], epochs: int, patience: int, s
     best, stale = float("inf"), 0
     with threadpool_limits(1):  # small matrices: BLAS threads only fight (measured 8x slower on a busy 2-core machine)
         for epoch in range(1, epochs + 1):
+            if epoch == 1 and start is not None:  # one step builds the network; then the old weights replace it
+                regressor.partial_fit(x[: regressor.batch_size], y[: regressor.batch_size])
+                regressor.coefs_ = [np.array(w, dtype=np.float64) for w in start.weights]
+                regressor.intercepts_ = [np.array(b, dtype=np.float64) for b in start.biases]
+                del regressor._optimizer  # Adam starts afresh on the new weights
             regressor.partial_fit(x, y)
             loss = float(regressor.loss_)
             if progress is not None:

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from ..errors import BudgetError, UnknownOptionError
 from ..games import Game, State, find_game
@@ -36,6 +36,8 @@ from .policies import PlayoutFn, find_playout
 
 __all__ = [
     "EVALUATORS",
+    "MODEL_BATCH",
+    "BatchEvaluator",
     "Evaluation",
     "Evaluator",
     "HeuristicEvaluator",
@@ -59,6 +61,29 @@ class Evaluation(NamedTuple):
 
 Evaluator = Callable[[State, random.Random], Evaluation]
 """``evaluate(state, rng) -> Evaluation`` for a non-terminal ``state``; ``rng`` is the search's generator."""
+
+
+@runtime_checkable
+class BatchEvaluator(Protocol):
+    """An evaluator that also takes many positions at once: PUCT then evaluates its new leaves in batches
+    (:meth:`treelab.mcts.puct.PUCTPhases.run_batch`, with virtual loss)."""
+
+    batch_size: int
+    """Leaves per call of :meth:`evaluate_many` (1: one at a time, no batches)."""
+
+    def __call__(self, state: State, rng: random.Random) -> Evaluation:
+        """One position."""
+
+    def evaluate_many(self, states: Sequence[State], rng: random.Random) -> list[Evaluation]:
+        """Many positions, in order."""
+
+
+MODEL_BATCH = 1
+"""Leaves a model-guided PUCT evaluates per batch unless told otherwise: one at a time. Batches of 8 ran 1.47x the
+simulations a second (``benchmarks/model_search.py``), but the learning loop's final model scored 0.825
+(0.766-0.871) against fresh UCT with them and 0.877 (0.825-0.916) without, 200 games each at 200 simulations
+(``docs/notes/learning-loop.md``): the virtual losses bend a search of a few hundred simulations, so batching is
+asked for (``ModelEvaluator(batch=8)``), not the default."""
 
 def uniform_priors(state: State) -> dict[int, float]:
     """The same prior for every legal move."""
@@ -182,6 +207,7 @@ class ModelEvaluator:
         mix: the playout's share of the value: ``(1 - mix) * model + mix * playout result``
             (0: the model's value alone, no playout).
         playout: the playout policy when ``mix > 0``.
+        batch: new leaves PUCT evaluates together (:class:`BatchEvaluator`; 1: one at a time).
 
     Raises:
         ModelFileError: no such model file, or a damaged one.
@@ -189,9 +215,12 @@ class ModelEvaluator:
     """
 
     def __init__(self, model: Model | str | os.PathLike[str], *, game: Game | str | None = None, mix: float = 0.0,
-                 playout: str | PlayoutFn = "random") -> None:
+                 playout: str | PlayoutFn = "random", batch: int = MODEL_BATCH) -> None:
         if not 0.0 <= mix <= 1.0:
             raise BudgetError(f"mix {mix!r} must be in [0, 1]: the playout's share of the value")
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise BudgetError(f"batch {batch!r} must be a whole number >= 1 (1: one position at a time)")
+        self.batch_size = batch
         self.mix = mix
         self.playout = find_playout(playout)
         self.model = model if isinstance(model, Model) else load_model(model, game)
@@ -205,11 +234,23 @@ class ModelEvaluator:
             self.model.check_game(state.game)
             self._checked = state.game
         priors, value = self.model.predict(state)
-        if self.mix > 0.0:
-            winner = self.playout(state, rng)
-            result = 0.5 if winner is None else float(winner == state.to_move)
-            value = (1.0 - self.mix) * value + self.mix * result
-        return Evaluation(priors, value)
+        return Evaluation(priors, self._mixed(state, value, rng))
+
+    def evaluate_many(self, states: Sequence[State], rng: random.Random) -> list[Evaluation]:
+        """:meth:`__call__` for many positions, the network run once over all of them."""
+        if states and states[0].game is not self._checked:
+            self.model.check_game(states[0].game)
+            self._checked = states[0].game
+        return [Evaluation(priors, self._mixed(state, value, rng))
+                for state, (priors, value) in zip(states, self.model.predict_many(states), strict=True)]
+
+    def _mixed(self, state: State, value: float, rng: random.Random) -> float:
+        """The model's ``value`` blended with a playout's result (``mix``)."""
+        if self.mix <= 0.0:
+            return value
+        winner = self.playout(state, rng)
+        result = 0.5 if winner is None else float(winner == state.to_move)
+        return (1.0 - self.mix) * value + self.mix * result
 
     def refresh(self) -> bool:
         """Read the model file again if it changed since (a refit); whether the model changed."""

@@ -5,8 +5,8 @@ simulation is a fixed sequence of phases over one small value, the
 :class:`SearchState`:
 
 1. **select** (the tree policy): descend from the start position to a leaf,
-   **expanding** on the way (UCT adds one untried child, PUCT all children with
-   their priors); gives a :class:`Leaf`;
+   **expanding** on the way (UCT adds one untried child, PUCT keeps every move's
+   prior and adds the child it selects); gives a :class:`Leaf`;
 2. **simulate** (the default policy): the leaf's result, a winner or a draw
    (UCT plays the game out, PUCT turns its evaluator's value into a result; a
    finished game's result is a fact, proven by :func:`prove_leaf`);

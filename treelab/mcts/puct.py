@@ -11,9 +11,13 @@ where ``Q`` is the child's mean reward for its mover (in [0, 1]), ``P`` its
 prior (kept in ``tree.priors``, by node) and ``n`` its visits. An unvisited child's
 ``Q`` is its parent's value for the same player ("first-play urgency" from the
 parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
-:data:`~treelab.mcts.evaluators.Evaluator`, and all its legal moves are then added
-as children (with zero visits) carrying their priors, as in AlphaZero; so
-PUCT adds up to one node per legal move per simulation, where UCT adds one.
+:data:`~treelab.mcts.evaluators.Evaluator`, which gives every legal move its
+prior, as in AlphaZero; the priors of the moves not tried yet wait in
+``tree.pending`` (by node and move label), and a move's node is made when a
+simulation first selects it, as mctx keeps priors in the parent: so PUCT, like
+UCT, adds one node per simulation (and a node for each move that ends the game,
+proven at once), not one per legal move. Selection scores a waiting move as an
+unvisited child.
 
 Backup: every node on the stored path from the root gets ``nb_visit += 1``; values
 0, 1/2 and 1 are a loss, draw or win for the player to move. Any other evaluator
@@ -32,22 +36,30 @@ and :func:`choose_puct_move` always plays a proven win.
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BudgetError
 from ..games import Game, State
-from ..nodes import Proof
 from ..tree import Moves, Tree, TreeNode
 from .config import C_PUCT, MAX_NEW_NODES, SearchConfig
-from .evaluators import Evaluator, find_evaluator
-from .loop import BatchFn, Leaf, Limit, SearchState, legal_counter, prove_leaf, run, start_at
+from .evaluators import BatchEvaluator, Evaluation, Evaluator, find_evaluator
+from .loop import BatchFn, Leaf, Limit, SearchState, back_up, legal_counter, prove_leaf, run, start_at
 from .policies import make_rng
+from .puct_rules import (
+    DIRICHLET_FRACTION,
+    RootNoise,
+    _check,
+    _expand,
+    _leaf_result,
+    _noisy_priors,
+    _pick,
+    dirichlet_alpha_for,
+    select_puct,
+)
 from .selection import SelectFn
-from .solver import propagate, prove_terminal
+from .solver import propagate
 from .summary import choose_move
 
 __all__ = [
@@ -61,62 +73,6 @@ __all__ = [
     "puct_search",
     "select_puct",
 ]
-
-DIRICHLET_FRACTION = 0.25
-"""Share of root Dirichlet noise in the root priors, ``epsilon = 0.25`` (Silver et al. 2017, 2018)."""
-
-
-def dirichlet_alpha_for(num_moves: int) -> float:
-    """AlphaZero's Dirichlet ``alpha`` "in inverse proportion to the approximate number of legal moves".
-
-    Silver et al. (2018) used 0.3 for chess, 0.15 for shogi and 0.03 for Go,
-    about ``10 / moves``; this gives 1.43 for Connect Four and 1.11 for tic-tac-toe.
-    """
-    if num_moves < 1:
-        raise BudgetError(f"num_moves {num_moves!r} must be at least 1")
-    return 10.0 / num_moves
-
-
-@dataclass(frozen=True)
-class RootNoise:
-    """Dirichlet noise mixed into the start position's priors for one search (Silver et al. 2017)."""
-
-    alpha: float
-    """The Dirichlet ``alpha`` (see :func:`dirichlet_alpha_for`)."""
-    fraction: float = DIRICHLET_FRACTION
-    """The noise's share of the priors, ``epsilon``."""
-
-    def __post_init__(self) -> None:
-        _check(0.0, self.alpha, self.fraction)
-
-    @classmethod
-    def of(cls, dirichlet_alpha: float | None = None, dirichlet_fraction: float | None = None) -> RootNoise | None:
-        """The noise of the keywords ``dirichlet_alpha`` (None: no noise) and ``dirichlet_fraction``."""
-        fraction = DIRICHLET_FRACTION if dirichlet_fraction is None else dirichlet_fraction
-        _check(0.0, dirichlet_alpha, fraction)
-        return None if dirichlet_alpha is None else cls(dirichlet_alpha, fraction)
-
-
-def _outcome(value: float, to_move: int, rng: random.Random) -> int | None:
-    """One result (the winner, None for a draw) with mean ``value`` for ``to_move`` (see the module doc)."""
-    if value >= 1.0:
-        return to_move
-    if value <= 0.0:
-        return 3 - to_move
-    if value == 0.5:
-        return None
-    if value > 0.5:
-        return to_move if rng.random() < 2.0 * value - 1.0 else None
-    return 3 - to_move if rng.random() < 1.0 - 2.0 * value else None
-
-
-def _check(c_puct: float, dirichlet_alpha: float | None, dirichlet_fraction: float) -> None:
-    if not (c_puct >= 0 and math.isfinite(c_puct)):
-        raise BudgetError(f"c_puct {c_puct!r} must be a finite number >= 0")
-    if dirichlet_alpha is not None and not (dirichlet_alpha > 0 and math.isfinite(dirichlet_alpha)):
-        raise BudgetError(f"dirichlet_alpha {dirichlet_alpha!r} must be a positive number (or None: no noise)")
-    if not 0.0 <= dirichlet_fraction <= 1.0:
-        raise BudgetError(f"dirichlet_fraction {dirichlet_fraction!r} must be between 0 and 1")
 
 
 def puct_search(
@@ -172,18 +128,38 @@ class PUCTPhases:
     """Root noise (None: none)."""
     move_of: dict[str, int]
     """Each move label's move number."""
-    root_priors: dict[TreeNode, float] = field(default_factory=dict)
-    """The start's children's priors with Dirichlet noise, for this search (empty: not drawn yet)."""
+    root_priors: dict[str, float] = field(default_factory=dict)
+    """The start's moves' priors with Dirichlet noise, by label, for this search (empty: not drawn yet)."""
     batch: BatchFn | None = None
-    """No compiled fast path."""
+    """:meth:`run_batch` when the evaluator takes positions in batches (:class:`BatchEvaluator`), else None."""
     watch: Callable[[SelectFn], SelectFn] | None = None
     """Wraps the selection function of every simulation (a trace records each choice); None: none."""
+    many: BatchEvaluator | None = None
+    """The evaluator again, when it takes batches (set from :attr:`evaluate`)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.evaluate, BatchEvaluator) and self.evaluate.batch_size > 1:
+            self.many, self.batch = self.evaluate, self.run_batch
 
     def select(self, state: SearchState) -> Leaf:
         """Tree policy: descend by PUCT from the start, expanding and evaluating where needed."""
+        return self._descend(state, None)
+
+    def _descend(self, state: SearchState, batched: set[TreeNode] | None) -> Leaf:
+        """Descend from the start; with ``batched`` (the leaves already taken for this batch), stop unevaluated
+        at a new leaf or at one of those (the batch evaluates it), evaluating only loaded nodes on the way."""
         tree, start, solver, c_puct, rng = state.tree, state.start, state.solver, state.c, state.rng
-        priors = tree.priors
-        pick = select_puct(priors, start, self.root_priors)
+        priors, pending = tree.priors, tree.pending
+
+        def pick(node: TreeNode, c: float, solver: bool) -> TreeNode:  # a SelectFn over made and waiting moves
+            table = self.root_priors if node is start and self.root_priors else None
+            chosen = _pick(node, pending[node], priors, table, c, solver)
+            if isinstance(chosen, str):  # a move tried for the first time: its node is made now
+                prior = pending[node].pop(chosen)
+                chosen = tree.add_child(node, chosen, position.to_move)
+                priors[chosen] = prior
+            return chosen
+
         if self.watch is not None:
             pick = self.watch(pick)
         node, position = start, state.position
@@ -192,25 +168,31 @@ class PUCTPhases:
         while True:
             if position.is_terminal:  # reached only without the solver (proven children are skipped)
                 return leaf
-            kids = node.kids
-            unexpanded = node.nb_visit == 0 or len(kids) < len(position.legal_moves())
-            if (unexpanded or not any(k in priors for k in kids)) and self.expand(state, leaf):
-                return leaf
+            waiting = pending.get(node)
+            if waiting is None:  # not evaluated yet (new, or loaded from the database: priors are not stored)
+                if batched is not None and (node.nb_visit == 0 or node in batched):
+                    return leaf
+                if self.expand(state, leaf):
+                    return leaf
+                waiting = pending[node]
             if node is start and self.noise is not None and not self.root_priors:
-                self.root_priors.update(_noisy_priors(node.kids, priors, self.noise.alpha, self.noise.fraction, rng))
+                self.root_priors.update(_noisy_priors(node.kids, waiting, priors, self.noise, rng))
             node = pick(node, c_puct, solver)
             leaf.position = position = position.play(self.move_of[node.name])
             path.append(node)
             positions.append(position)
 
     def expand(self, state: SearchState, leaf: Leaf) -> bool:
-        """Evaluate the leaf's position and add its children with their priors; True: the simulation ends here.
+        """Evaluate the leaf's position and keep its moves' priors; True: the simulation ends here.
 
         It ends at a new leaf (the evaluation is its result), a node just proven, or a cut
         (a node whose children were not loaded is evaluated, never grown).
         """
+        return self._grow(state, leaf, self.evaluate(leaf.position, state.rng))
+
+    def _grow(self, state: SearchState, leaf: Leaf, evaluation: Evaluation) -> bool:
+        """:meth:`expand` with the leaf's evaluation given."""
         node, position = leaf.path[-1], leaf.position
-        evaluation = self.evaluate(position, state.rng)
         leaf.value = evaluation.value
         if node in state.tree.truncated:
             return True
@@ -219,6 +201,47 @@ class PUCTPhases:
             full = state.above + leaf.path
             propagate(state.tree, full, legal_counter(state, leaf), first=len(full) - 1)
         return node.nb_visit == 0 or (state.solver and node.proven is not None)
+
+    def run_batch(self, state: SearchState, n: int) -> Leaf | None:
+        """Up to ``n`` simulations whose new leaves the evaluator takes in one batch (a :data:`BatchFn`).
+
+        Leaves are selected one after another with a **virtual loss**: each node on a selected path counts
+        one more visit (and no win) until the batch is evaluated, so the next selections spread over other
+        lines (Chaslot, Winands & van den Herik 2008; AlphaGo Zero's evaluation queue, Silver et al. 2017).
+        Selection stops at the evaluator's ``batch_size``, at a leaf already taken, or at a finished game,
+        which is returned for the loop to prove and back up. Then the virtual losses are taken back, the
+        leaves evaluated together, expanded and backed up, each as one simulation.
+        """
+        many = self.many
+        assert many is not None
+        size = min(n, many.batch_size)
+        leaves: list[Leaf] = []
+        taken: set[TreeNode] = set()
+        finished: Leaf | None = None
+        try:
+            while len(leaves) < size:
+                leaf = self._descend(state, taken)
+                node = leaf.path[-1]
+                if leaf.position.is_terminal or leaf.value is not None:  # a finished game, or evaluated on the way
+                    finished = leaf
+                    break
+                if node in taken:  # the same leaf again: evaluate what is taken first
+                    break
+                taken.add(node)
+                leaves.append(leaf)
+                for above in leaf.path:
+                    above.nb_visit += 1  # the virtual loss
+        finally:
+            for leaf in leaves:
+                for above in leaf.path:
+                    above.nb_visit -= 1
+        if not leaves:
+            return finished
+        evaluations = many.evaluate_many([leaf.position for leaf in leaves], state.rng)
+        for leaf, evaluation in zip(leaves, evaluations, strict=True):
+            self._grow(state, leaf, evaluation)
+            back_up(state, leaf.path, self.simulate(state, leaf))
+        return finished
 
     def simulate(self, state: SearchState, leaf: Leaf) -> int | None:
         """The leaf's result: a finished game's (a proof), else the evaluation's value as one result."""
@@ -234,88 +257,9 @@ class PUCTPhases:
         return _leaf_result(node, leaf.position, value, state.rng)
 
 
-def select_puct(priors: Mapping[TreeNode, float], start: TreeNode | None = None,
-                noisy: Mapping[TreeNode, float] | None = None) -> SelectFn:
-    """PUCT's selection function (a :data:`~treelab.mcts.selection.SelectFn`) over the priors ``priors``.
-
-    The child maximising ``Q + c * P * sqrt(N) / (1 + n)``, unproven children only
-    with the solver; an unvisited child's ``Q`` is the parent's value for the
-    player to move. At ``start``, the priors in ``noisy`` (root noise) are used
-    when it is not empty.
-    """
-
-    def select(node: TreeNode, c_puct: float, solver: bool) -> TreeNode:
-        kids = node.kids
-        big_n = node.nb_visit
-        scale = c_puct * math.sqrt(big_n)
-        fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
-        table = noisy if noisy and node is start else priors
-        best = None
-        best_score = -math.inf
-        for kid in kids:
-            if solver and kid.proven is not None:
-                continue
-            n = kid.nb_visit
-            q = kid.mean if n else fpu
-            score = q + scale * table.get(kid, 0.0) / (1 + n)
-            if score > best_score:
-                best_score = score
-                best = kid
-        if best is None:  # every move proven but the node not (a tree grown without proofs)
-            best = max(kids, key=lambda k: k.nb_visit)
-        return best
-
-    return select
-
-
-def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random) -> int | None:
-    """The result backed up for a freshly evaluated leaf (exact once the leaf is proven)."""
-    if node.proven is not None:  # e.g. a winning move for the player to move: a fact, not a guess
-        if node.proven == Proof.DRAW:
-            return None
-        return node.mover if node.proven == Proof.WIN else 3 - node.mover
-    if not 0.0 <= value <= 1.0 or math.isnan(value):
-        raise BudgetError(f"evaluator value {value!r} is not in [0, 1] (the reward of the player to move)")
-    return _outcome(value, state.to_move, rng)
-
-
-def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float], solver: bool) -> None:
-    """Give ``node`` a child for every legal move, with its prior; prove children that end the game.
-
-    Priors are renormalised over the legal moves (missing moves get 0; all
-    zero becomes uniform), so an evaluator may return raw weights.
-    """
-    game = tree.game
-    have = {kid.name: kid for kid in node.kids}
-    legal = state.legal_moves()
-    weights = [float(priors.get(move, 0.0)) for move in legal]
-    for move, weight in zip(legal, weights, strict=True):
-        if not weight >= 0.0:
-            raise BudgetError(f"evaluator prior {weight!r} for move {game.label(move)} is negative or not a number")
-    total = sum(weights)
-    for move, weight in zip(legal, weights, strict=True):
-        label = game.label(move)
-        kid = have.get(label)
-        if kid is None:
-            kid = tree.add_child(node, label, state.to_move)
-        tree.priors[kid] = weight / total if total > 0 else 1.0 / len(legal)
-        if solver and kid.proven is None:
-            after = state.play(move)
-            if after.is_terminal:
-                tree.mark_dirty(kid)
-                kid.proven = prove_terminal(kid, after.winner)
-
-
-def _noisy_priors(kids: Sequence[TreeNode], priors: Mapping[TreeNode, float], alpha: float, fraction: float,
-                  rng: random.Random) -> dict[TreeNode, float]:
-    """``(1 - fraction) * P + fraction * Dir(alpha)`` over ``kids`` (Silver et al. 2017)."""
-    draws = [rng.gammavariate(alpha, 1.0) for _ in kids]
-    total = sum(draws) or 1.0
-    return {kid: (1.0 - fraction) * priors.get(kid, 0.0) + fraction * d / total
-            for kid, d in zip(kids, draws, strict=True)}
-
-
-def choose_puct_move(node: TreeNode, *, temperature: float = 0.0, rng: random.Random | None = None) -> TreeNode | None:
+def choose_puct_move(
+    node: TreeNode, *, temperature: float = 0.0, rng: random.Random | None = None
+) -> TreeNode | None:
     """The move to play from ``node``: a proven win if there is one, else by visit counts.
 
     ``temperature -> 0`` takes the most visited move; larger values sample in

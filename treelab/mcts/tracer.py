@@ -68,18 +68,17 @@ def ucb1_terms(parent: TreeNode, child: TreeNode, c: float) -> tuple[float | Non
         return None, None, None
     big_n = parent.nb_visit
     explore = c * math.sqrt(math.log(big_n)) if big_n > 1 else 0.0
-    return (child.nb_win + 0.5 * child.nb_draw) / n, explore / math.sqrt(n), None
+    return child.mean, explore / math.sqrt(n), None
 
 
-def puct_terms(priors: Mapping[TreeNode, float], start: TreeNode, noisy: Mapping[TreeNode, float]) -> Terms:
+def puct_terms(priors: Mapping[TreeNode, float], start: TreeNode, noisy: Mapping[str, float]) -> Terms:
     """PUCT's terms ``Q`` and ``c * P * sqrt(N) / (1 + n)``, as :func:`treelab.mcts.puct.select_puct` has them."""
 
     def terms(parent: TreeNode, child: TreeNode, c: float) -> tuple[float, float, float]:
         big_n, n = parent.nb_visit, child.nb_visit
         fpu = 1.0 - parent.mean if big_n else 0.5
-        q = (child.nb_win + 0.5 * child.nb_draw) / n if n else fpu
-        table = noisy if noisy and parent is start else priors
-        prior = table.get(child, 0.0)
+        q = child.mean if n else fpu
+        prior = noisy.get(child.name, 0.0) if noisy and parent is start else priors.get(child, 0.0)
         return q, c * math.sqrt(big_n) * prior / (1 + n), prior
 
     return terms
@@ -226,8 +225,8 @@ class Tracer:
                 self._levels.append(self._untried(state, path))
                 return str(leaf.name)
             return None
-        made = set(new)
-        if any(kid in made for kid in kids_of(leaf)):
+        made = set(new)  # PUCT makes the node a simulation first selects, and the moves there that end the game
+        if leaf in made or any(kid in made for kid in kids_of(leaf)):
             return str(leaf.name) if len(path) > 1 else ""
         return None
 

@@ -35,7 +35,7 @@ from ..errors import GameMismatchError
 from ..store.persistence import save
 from ..tree import Tree, TreeNode
 from ..view.explorer.app import LOOPBACK_NAMES, create_app
-from ..view.explorer.data import TreeFile
+from ..view.explorer.data import ORACLE_BUDGET, Extras, TreeFile
 from ..view.explorer.server import Background
 
 __all__ = ["Explorer", "explore", "explorer_app"]
@@ -46,26 +46,44 @@ def _compare(a: Path, b: Path, path: str) -> dict[str, Any]:
 
 
 def explorer_app(db: str | os.PathLike[str], compare: str | os.PathLike[str] | None = None, *,
-                 hosts: Sequence[str] = LOOPBACK_NAMES) -> Any:
+                 hosts: Sequence[str] = LOOPBACK_NAMES, model: str | os.PathLike[str] | None = None,
+                 oracle: bool = False) -> Any:
     """The explorer's ASGI app over ``db`` (and ``compare``, a tree of the same game), both checked now.
 
     ``hosts`` are the names requests may give in their ``Host`` header (loopback names by default;
-    :func:`treelab.view.explorer.server.allowed_hosts` for a server bound elsewhere).
+    :func:`treelab.view.explorer.server.allowed_hosts` for a server bound elsewhere). ``model`` (a model
+    file of the tree's game) and ``oracle`` add a model's prior and value and each move's perfect-play
+    value to the answers (:class:`~treelab.view.explorer.data.Extras`).
 
     Raises:
         StoreError, NotATreelabDatabaseError: a file that is missing or not a treelab database.
         GameMismatchError: ``compare`` holds a tree of another game.
+        ModelFileError, ModelMismatchError: ``model`` is not a model file of the tree's game.
+        UnsupportedGameError: ``oracle`` for a game without one.
     """
     main = TreeFile.open(db)
+    extras = _extras(main, model, oracle)
     if compare is None:
-        return create_app(main, hosts=hosts)
+        return create_app(main, hosts=hosts, extras=extras)
     other = TreeFile.open(compare)
     if other.game.name != main.game.name:
         raise GameMismatchError(
             f"{main.name!r} holds a {main.game.name!r} tree and {other.name!r} a {other.game.name!r} tree: "
             "compare two trees of one game"
         )
-    return create_app(main, other=other, compare=functools.partial(_compare, main.path, other.path), hosts=hosts)
+    return create_app(main, other=other, compare=functools.partial(_compare, main.path, other.path), hosts=hosts,
+                      extras=extras)
+
+
+def _extras(main: TreeFile, model: str | os.PathLike[str] | None, oracle: bool) -> Extras | None:
+    """The model and the oracle the explorer shows beside ``main``'s statistics, checked now (None: neither)."""
+    if model is None and not oracle:
+        return None
+    from ..learn.model import load_model
+    from ..oracle import require_oracle
+
+    return Extras(model=None if model is None else load_model(model, main.game),
+                  oracle=require_oracle(main.game, max_nodes=ORACLE_BUDGET) if oracle else None)
 
 
 def _snapshot(tree: Tree) -> Path:

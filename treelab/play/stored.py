@@ -68,10 +68,13 @@ def revert(tree: Tree) -> int:
     kept = isinstance(table, PositionTable) and table.current and table.undo_unsaved()
     counts = tree.depth_counts
     for node in reversed(new):  # the newest first: each is then the last child of its parent
-        assert kids_of(getattr(node, PARENT_SLOT))[-1] is node, "new nodes come after their parents' stored children"
+        parent = getattr(node, PARENT_SLOT)
+        assert kids_of(parent)[-1] is node, "new nodes come after their parents' stored children"
         unlink(node)
         counts[node.depth] -= 1
         tree.priors.pop(node, None)
+        tree.pending.pop(node, None)
+        tree.pending.pop(parent, None)  # its moves are evaluated again when next reached
         tree.truncated.discard(node)
     while len(counts) > 1 and counts[-1] == 0:
         counts.pop()

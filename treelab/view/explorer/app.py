@@ -45,7 +45,7 @@ from ...errors import (
     TreelabError,
 )
 from ...games import Game
-from .data import Replay, TreeFile
+from .data import Extras, Replay, TreeFile
 from .diagram import DiagramCache
 from .stepping import MAX_TRACE, TraceQuery, trace_answer
 
@@ -155,7 +155,7 @@ class HostCheck:
 
 
 def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compare | None = None,
-               hosts: Sequence[str] = LOOPBACK_NAMES) -> Any:
+               hosts: Sequence[str] = LOOPBACK_NAMES, extras: Extras | None = None) -> Any:
     """The explorer's ASGI app over ``main`` (and ``other``, the compared tree, with its ``compare`` answer).
 
     Args:
@@ -164,6 +164,7 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         compare: the compare view's answer for a position (``treelab.analysis.compare`` wired in
             by the caller: the view layer does not import the analysis layer).
         hosts: the names requests may give in their ``Host`` header (:class:`HostCheck`; ``"*"``: any).
+        extras: a model's priors and value and the oracle's values beside each move (:class:`Extras`).
     """
     files = {"a": main, **({"b": other} if other is not None else {})}
     diagrams = DiagramCache()
@@ -196,7 +197,10 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
 
     def node(request: Request) -> Response:
         source = tree_file(request)
-        return JSONResponse(source.node(_path(request, source.game), _replay(request)), headers=_HEADERS)
+        answer = source.node(_path(request, source.game), _replay(request))
+        if extras is not None:
+            extras.add(answer, source.game)
+        return JSONResponse(answer, headers=_HEADERS)
 
     def info(request: Request) -> Response:
         data = tree_file(request).info()

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import GameMismatchError, NotationError, PathNotFoundError
+from ...errors import BudgetError, GameMismatchError, NotationError, PathNotFoundError
 from ...games import Game, State, find_game
+from ...learn.model import Model
 from ...mcts.graph import edge_exploration
 from ...nodes import Proof, proof_word
 from ...positions import mover_mean, player_one
@@ -42,10 +43,63 @@ from ...store.schema import display
 from ...tree import SQRT2, TreeNode
 from ..style import mean_colour
 
-__all__ = ["Replay", "TreeFile", "board_grid"]
+__all__ = ["ORACLE_BUDGET", "Extras", "Replay", "TreeFile", "board_grid"]
 
 _PV_LIMIT = 200
 """The most moves of a principal variation shown (no game here is longer)."""
+
+
+ORACLE_BUDGET = 2_000_000
+"""Positions the Connect Four oracle may search per move for one answer (a few seconds); an earlier position
+answers ``"oracle": null`` for its moves rather than keep the page waiting for minutes."""
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What the explorer shows beside the tree's statistics: a model's prior and value, perfect play.
+
+    ``treelab serve DB --model M`` adds ``"model_value"`` (the position's value for the player to move, in
+    [0, 1]) to ``/api/node`` and ``"model_prior"`` to each child; ``--oracle`` adds each child's ``"oracle"``
+    (the move's game-theoretic value for its player: 1, 0, -1; null when beyond :data:`ORACLE_BUDGET`).
+    The same keys as ``treelab analyse --json``.
+    """
+
+    model: Model | None = None
+    """The model (checked to be of the served tree's game)."""
+    oracle: Callable[[State], dict[int, int]] | None = None
+    """The game's oracle (:func:`treelab.oracle.oracle_for`), or None."""
+    solved: dict[object, dict[int, int] | None] = field(default_factory=dict)
+    """The oracle's answers so far, by position key (None: beyond its budget)."""
+
+    def add(self, answer: dict[str, Any], game: Game) -> dict[str, Any]:
+        """``answer`` (an ``/api/node`` object) with the model's and the oracle's keys; changed in place."""
+        state = game.replay(game.parse(answer["path"]))
+        if state.is_terminal:
+            return answer
+        if self.model is not None:
+            priors, value = self.model.predict(state)
+            answer["model_value"] = round(value, 6)
+            for row in answer["children"]:
+                row["model_prior"] = round(priors.get(_move(game, row["move"]), 0.0), 6)
+        if self.oracle is not None:
+            key = state.key()
+            if key not in self.solved:
+                try:
+                    self.solved[key] = self.oracle(state)
+                except BudgetError:
+                    self.solved[key] = None
+            values = self.solved[key] or {}
+            for row in answer["children"]:
+                row["oracle"] = values.get(_move(game, row["move"]))
+        return answer
+
+
+def _move(game: Game, label: str) -> int:
+    """The move of a child's label; -1 (no game's move) for a row no treelab wrote."""
+    try:
+        return game.parse_move(label)
+    except NotationError:
+        return -1
 
 
 @dataclass(frozen=True)

@@ -131,7 +131,9 @@ const SORTS = {
   nb_visit: (k) => k.nb_visit, nb_select: (k) => k.nb_select, wdl: (k) => (k.nb_visit ? k.nb_win / k.nb_visit : -1),
   mean: (k) => (k.nb_visit ? k.mean : -1), ucb1: (k) => (k.ucb1 === null ? Infinity : k.ucb1),
   proven: (k) => ({ win: 3, draw: 2, loss: 1 })[k.proven] || 0,
+  model_prior: (k) => (k.model_prior ?? -1), oracle: (k) => (k.oracle ?? -2),
 };
+const ORACLE_WORDS = { 1: "win", 0: "draw", "-1": "loss" };
 
 function bar(parts) {
   const b = el("div", { class: "bar" });
@@ -176,9 +178,14 @@ function drawTable(data) {
       el("td", { class: "num mean" }, el("span", { class: "swatch", style: `background:${k.colour}` }), fmt(k.mean),
         valued(k)),
       el("td", { class: "num ucb1" }, ucb),
-      el("td", { class: "proof" }, k.proven || ""));
+      el("td", { class: "proof" }, k.proven || ""),
+      el("td", { class: "num opt-model model-prior" }, k.model_prior === undefined ? "" : pct(k.model_prior)),
+      el("td", { class: "opt-oracle oracle" }, k.oracle === undefined ? ""
+        : k.oracle === null ? el("span", { class: "muted" }, "not solved") : ORACLE_WORDS[k.oracle]));
     return tr;
   });
+  $("children").classList.toggle("with-model", "model_value" in data);
+  $("children").classList.toggle("with-oracle", data.children.some((k) => "oracle" in k));
   $("children").tBodies[0].replaceChildren(...rows);
   $("moves-note").textContent = `${data.children.length} stored, player ${data.to_move} to move, c = ${fmt(data.c, 4)}`;
 }
@@ -191,8 +198,9 @@ function drawPosition(data) {
   $("position-title").textContent = data.path ? `position ${data.path}` : "the start";
   const proof = data.proven ? `, proven ${data.proven} for player ${data.to_move}` : "";
   const end = data.terminal ? (data.winner ? ` · game over: player ${data.winner} won` : " · game over: draw") : "";
+  const model = "model_value" in data ? ` · model's value ${fmt(data.model_value)}` : "";
   $("summary").textContent = `${data.nb_visit.toLocaleString("en")} visits · value ${fmt(data.value)} for player ` +
-    `${data.to_move}${proof}${end}`;
+    `${data.to_move}${model}${proof}${end}`;
   const merged = data.position;  // the position table: every stored path to this position (and its mirror images)
   $("merged").textContent = merged ? `position reached by ${merged.paths.toLocaleString("en")} stored ` +
     `path${merged.paths === 1 ? "" : "s"} · merged: ${merged.nb_visit.toLocaleString("en")} visits, mean ` +

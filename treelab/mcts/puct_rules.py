@@ -1,0 +1,185 @@
+"""PUCT's rules at one node: the score, the priors kept for moves not yet tried, root noise, a value as a result.
+
+The search loop that uses them is :mod:`treelab.mcts.puct` (see its docstring for the method).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import BudgetError
+from ..games import State
+from ..nodes import Proof
+from ..tree import Tree, TreeNode
+from .selection import SelectFn
+from .solver import prove_terminal
+
+__all__ = ["DIRICHLET_FRACTION", "RootNoise", "dirichlet_alpha_for", "select_puct"]
+
+DIRICHLET_FRACTION = 0.25
+"""Share of root Dirichlet noise in the root priors, ``epsilon = 0.25`` (Silver et al. 2017, 2018)."""
+
+
+def dirichlet_alpha_for(num_moves: int) -> float:
+    """AlphaZero's Dirichlet ``alpha`` "in inverse proportion to the approximate number of legal moves".
+
+    Silver et al. (2018) used 0.3 for chess, 0.15 for shogi and 0.03 for Go,
+    about ``10 / moves``; this gives 1.43 for Connect Four and 1.11 for tic-tac-toe.
+    """
+    if num_moves < 1:
+        raise BudgetError(f"num_moves {num_moves!r} must be at least 1")
+    return 10.0 / num_moves
+
+
+@dataclass(frozen=True)
+class RootNoise:
+    """Dirichlet noise mixed into the start position's priors for one search (Silver et al. 2017)."""
+
+    alpha: float
+    """The Dirichlet ``alpha`` (see :func:`dirichlet_alpha_for`)."""
+    fraction: float = DIRICHLET_FRACTION
+    """The noise's share of the priors, ``epsilon``."""
+
+    def __post_init__(self) -> None:
+        _check(0.0, self.alpha, self.fraction)
+
+    @classmethod
+    def of(cls, dirichlet_alpha: float | None = None, dirichlet_fraction: float | None = None) -> RootNoise | None:
+        """The noise of the keywords ``dirichlet_alpha`` (None: no noise) and ``dirichlet_fraction``."""
+        fraction = DIRICHLET_FRACTION if dirichlet_fraction is None else dirichlet_fraction
+        _check(0.0, dirichlet_alpha, fraction)
+        return None if dirichlet_alpha is None else cls(dirichlet_alpha, fraction)
+
+
+def _outcome(value: float, to_move: int, rng: random.Random) -> int | None:
+    """One result (the winner, None for a draw) with mean ``value`` for ``to_move`` (see the module doc)."""
+    if value >= 1.0:
+        return to_move
+    if value <= 0.0:
+        return 3 - to_move
+    if value == 0.5:
+        return None
+    if value > 0.5:
+        return to_move if rng.random() < 2.0 * value - 1.0 else None
+    return 3 - to_move if rng.random() < 1.0 - 2.0 * value else None
+
+
+def _check(c_puct: float, dirichlet_alpha: float | None, dirichlet_fraction: float) -> None:
+    if not (c_puct >= 0 and math.isfinite(c_puct)):
+        raise BudgetError(f"c_puct {c_puct!r} must be a finite number >= 0")
+    if dirichlet_alpha is not None and not (dirichlet_alpha > 0 and math.isfinite(dirichlet_alpha)):
+        raise BudgetError(f"dirichlet_alpha {dirichlet_alpha!r} must be a positive number (or None: no noise)")
+    if not 0.0 <= dirichlet_fraction <= 1.0:
+        raise BudgetError(f"dirichlet_fraction {dirichlet_fraction!r} must be between 0 and 1")
+
+
+def select_puct(
+    priors: Mapping[TreeNode, float], start: TreeNode | None = None, noisy: Mapping[TreeNode, float] | None = None
+) -> SelectFn:
+    """PUCT's selection function (a :data:`~treelab.mcts.selection.SelectFn`) over the priors ``priors``.
+
+    The child maximising ``Q + c * P * sqrt(N) / (1 + n)``, unproven children only
+    with the solver; an unvisited child's ``Q`` is the parent's value for the
+    player to move. At ``start``, the priors in ``noisy`` (root noise) are used
+    when it is not empty. Only the node's children are chosen from (the search itself
+    also weighs the moves it has not made a node for yet, ``tree.pending``).
+    """
+
+    def select(node: TreeNode, c_puct: float, solver: bool) -> TreeNode:
+        table = {k.name: p for k, p in noisy.items()} if noisy and node is start else None
+        chosen = _pick(node, {}, priors, table, c_puct, solver)
+        assert not isinstance(chosen, str)
+        return chosen
+
+    return select
+
+
+def _pick(node: TreeNode, waiting: Mapping[str, float], priors: Mapping[TreeNode, float],
+          noisy: Mapping[str, float] | None, c_puct: float, solver: bool) -> TreeNode | str:
+    """The child, or the label of a waiting move (``tree.pending``), maximising PUCT's score.
+
+    ``noisy``: the priors by label with root noise (None: ``priors`` and ``waiting`` as they are).
+    """
+    big_n = node.nb_visit
+    scale = c_puct * math.sqrt(big_n)
+    fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
+    best: TreeNode | str | None = None
+    best_score = -math.inf
+    for kid in node.kids:
+        if solver and kid.proven is not None:
+            continue
+        n = kid.nb_visit
+        q = kid.mean if n else fpu  # value sums included (treelab.nodes.mean_reward)
+        prior = priors.get(kid, 0.0) if noisy is None else noisy.get(kid.name, 0.0)
+        score = q + scale * prior / (1 + n)
+        if score > best_score:
+            best_score = score
+            best = kid
+    for label, prior in waiting.items():  # no visits yet: Q is the first-play urgency, n = 0
+        score = fpu + scale * (prior if noisy is None else noisy.get(label, 0.0))
+        if score > best_score:
+            best_score = score
+            best = label
+    if best is None:  # every move proven but the node not (a tree grown without proofs)
+        best = max(node.kids, key=lambda k: k.nb_visit)
+    return best
+
+
+def _leaf_result(node: TreeNode, state: State, value: float, rng: random.Random) -> int | None:
+    """The result backed up for a freshly evaluated leaf (exact once the leaf is proven)."""
+    if node.proven is not None:  # e.g. a winning move for the player to move: a fact, not a guess
+        if node.proven == Proof.DRAW:
+            return None
+        return node.mover if node.proven == Proof.WIN else 3 - node.mover
+    if not 0.0 <= value <= 1.0 or math.isnan(value):
+        raise BudgetError(f"evaluator value {value!r} is not in [0, 1] (the reward of the player to move)")
+    return _outcome(value, state.to_move, rng)
+
+
+def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float], solver: bool) -> None:
+    """Keep the prior of every legal move of ``node`` (``tree.priors`` for its children, ``tree.pending``
+    for the moves not made yet); with the solver, make and prove at once the children that end the game.
+
+    Priors are renormalised over the legal moves (missing moves get 0; all
+    zero becomes uniform), so an evaluator may return raw weights.
+    """
+    game = tree.game
+    have = {kid.name: kid for kid in node.kids}
+    legal = state.legal_moves()
+    weights = [float(priors.get(move, 0.0)) for move in legal]
+    for move, weight in zip(legal, weights, strict=True):
+        if not weight >= 0.0:
+            raise BudgetError(f"evaluator prior {weight!r} for move {game.label(move)} is negative or not a number")
+    total = sum(weights)
+    waiting: dict[str, float] = {}
+    for move, weight in zip(legal, weights, strict=True):
+        label = game.label(move)
+        prior = weight / total if total > 0 else 1.0 / len(legal)
+        kid = have.get(label)
+        if kid is None and solver and state.play(move).is_terminal:
+            kid = tree.add_child(node, label, state.to_move)
+        if kid is None:
+            waiting[label] = prior
+            continue
+        tree.priors[kid] = prior
+        if solver and kid.proven is None:
+            after = state.play(move)
+            if after.is_terminal:
+                tree.mark_dirty(kid)
+                kid.proven = prove_terminal(kid, after.winner)
+    tree.pending[node] = waiting
+
+
+def _noisy_priors(kids: Sequence[TreeNode], waiting: Mapping[str, float], priors: Mapping[TreeNode, float],
+                  noise: RootNoise, rng: random.Random) -> dict[str, float]:
+    """``(1 - fraction) * P + fraction * Dir(alpha)`` over the children and waiting moves, by label
+    (Silver et al. 2017)."""
+    table = {kid.name: priors.get(kid, 0.0) for kid in kids}
+    table.update(waiting)
+    draws = [rng.gammavariate(noise.alpha, 1.0) for _ in table]
+    total = sum(draws) or 1.0
+    return {label: (1.0 - noise.fraction) * p + noise.fraction * d / total
+            for (label, p), d in zip(table.items(), draws, strict=True)}
