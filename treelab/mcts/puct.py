@@ -151,7 +151,7 @@ class PUCTPhases:
         tree, start, solver, c_puct, rng = state.tree, state.start, state.solver, state.c, state.rng
         priors, pending = tree.priors, tree.pending
 
-        def pick(node: TreeNode, c: float, solver: bool) -> TreeNode:  # a SelectFn over made and waiting moves
+        def made_or_waiting(node: TreeNode, c: float, solver: bool) -> TreeNode:  # a SelectFn over both kinds
             table = self.root_priors if node is start and self.root_priors else None
             chosen = _pick(node, pending[node], priors, table, c, solver)
             if isinstance(chosen, str):  # a move tried for the first time: its node is made now
@@ -160,8 +160,7 @@ class PUCTPhases:
                 priors[chosen] = prior
             return chosen
 
-        if self.watch is not None:
-            pick = self.watch(pick)
+        pick: SelectFn = made_or_waiting if self.watch is None else self.watch(made_or_waiting)
         node, position = start, state.position
         path, positions = [node], [position]
         leaf = Leaf(path, position, None, positions)
