@@ -127,7 +127,10 @@ def test_each_record_says_what_the_simulation_did() -> None:
 
 def test_puct_levels_carry_priors_and_first_play_urgency() -> None:
     t = treelab.trace("tictactoe", "", iterations=40, seed=1, algorithm="puct")
-    assert t.records[0]["path"] == [] and t.records[0]["expanded"] == "" and len(t.records[0]["created"]) == 9
+    # the first simulation evaluates the start (its moves wait, each made when first selected); the next makes one
+    assert t.records[0]["path"] == [] and t.records[0]["expanded"] is None and t.records[0]["created"] == []
+    assert len(t.records[1]["path"]) == 1 and t.records[1]["expanded"] == t.records[1]["path"][0]
+    assert len(t.records[1]["created"]) == 1
     level = t.records[1]["levels"][0]
     assert [c["prior"] for c in level["candidates"]] == [pytest.approx(1 / 9, abs=1e-6)] * 9
     assert all(c["mean"] is not None for c in level["candidates"])  # an unvisited child's Q: the parent's value

@@ -72,16 +72,46 @@ def ucb1_terms(parent: TreeNode, child: TreeNode, c: float) -> tuple[float | Non
 
 
 def puct_terms(priors: Mapping[TreeNode, float], start: TreeNode, noisy: Mapping[str, float]) -> Terms:
-    """PUCT's terms ``Q`` and ``c * P * sqrt(N) / (1 + n)``, as :func:`treelab.mcts.puct.select_puct` has them."""
+    """PUCT's terms ``Q`` and ``c * P * sqrt(N) / (1 + n)``, as :func:`treelab.mcts.puct_rules._pick` has them
+    (also for the moves waiting in ``tree.pending``: :meth:`PUCTTerms.waiting`)."""
+    return PUCTTerms(priors, start, noisy)
 
-    def terms(parent: TreeNode, child: TreeNode, c: float) -> tuple[float, float, float]:
+
+@dataclass(frozen=True)
+class PUCTTerms:
+    """PUCT's score terms of a child, or of a move not made yet (its node is made when first selected)."""
+
+    priors: Mapping[TreeNode, float]
+    """The tree's priors, by node."""
+    start: TreeNode
+    """The search's start (where root noise applies)."""
+    noisy: Mapping[str, float]
+    """The start's priors with root noise, by label (empty: none)."""
+
+    def __call__(self, parent: TreeNode, child: TreeNode, c: float) -> tuple[float, float, float]:
         big_n, n = parent.nb_visit, child.nb_visit
-        fpu = 1.0 - parent.mean if big_n else 0.5
-        q = child.mean if n else fpu
-        prior = noisy.get(child.name, 0.0) if noisy and parent is start else priors.get(child, 0.0)
+        q = child.mean if n else (1.0 - parent.mean if big_n else 0.5)
+        noisy = self.noisy if self.noisy and parent is self.start else None
+        prior = noisy.get(child.name, 0.0) if noisy is not None else self.priors.get(child, 0.0)
         return q, c * math.sqrt(big_n) * prior / (1 + n), prior
 
-    return terms
+    def waiting(self, parent: TreeNode, label: str, prior: float, c: float) -> tuple[float, float, float]:
+        """The terms of the move ``label``, not made yet, with its prior ``prior``: an unvisited child's."""
+        big_n = parent.nb_visit
+        if self.noisy and parent is self.start:
+            prior = self.noisy.get(label, 0.0)
+        return (1.0 - parent.mean if big_n else 0.5), c * math.sqrt(big_n) * prior, prior
+
+
+@dataclass(frozen=True)
+class _Unmade:
+    """A candidate move with no node yet, as a row of a level shows it."""
+
+    name: str
+    nb_visit: int = 0
+    nb_win: int = 0
+    nb_draw: int = 0
+    proven: Proof | None = None
 
 
 def _round(x: float | None) -> float | None:
@@ -114,6 +144,7 @@ class Tracer:
     _playout: list[str] | None = None
     _named: bool = False
     _moves: tuple[str, ...] = ()
+    _pending: Mapping[TreeNode, Mapping[str, float]] = field(default_factory=dict)
 
     # -- set-up, by the search ------------------------------------------------------------------
     def begin(self, state: SearchState, algorithm: str) -> None:
@@ -122,6 +153,7 @@ class Tracer:
         tree, start = state.tree, state.start
         self._moves = start.moves
         game = tree.game
+        self._pending = tree.pending
         self._header = {"game": game.name, "position": _notation(game, self._moves), "algorithm": algorithm,
                         "solver": state.solver, "c": state.c}
         known = {node: node.proven for node in walk(start) if node.proven is not None}
@@ -186,8 +218,14 @@ class Tracer:
         rows = []
         best: float | None = -math.inf
         open_rows = 0
-        for kid in kids_of(node):
-            mean, explore, prior = terms(node, kid, c)
+        waiting = getattr(terms, "waiting", None)
+        later = self._pending.get(node, {}) if waiting is not None else {}
+        candidates: list[Any] = [*kids_of(node), *map(_Unmade, later)]
+        for kid in candidates:
+            if isinstance(kid, _Unmade) and waiting is not None:  # a move whose node is made when first selected
+                mean, explore, prior = waiting(node, kid.name, later[kid.name], c)
+            else:
+                mean, explore, prior = terms(node, kid, c)
             score = None if mean is None or explore is None else mean + explore
             row: dict[str, Any] = {"move": kid.name, "nb_visit": kid.nb_visit, "nb_win": kid.nb_win,
                                    "nb_draw": kid.nb_draw, "mean": _round(mean), "explore": _round(explore),
