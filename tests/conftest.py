@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -35,3 +38,23 @@ def c4_positions() -> list[tuple[str, int]]:
             moves, score = line.split()
             rows.append((moves, int(score)))
     return rows
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+"""Debian's chromium, which `make setup` installs (Playwright drives it; it never downloads browsers)."""
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync"]
+"""Chromium's flags here: headless as root, and none of its background connections (the network is closed)."""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless chromium through Playwright, for the explorer's and the stepper's front-end tests."""
+    from playwright import sync_api  # the dev group (make setup): no skip, a missing browser stack fails
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run `make setup` (or `make chromium`)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()

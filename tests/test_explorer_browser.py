@@ -19,25 +19,12 @@ from typing import Any
 
 import pytest
 from explorer_helpers import ROOT, SAMPLE_C4, Server, children_in_db, copy_db, serving
-from playwright import sync_api  # the dev group (make setup): no skip, a missing browser stack fails
 
 import treelab
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync"]
 HOSTILE = '<img src=x id="inj" onerror="window.pwned=1">'
 SCREENSHOT = ROOT / "docs" / "img" / "explorer.png"
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `make setup` (or `make chromium`)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -5,22 +5,16 @@ server and browser. Both screenshots of docs/guide/tracing.md are taken here."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from explorer_helpers import ROOT, SAMPLE_C4, Server, serving
-from playwright import sync_api  # the dev group (make setup): no skip, a missing browser stack fails
 
 import treelab
 from treelab.errors import TraceError
 from treelab.view.step_widget import ESM, stepper_data
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync"]
 IMG = ROOT / "docs" / "img"
 
 # anywidget's model as the module sees it: get, set (firing change:KEY, as Backbone does), on, off, save_changes
@@ -36,15 +30,6 @@ HOST = """async ([src, data, step]) => {
   mod.default.render({model: window.model, el: document.getElementById("host")});
 }"""
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `make setup` (or `make chromium`)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
