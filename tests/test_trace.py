@@ -14,6 +14,7 @@ import pytest
 from cli_helpers import assert_clean_error, run
 
 import treelab
+from treelab.analysis.convergence import converge_records
 from treelab.errors import TraceError
 from treelab.mcts.config import SearchConfig
 from treelab.mcts.loop import Limit
@@ -26,7 +27,7 @@ Snapshot = dict[tuple[str, ...], tuple[Any, ...]]
 
 
 def snapshot(tree: treelab.Tree) -> Snapshot:
-    return {n.moves: (n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven) for n in tree}
+    return {n.moves: (n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven, round(n.value_sum, 9)) for n in tree}
 
 
 def replayed(start: treelab.Tree, records: list[dict[str, Any]]) -> Snapshot:
@@ -55,6 +56,22 @@ def test_replaying_the_trace_gives_the_searched_tree(game: str, moves: str, conf
     assert replayed(start, tracer.records) == snapshot(tree)
     if config.solver:  # the solver proved something, and the trace says where
         assert any(r["proofs"] for r in tracer.records)
+
+
+
+def test_a_model_guided_trace_carries_the_value_sums_exactly(tmp_path: Path) -> None:
+    db, model = tmp_path / "ttt.db", tmp_path / "ttt.npz"
+    treelab.train("tictactoe", db, games=20, iterations=100, seed=1, progress=False)
+    treelab.fit(db, model, min_visits=5, hidden=(8,), epochs=5, seed=1)
+    tree, tracer = treelab.Tree("tictactoe"), Tracer()
+    config = SearchConfig(algorithm="puct", model=str(model))
+    traced_search(tree, "", limit=Limit(iterations=200), search=config, rng=random.Random(2), tracer=tracer)
+    valued = [r for r in tracer.records if "values" in r]  # a finished game's result is whole: no values
+    assert tree.root.value_sum != 0 and valued and all(len(r["values"]) == len(r["backup"]) for r in valued)
+    assert replayed(treelab.Tree("tictactoe"), tracer.records) == snapshot(tree)
+    curves = converge_records(tracer.records)
+    for kid in tree.root.kids:  # the fresh tree's root moves: the curve ends at the node's one mean
+        assert curves.means[kid.name][-1] == pytest.approx(kid.mean)
 
 
 def test_a_traced_search_grows_the_tree_the_untraced_one_grows() -> None:

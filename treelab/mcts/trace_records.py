@@ -78,6 +78,13 @@ def apply_record(tree: Tree, record: Mapping[str, Any]) -> None:
         node.nb_win += win
         node.nb_draw += draw
         node.nb_select += select
+    values = record.get("values")
+    if values is not None and len(values) != len(nodes):
+        raise TraceError(f"simulation {record['simulation']}: {len(values)} value steps for a path of "
+                         f"{len(nodes)} nodes: the record is damaged")
+    for node, value in zip(nodes, values or (), strict=False):
+        if value:
+            tree.add_value(node, value)
     for moves, word in record["proofs"].items():
         node = tree.find(moves)
         tree.mark_dirty(node)

@@ -21,7 +21,9 @@ playout or evaluation started), ``expanded``, ``playout`` (its moves; null for a
 one's own or an evaluator without playout), ``winner`` (1, 2, null), ``levels`` (per step of the path),
 ``created`` (each new node's moves from the tree's root, in notation), ``proofs`` (nodes proven by this
 simulation: moves from the tree's root -> ``"win"``/``"draw"``/``"loss"`` for the node's mover) and
-``backup`` (``[visit, win, draw, select]`` gained by each node from the tree's root down to the leaf).
+``backup`` (``[visit, win, draw, select]`` gained by each node from the tree's root down to the leaf);
+``values``, only when the simulation ended in a real value (PUCT with an evaluator), what each of those
+nodes added to its ``value_sum``.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class Tracer:
     _named: bool = False
     _moves: tuple[str, ...] = ()
     _pending: Mapping[TreeNode, Mapping[str, float]] = field(default_factory=dict)
+    _values: dict[TreeNode, float] = field(default_factory=dict)  # each node's value sum as last recorded
 
     # -- set-up, by the search ------------------------------------------------------------------
     def begin(self, state: SearchState, algorithm: str) -> None:
@@ -133,7 +136,12 @@ class Tracer:
             self._levels.clear()
             self._made = len(state.tree.new_nodes)
             self._playout = [] if self._named else None  # no playout: a finished game (or moves unseen)
-            return select(state)
+            leaf = select(state)
+            seen = self._values
+            for node in (*state.above, *leaf.path):  # before the leaf's value is added (PUCT's simulate)
+                if node not in seen:
+                    seen[node] = node.value_sum
+            return leaf
 
         return traced
 
@@ -147,7 +155,7 @@ class Tracer:
             back_up(state, path, winner)
             gained = [[n.nb_visit - b[0], n.nb_win - b[1], n.nb_draw - b[2], n.nb_select - b[3]]
                       for n, b in zip(path, before, strict=True)]
-            self._record(state, path, winner, gained, expanded)
+            self._record(state, path, winner, gained, expanded, self._value_gains([*state.above, *path]))
 
         return traced
 
@@ -206,8 +214,16 @@ class Tracer:
             return str(leaf.name) if len(path) > 1 else ""
         return None
 
+    def _value_gains(self, nodes: list[TreeNode]) -> list[float] | None:
+        """What each of ``nodes`` added to its value sum since the last record (None: nothing, a whole result)."""
+        seen = self._values
+        gains = [node.value_sum - seen.get(node, node.value_sum) for node in nodes]
+        for node in nodes:
+            seen[node] = node.value_sum
+        return gains if any(gains) else None
+
     def _record(self, state: SearchState, path: list[TreeNode], winner: int | None, gained: list[list[int]],
-                expanded: str | None) -> None:
+                expanded: str | None, values: list[float] | None = None) -> None:
         tree, game = state.tree, state.tree.game
         new = tree.new_nodes[self._made:]
         levels = self._levels
@@ -221,6 +237,8 @@ class Tracer:
             "winner": winner, "levels": list(levels), "created": created,
             "proofs": self._proofs(game, above, path, new), "backup": up + gained,
         }
+        if values is not None:
+            record["values"] = values
         levels.clear()
         if self.keep:
             self.records.append(record)
