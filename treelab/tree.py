@@ -95,14 +95,8 @@ class Tree:
         self.root = self.node_class("root", node_id=1)
         self.size = 1
         """Number of nodes held in memory."""
-        self.current_game: int | None = None
-        """The ``games.id`` stamped on nodes created now (set by training)."""
-        self.last_game_id = 0
-        """The id of the last game logged in this tree's database (0: none)."""
         self.depth_counts: list[int] = [1]
         """Nodes held per depth (``depth_counts[d]``), kept up to date as nodes are added."""
-        self.truncated: set[TreeNode] = set()
-        """Nodes whose children were not loaded (a ``load(..., depth=D)`` cut); never grown."""
         self._next_id = 2
         self._baselines: dict[TreeNode, Counts] = {self.root: _ZERO}
         self._new: list[TreeNode] = [self.root]
@@ -173,9 +167,9 @@ class Tree:
         """Create the child of ``parent`` reached by ``label`` (the caller checks legality; ``mover``: MoverTree)."""
         node: TreeNode
         if _CHILD is not None:  # the same node, its slots filled in C (treelab.speedups)
-            node = _CHILD(self.node_class, parent, label, self._next_id, self.current_game)
+            node = _CHILD(self.node_class, parent, label, self._next_id, None)
         else:
-            node = self.node_class(label, parent, node_id=self._next_id, created_game=self.current_game)
+            node = self.node_class(label, parent, node_id=self._next_id)
         self._next_id += 1
         self.size += 1
         self._new.append(node)
