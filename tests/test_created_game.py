@@ -90,3 +90,17 @@ def test_stamps_and_games_through_training_a_partial_load_and_training_again(
     assert summary.total_games == 7 and [r[0] for r in rows][-2:] == [6, 7]
     assert stamps(db) == made and logged(db) == rows
     assert {v for v in made.values()} == {None, 1, 2, 3, 4, 5, 6, 7}
+
+
+def test_worker_processes_stamp_the_games_they_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker stamps its game's new nodes before it hands them on; the writer logs every game once."""
+    from treelab.play import parallel
+
+    monkeypatch.setattr(parallel, "advice", lambda workers, **_: (workers, ""))  # workers even where they do not pay
+    db = tmp_path / "t.db"
+    summary = treelab.train("tictactoe", db, games=6, iterations=40, seed=2, workers=2, progress=False)
+    games = logged(db)
+    assert summary.total_games == 6 and [g[0] for g in games] == [1, 2, 3, 4, 5, 6]
+    made = stamps(db)
+    assert made.pop("root") is None and None not in made.values()  # every other node was made by a game
+    assert set(made.values()) == {1, 2, 3, 4, 5, 6}  # ... a logged one, and every game made nodes

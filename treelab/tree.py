@@ -115,7 +115,10 @@ class Tree:
         self._value_base: dict[TreeNode, float] = {}
         self.pending: dict[TreeNode, dict[str, float]] = {}
         """PUCT's priors of the moves it evaluated at a node but has not made a node for yet, by move label
-        (a child is made when a simulation first selects it; not stored). A node in this table is expanded."""
+        (a child is made when a simulation first selects it; not stored). A node in this table is expanded.
+        The tree's unexpanded edges, as mctx keeps ``children_prior_logits`` in its ``Tree`` (docs/design.md).
+        What concerns a file lives in :mod:`treelab.store.binding` (where it was saved, its games counter, a
+        partial load's cut); the game a node was made in is stamped by :func:`treelab.store.deltas.stamp`."""
 
     # -- lookup ----------------------------------------------------------
     def labels(self, moves: Moves) -> tuple[str, ...]:
