@@ -39,15 +39,20 @@ def graph_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def expected(db: Path, path: str) -> dict[str, tuple[float, float | None]]:
-    """Each child of ``path``: its position's value for its mover and its graph score (None: +inf), from the rows."""
-    tree, game = treelab.load(db), treelab.find_game("connect4")
-    state = game.replay(path)
+def positions_table(db: Path) -> dict[str, tuple[int, int, int]]:
+    """The file's ``positions`` rows: key -> (nb_visit, player 1's wins, nb_draw)."""
     conn = sqlite3.connect(db)
     try:
-        table = {k: (v, w, d) for k, v, w, d in conn.execute("SELECT key, nb_visit, nb_win, nb_draw FROM positions")}
+        return {k: (v, w, d) for k, v, w, d in conn.execute("SELECT key, nb_visit, nb_win, nb_draw FROM positions")}
     finally:
         conn.close()
+
+
+def scores_at(tree: treelab.Tree, table: dict[str, tuple[int, int, int]], path: str
+              ) -> dict[str, tuple[float, float | None]]:
+    """Each child of ``path``: its position's value for its mover and its graph score (None: +inf), from the rows."""
+    game = tree.game
+    state = game.replay(path)
     kids = tree.find(path).kids
     total = sum(k.nb_select for k in kids)
     out = {}
@@ -59,6 +64,11 @@ def expected(db: Path, path: str) -> dict[str, tuple[float, float | None]]:
         explore = None if s == 0 else (C * math.sqrt(math.log(total) / s) if total > 1 else 0.0)
         out[kid.name] = (value, None if explore is None else value + explore)
     return out
+
+
+def expected(db: Path, path: str) -> dict[str, tuple[float, float | None]]:
+    """:func:`scores_at` from the file ``db``."""
+    return scores_at(treelab.load(db), positions_table(db), path)
 
 
 def inf(score: float | None) -> float:
@@ -120,11 +130,11 @@ def test_stats_analyse_render_and_the_explorer_show_them(graph_db: Path, tmp_pat
 
 
 def test_choice_ucb1_plays_the_best_graph_score(graph_db: Path, tmp_path: Path) -> None:
-    tree = treelab.load(graph_db)
+    tree, table = treelab.load(graph_db), positions_table(graph_db)
     differ = []  # positions where the graph score and classic UCB1 pick different moves
     for node in tree:
         if sum(1 for k in node.kids if k.nb_select) >= 2 and node.depth <= 6:
-            scores = expected(graph_db, "".join(node.moves))
+            scores = scores_at(tree, table, "".join(node.moves))
             if best(scores) != max(node.kids, key=lambda k: k.ucb1(C)).name:
                 differ.append("".join(node.moves))
     assert differ  # the test tells the two rules apart

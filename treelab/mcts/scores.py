@@ -102,5 +102,5 @@ def node_score(kid: TreeNode, c: float, table: PositionTable | None = None) -> S
 
 def table_for(tree: Tree) -> PositionTable | None:
     """The position table the scores of ``tree``'s children read: its graph search's when its searches select by
-    graph statistics (:attr:`treelab.tree.Tree.statistics`), else None (classic UCB1 reads none)."""
+    graph statistics (``tree.statistics``), else None (classic UCB1 reads none)."""
     return PositionTable.of(tree) if tree.statistics == "graph" else None
