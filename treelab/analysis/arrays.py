@@ -295,7 +295,7 @@ def child_rows(parent_visits: int, kids: list[Kid], c: float, action: Callable[[
     rows, graph = [], statistics == "graph"
     selections = sum(k[7] for k in kids) if graph else 0
     for move, n, w, d, proven, *more in sorted(kids, key=lambda k: (-k[1], int(k[0]) if k[0].isdigit() else 0)):
-        value, prior, selected, position = (*more, *(0.0, None, 0, None)[len(more):])
+        value, prior, selected, position = (*more, *(0.0, None, 0, None)[len(more):])  # type: ignore[misc]
         edge = Edge(w, d, n, selected, parent_visits, selections, mover, value or 0.0, position)
         score = score_terms(statistics, edge, c)
         terms = GraphStats.of(edge, score).to_dict() if graph else {}

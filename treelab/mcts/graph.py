@@ -74,7 +74,7 @@ def select_graph(table: PositionTable) -> SelectFn:
             else:
                 visits, ones, draws = row
                 value = ((ones if kid.mover == 1 else visits - ones - draws) + 0.5 * draws) / visits
-            score = graph_score(value, selected, total, c)  # value + c * sqrt(ln S / s)
+            score = ucb1_score(value * selected, 0, selected, total, c)  # graph_score's operations, inlined
             if score > best_score:
                 best_score = score
                 best = kid

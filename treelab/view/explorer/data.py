@@ -265,7 +265,9 @@ class TreeFile:
 
 def _positions(conn: Any, game: Game, state: State, labels: Sequence[str]) -> dict[str | None, Any]:
     """The merged counts (``positions`` rows) of ``state`` (key None) and of the position after each move label."""
-    return {None: position_row(conn, game.position_key(state)), **after_moves(conn, game, state, labels)}
+    found: dict[str | None, Any] = {None: position_row(conn, game.position_key(state))}
+    found.update(after_moves(conn, game, state, labels))
+    return found
 
 
 def _position_json(row: tuple[int, int, int, int], mover: int) -> dict[str, Any]:
