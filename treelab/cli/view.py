@@ -145,7 +145,9 @@ def stats(db: str, path: str, c: float | None, as_json: bool, with_oracle: bool 
 
     Nodes, leaves, depth and leaf-depth histograms, branching factor per depth,
     the principal variation and its visit shares, visit concentration, and the
-    UCB1 table of the moves (the `analyse` children table).
+    table of the moves (the `analyse` children table) with the score the tree's
+    searches select by: UCB1, or on a file trained with --statistics graph the
+    graph score and its terms.
 
     \b
     Example:
