@@ -20,6 +20,7 @@ from treelab.mcts.uct import Limit
 from treelab.play import training
 from treelab.store import background
 from treelab.store.binding import cut_of, last_game
+from treelab.store.increments import SOURCES
 
 
 def stamps(db: Path) -> dict[str, int | None]:
@@ -101,6 +102,12 @@ def test_worker_processes_stamp_the_games_they_play(tmp_path: Path, monkeypatch:
     summary = treelab.train("tictactoe", db, games=6, iterations=40, seed=2, workers=2, progress=False)
     games = logged(db)
     assert summary.total_games == 6 and [g[0] for g in games] == [1, 2, 3, 4, 5, 6]
+    conn = sqlite3.connect(db)
+    try:
+        sources = {source for (source,) in conn.execute(f"SELECT source FROM {SOURCES}")}
+    finally:
+        conn.close()
+    assert sources == {"worker 1", "worker 2"}  # both workers played
     made = stamps(db)
     assert made.pop("root") is None and None not in made.values()  # every other node was made by a game
     assert set(made.values()) == {1, 2, 3, 4, 5, 6}  # ... a logged one, and every game made nodes
