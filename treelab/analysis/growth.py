@@ -232,5 +232,4 @@ def tree_at(db: str | os.PathLike[str], game_id: int) -> Tree:
         root.nb_win = sum(k.nb_visit - k.nb_win - k.nb_draw for k in root.kids)
         root.proven = None
     tree.forget_changes()
-    tree.last_game_id = game_id
     return tree

@@ -44,7 +44,7 @@ from .config import SearchConfig
 from .loop import Limit
 from .policies import PlayoutFn, decisive_playout, find_playout, random_playout
 from .selection import SelectFn, select_ucb1
-from .trace_terms import Terms, Unmade, puct_terms, ucb1_terms
+from .trace_terms import Terms, Unmade, graph_terms, puct_terms, ucb1_terms
 
 if TYPE_CHECKING:
     from .loop import Leaf, SearchState
@@ -86,11 +86,12 @@ class Tracer:
     _moves: tuple[str, ...] = ()
     _pending: Mapping[TreeNode, Mapping[str, float]] = field(default_factory=dict)
     _values: dict[TreeNode, float] = field(default_factory=dict)  # each node's value sum as last recorded
+    _terms: Terms = ucb1_terms  # UCT's score terms: UCB1's, or the graph score's
 
     # -- set-up, by the search ------------------------------------------------------------------
     def begin(self, state: SearchState, algorithm: str) -> None:
         """Start recording the search of ``state`` (called by the search before its loop)."""
-        self._algorithm = algorithm
+        self._algorithm, self._terms = algorithm, ucb1_terms
         tree, start = state.tree, state.start
         self._moves = start.moves
         game = tree.game
@@ -252,7 +253,7 @@ class Tracer:
         position = state.position.play_all([game.parse_move(n.name) for n in path[1:-1]])
         tried = {kid.name for kid in kids_of(parent) if kid is not new}
         untried = [game.label(m) for m in position.legal_moves() if game.label(m) not in tried]
-        level = self._level(parent, new, state.c, state.solver, ucb1_terms)
+        level = self._level(parent, new, state.c, state.solver, self._terms)
         level["candidates"] = [r for r in level["candidates"] if r["move"] != new.name]
         level["why"], level["untried"] = "untried", untried
         return level
@@ -347,10 +348,12 @@ def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfi
     The search :func:`treelab.mcts.uct.search` or :func:`treelab.mcts.puct.puct_search` runs, with the
     same phases and loop, the compiled batch left out. Returns the simulations run.
     """
+    from ..positions import PositionTable
     from .evaluators import evaluator_of
+    from .graph import select_graph
     from .loop import run, start_at
     from .puct import PUCTPhases
-    from .uct import UCTPhases
+    from .uct import GraphPhases, UCTPhases
 
     game = tree.game
     state = start_at(tree, moves, c=search.exploration, solver=search.solver or search.algorithm == "puct", rng=rng)
@@ -367,6 +370,16 @@ def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfi
         phases = PUCTPhases(evaluate, None, move_of)
         phases.watch = partial(tracer.selecting, puct_terms(tree.priors, state.start, phases.root_priors))
     else:
-        select = tracer.selecting(ucb1_terms, select_ucb1)  # a hook: the Python walk
-        phases = UCTPhases.of(state, tracer.playing(find_playout(search.playout), game), select)
+        tree.statistics = search.statistics  # as an untraced search: the rule its scores and file follow
+        play = tracer.playing(find_playout(search.playout), game)
+        if search.statistics == "graph":  # the graph rule's phases, as treelab.mcts.uct.search runs them
+            table = state.positions = PositionTable.of(tree)
+            tracer._terms = graph_terms(table)
+            phases = GraphPhases.of(state, play, tracer.selecting(tracer._terms, select_graph(table)))
+            phases.table = table  # type: ignore[attr-defined]
+            try:
+                return run(state, phases, limit=limit, max_new_nodes=search.max_new_nodes)
+            finally:
+                table.settle()
+        phases = UCTPhases.of(state, play, tracer.selecting(ucb1_terms, select_ucb1))  # a hook: the Python walk
     return run(state, phases, limit=limit, max_new_nodes=search.max_new_nodes)

@@ -93,8 +93,8 @@ def _check_proof(node: TreeNode, proof: int | None) -> None:
 def add(tree: Tree, inc: Increment) -> int:
     """Add ``inc`` to ``tree`` in memory: counts summed, missing nodes created, proofs merged.
 
-    New nodes are stamped with ``tree.current_game``; every node touched is
-    marked for the next incremental save. Proofs are checked before anything
+    New nodes name no game (``created_game`` None: :func:`~treelab.store.deltas.stamp` names one); every node
+    touched is marked for the next incremental save. Proofs are checked before anything
     changes, so a contradiction leaves the tree as it was.
 
     Returns:
