@@ -215,6 +215,22 @@ def test_graph_statistics_options() -> None:
     assert kid["position"]["nb_visit"] >= kid["nb_visit"]  # every path to the position, mirror images too
 
 
+def test_a_graph_file_keeps_its_rule_unless_asked(tmp_path: Path) -> None:
+    db = tmp_path / "g.db"
+    treelab.train("tictactoe", db, 3, iterations=50, seed=1, statistics="graph", progress=False)
+
+    def rule() -> str:
+        with sqlite3.connect(db) as conn:
+            return str(conn.execute("SELECT value FROM meta WHERE key = 'statistics'").fetchone()[0])
+
+    treelab.train("tictactoe", db, 2, iterations=50, seed=2, progress=False)  # no statistics named: the file's
+    assert rule() == "graph" and treelab.load(db).statistics == "graph"
+    shown = treelab.analyse("tictactoe", "5", iterations=50, seed=1, db=db).to_dict()
+    assert shown["statistics"] == "graph" and "position" in shown["children"][0]
+    treelab.train("tictactoe", db, 1, iterations=50, seed=3, statistics="classic", progress=False)  # asked
+    assert rule() == "classic"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", [{"workers": 2}, {"ray": True}])
 def test_parallel_training_keeps_the_table(tmp_path: Path, how: dict[str, object]) -> None:

@@ -238,7 +238,8 @@ def search_options(f):  # type: ignore[no-untyped-def]
         option("--choice", type=click.Choice(["visits", "ucb1"]), default="visits",
                help="Move to play: the most selected (simulations that chose it, not pass-through visits), "
                     "or the best UCB1 score (the original rule)."),
-        option("--statistics", type=click.Choice(["classic", "graph"]), default="classic",
+        option("--statistics", type=click.Choice(["classic", "graph"]), default=None,
+               show_default="the --db file's rule, else classic",
                help="UCT's selection: classic UCB1 on visits, or graph search (edge counts, values merged by "
                     "position over move orders and mirror images)."),
         option("--model", type=click.Path(dir_okay=False), metavar="PATH", default=None, show_default="none",

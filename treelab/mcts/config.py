@@ -18,6 +18,7 @@ from ..errors import BudgetError, UnknownOptionError
 from ..nodes import SQRT2
 
 if TYPE_CHECKING:
+    from ..tree import Tree
     from .policies import PlayoutFn
 
 __all__ = [
@@ -123,9 +124,10 @@ class SearchConfig:
     mix: float = 0.0
     """With :attr:`model`: the playout's share of a leaf's value, ``(1 - mix) * model + mix * playout``
     (0: the model's value alone; Silver et al. 2016 mixed half and half)."""
-    statistics: Statistics = "classic"
+    statistics: Statistics | None = None
     """UCT's selection statistics: ``"classic"`` (UCB1 on ``nb_visit``, the seed's rule) or ``"graph"`` (edge
-    counts and position values, KataGo's graph search; :mod:`treelab.mcts.graph`)."""
+    counts and position values, KataGo's graph search; :mod:`treelab.mcts.graph`); None: the tree's own rule
+    (a loaded file's ``meta.statistics``, classic for a new tree), so a graph file stays one (:meth:`rule`)."""
 
     def __post_init__(self) -> None:
         check_name("algorithm", self.algorithm, ALGORITHMS)
@@ -133,7 +135,8 @@ class SearchConfig:
             check_name("playout", self.playout, PLAYOUT_NAMES)
         check_name("evaluator", self.evaluator, EVALUATORS)
         check_name("move choice", self.choice, CHOICES)
-        check_name("statistics", self.statistics, STATISTICS)
+        if self.statistics is not None:
+            check_name("statistics", self.statistics, STATISTICS)
         if self.statistics == "graph" and self.algorithm != "uct":
             raise UnknownOptionError(f"statistics {self.statistics!r} are UCT's: search with algorithm 'uct' "
                                      "or statistics 'classic'")
@@ -160,6 +163,10 @@ class SearchConfig:
         if self.c is not None:
             return float(self.c)
         return C_PUCT if self.algorithm == "puct" else SQRT2
+
+    def rule(self, tree: Tree) -> Statistics:
+        """The statistics a search of ``tree`` selects by: :attr:`statistics`, else the tree's own."""
+        return self.statistics or tree.statistics  # type: ignore[return-value]
 
     @property
     def ucb_c(self) -> float:

@@ -370,9 +370,9 @@ def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfi
         phases = PUCTPhases(evaluate, None, move_of)
         phases.watch = partial(tracer.selecting, puct_terms(tree.priors, state.start, phases.root_priors))
     else:
-        tree.statistics = search.statistics  # as an untraced search: the rule its scores and file follow
+        tree.statistics = search.rule(tree)  # as an untraced search: the rule its scores and file follow
         play = tracer.playing(find_playout(search.playout), game)
-        if search.statistics == "graph":  # the graph rule's phases, as treelab.mcts.uct.search runs them
+        if tree.statistics == "graph":  # the graph rule's phases, as treelab.mcts.uct.search runs them
             table = state.positions = PositionTable.of(tree)
             tracer._terms = graph_terms(table)
             phases = GraphPhases.of(state, play, tracer.selecting(tracer._terms, select_graph(table)))

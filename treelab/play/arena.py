@@ -173,7 +173,8 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
     named: dict[str, Any] = {"playout": playout, "temperature": temperature,
                              "choice": _choice(opts, "choice", spec, CHOICES, "visits")}  # checked names
     if kind in ("uct", "solver"):
-        named["statistics"] = _choice(opts, "statistics", spec, STATISTICS, "classic")
+        if "statistics" in opts:  # else the db's rule (classic for a fresh tree)
+            named["statistics"] = _choice(opts, "statistics", spec, STATISTICS, "classic")
         search = SearchConfig(c=_number(opts, "c", spec, float, tree.c if tree is not None else SQRT2, 0.0),
                               solver=_flag(opts, "solver", spec, kind == "solver"), **named)
         return MCTSPlayer(tree=tree, iterations=iterations, seconds=seconds, search=search, rng=rng, name=name)

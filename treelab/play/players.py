@@ -216,7 +216,7 @@ class MCTSPlayer:
         assert tree is not None
         search(tree, moves, limit=self.limit, c=self.c, solver=self.solver, playout=self.playout,
                rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes,
-               select=self.search.statistics)
+               select=self.search.rule(tree))
         node = tree.find(moves)
         best = choose_move(node, choice=self.choice, c=self.c, temperature=self.temperature, noise=self.noise,
                            alpha=self.alpha, rng=self.rng, table=table_for(tree) if self.choice == "ucb1" else None)

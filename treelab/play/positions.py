@@ -114,7 +114,7 @@ def search_position(game: Game, moves: Moves, limit: Limit, cfg: SearchConfig, *
                            rng=rng, max_new_nodes=cfg.max_new_nodes)
     else:
         done = uct_search(tree, parsed, limit=limit, c=ucb_c, solver=cfg.solver, playout=cfg.playout,
-                          rng=rng, max_new_nodes=cfg.max_new_nodes, select=cfg.statistics)
+                          rng=rng, max_new_nodes=cfg.max_new_nodes, select=cfg.rule(tree))
     elapsed = time.perf_counter() - started
     if db is not None and save:
         from ..store.persistence import save as write
@@ -123,7 +123,8 @@ def search_position(game: Game, moves: Moves, limit: Limit, cfg: SearchConfig, *
     node = tree.find(parsed)
     best = (choose_move(node, choice=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng,
                         table=table_for(tree) if cfg.choice == "ucb1" else None) if node.kids else None)
-    summary = summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed, statistics=cfg.statistics)
+    summary = summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed,
+                        statistics=cfg.rule(tree))
     if cfg.model is not None:  # the model's value of the position and its prior of each move
         from ..learn.model import load_model
         from ..mcts.summary import with_model
