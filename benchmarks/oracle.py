@@ -43,7 +43,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import treelab
 from treelab.analysis.optimality import Chooser, Verdict, judge_positions, tree_chooser, tree_positions, uct_chooser
@@ -186,8 +186,8 @@ def main() -> None:
             row["verdicts"] = {game.notation(m): [verdicts[name][i] for name in choosers]
                                for i, m in enumerate(positions)}
             out["tables"].append(row)  # type: ignore[attr-defined]
-            print(f"  depths {band_name(band)}: {len(members)} positions, {len(sample)} sampled, {len(positions)} judged, "
-                  f"{unsolved} beyond the budget, {row['seconds']}s, load {row['load']}")
+            print(f"  depths {band_name(band)}: {len(members)} positions, {len(sample)} sampled, "
+                  f"{len(positions)} judged, {unsolved} beyond the budget, {row['seconds']}s, load {row['load']}")
             for name in choosers:
                 print(f"    {name:>34}: {shown(row[name])}")  # type: ignore[arg-type]
             for first, second in pairs:
