@@ -106,6 +106,17 @@ def test_tree_and_fresh_uct_choosers(ttt_db: Path) -> None:
     assert fresh.overall.positions == len(positions)
 
 
+def test_judging_the_chosen_move_only_gives_the_same_shares(ttt_db: Path) -> None:
+    tree = treelab.load(ttt_db)
+    positions = tree_positions(tree, 20)
+    fresh = uct_chooser("tictactoe", 30, seed=2)  # a weak search: some of its moves are wrong
+    every = optimal_share("tictactoe", positions, fresh)
+    cheap = optimal_share("tictactoe", positions, fresh, mattered=False)
+    assert 0 < every.overall.optimal < every.overall.positions
+    assert [(b.positions, b.optimal) for b in cheap.bands] == [(b.positions, b.optimal) for b in every.bands]
+    assert cheap.overall.with_choice is None and every.overall.with_choice is not None
+
+
 def test_optimal_share_refuses_a_game_without_an_oracle() -> None:
     with pytest.raises(UnsupportedGameError, match="'nim'"):
         optimal_share("nim", [()], lambda state, moves: 1)

@@ -30,6 +30,10 @@
  *       player to move (weak: -1, 0 or 1); raises ValueError for a malformed
  *       or finished position, RuntimeError "gave up" after max_nodes positions
  *       (0: no limit).
+ *   connect4_exceeds(cur, mask, ply, value, max_nodes=0) -> whether the position's weak value (1, 0,
+ *       -1) for the player to move is above ``value`` (-1 or 0): one null-window search, which stops
+ *       at the first move that does better (the cheap half of judging one move, treelab.oracle);
+ *       the same errors as connect4_solve.
  *   connect4_solve_nodes() -> positions searched by the last solve.
  *   connect4_solve_reset() -> None: empties the transposition table.
  *   connect4_solve_slots() -> the number of table slots.
@@ -231,32 +235,61 @@ static int ensure_table(void) {
     return 0;
 }
 
+/* Check (cur, mask, ply) and make the table; 0 on success, -1 with a Python error set. */
+static int check_position(uint64_t cur, uint64_t mask, int ply) {
+    if ((mask & ~BOARD) || (cur & ~mask) || ply < 0 || ply > SIZE || popcount_fast(mask) != ply ||
+        ((mask + BOTTOM) & mask & BOARD)) {
+        PyErr_SetString(PyExc_ValueError, "not a Connect Four position (cur, mask, ply)");
+        return -1;
+    }
+    if (ply == SIZE || any_four(cur) || any_four(cur ^ mask)) {
+        PyErr_SetString(PyExc_ValueError, "the game is over in this position: nothing to solve");
+        return -1;
+    }
+    if (ensure_table() < 0) return -1;
+    return 0;
+}
+
+/* After a search: NULL with the error of an interrupted one (Ctrl-C, or the budget), else value as an int. */
+static PyObject *finish(int value, unsigned long long max_nodes, int as_bool) {
+    if (aborted == 1) return NULL; /* Ctrl-C: KeyboardInterrupt is set */
+    if (aborted == 2) {
+        PyErr_Format(PyExc_RuntimeError, "the solver gave up after %llu positions", max_nodes);
+        return NULL;
+    }
+    return as_bool ? PyBool_FromLong(value) : PyLong_FromLong(value);
+}
+
 PyObject *c4solve_solve(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"cur", "mask", "ply", "weak", "max_nodes", NULL};
     unsigned long long cur, mask, max_nodes = 0;
     int ply, weak = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKi|pK", names, &cur, &mask, &ply, &weak, &max_nodes))
         return NULL;
-    if ((mask & ~BOARD) || (cur & ~mask) || ply < 0 || ply > SIZE || popcount_fast(mask) != ply ||
-        ((mask + BOTTOM) & mask & BOARD)) {
-        PyErr_SetString(PyExc_ValueError, "not a Connect Four position (cur, mask, ply)");
-        return NULL;
-    }
-    if (ply == SIZE || any_four(cur) || any_four(cur ^ mask)) {
-        PyErr_SetString(PyExc_ValueError, "the game is over in this position: nothing to solve");
-        return NULL;
-    }
-    if (ensure_table() < 0) return NULL;
+    if (check_position(cur, mask, ply) < 0) return NULL;
     searched = 0;
     limit = max_nodes;
     aborted = 0;
-    int value = solve_position(cur, mask, ply, weak);
-    if (aborted == 1) return NULL; /* Ctrl-C: KeyboardInterrupt is set */
-    if (aborted == 2) {
-        PyErr_Format(PyExc_RuntimeError, "the solver gave up after %llu positions", max_nodes);
+    return finish(solve_position(cur, mask, ply, weak), max_nodes, 0);
+}
+
+PyObject *c4solve_exceeds(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"cur", "mask", "ply", "value", "max_nodes", NULL};
+    unsigned long long cur, mask, max_nodes = 0;
+    int ply, value;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKii|K", names, &cur, &mask, &ply, &value, &max_nodes))
+        return NULL;
+    if (value != -1 && value != 0) {
+        PyErr_Format(PyExc_ValueError, "value %d must be -1 (is it better than a loss?) or 0 (a win?)", value);
         return NULL;
     }
-    return PyLong_FromLong(value);
+    if (check_position(cur, mask, ply) < 0) return NULL;
+    searched = 0;
+    limit = max_nodes;
+    aborted = 0;
+    /* Pons' score s > value (value -1 or 0) exactly when the weak value is above it. */
+    int above = can_win_next(cur, mask) || negamax(cur, mask, ply, value, value + 1) > value;
+    return finish(above, max_nodes, 1);
 }
 
 PyObject *c4solve_nodes(PyObject *self, PyObject *unused) { return PyLong_FromUnsignedLongLong(searched); }

@@ -416,6 +416,9 @@ static PyMethodDef methods[] = {
     {"connect4_solve", (PyCFunction)(void (*)(void))c4solve_solve, METH_VARARGS | METH_KEYWORDS,
      "connect4_solve(cur, mask, ply, weak=False, max_nodes=0) -> Pons' score for the player to move (weak: -1, 0, "
      "1): the exact solver of treelab.oracle (_solver.c)."},
+    {"connect4_exceeds", (PyCFunction)(void (*)(void))c4solve_exceeds, METH_VARARGS | METH_KEYWORDS,
+     "connect4_exceeds(cur, mask, ply, value, max_nodes=0) -> whether the weak value for the player to move is "
+     "above value (-1 or 0): one null-window search (_solver.c)."},
     {"connect4_solve_nodes", c4solve_nodes, METH_NOARGS, "connect4_solve_nodes() -> positions searched by the last "
      "connect4_solve."},
     {"connect4_solve_reset", c4solve_reset, METH_NOARGS, "connect4_solve_reset() -> None: empty the solver's "

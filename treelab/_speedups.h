@@ -91,6 +91,7 @@ PyObject *baseline_columns(PyObject *self, PyObject *const *args, Py_ssize_t nar
 PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* _solver.c: the exact Connect Four solver of treelab.oracle (after Pascal Pons' method). */
 PyObject *c4solve_solve(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *c4solve_exceeds(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *c4solve_nodes(PyObject *self, PyObject *unused);
 PyObject *c4solve_reset(PyObject *self, PyObject *unused);
 PyObject *c4solve_slots(PyObject *self, PyObject *unused);

@@ -34,7 +34,10 @@ __all__ = [
     "BandShare",
     "Chooser",
     "OptimalityReport",
+    "Verdict",
+    "judge_positions",
     "optimal_share",
+    "share_report",
     "tree_chooser",
     "tree_positions",
     "uct_chooser",
@@ -57,10 +60,11 @@ class BandShare:
     """Positions judged (the chooser had a move and the oracle answered)."""
     optimal: int
     """Positions where the chosen move was optimal."""
-    with_choice: int
-    """Positions where some legal move is not optimal (the others are right whatever is played)."""
-    optimal_with_choice: int
-    """Of those, the positions where the chosen move was optimal."""
+    with_choice: int | None
+    """Positions where some legal move is not optimal (the others are right whatever is played); None: not
+    asked (``mattered=False``)."""
+    optimal_with_choice: int | None
+    """Of those, the positions where the chosen move was optimal (None: not asked)."""
 
     @property
     def share(self) -> float | None:
@@ -99,6 +103,95 @@ def _in_band(depth: int, band: tuple[int, int | None]) -> bool:
     return depth >= band[0] and (band[1] is None or depth <= band[1])
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """One position judged: the chooser's move, and whether it is optimal."""
+
+    moves: tuple[int, ...]
+    """The position, as moves from the start."""
+    chosen: int
+    """The chooser's move."""
+    optimal: bool
+    """The move keeps the position's game-theoretic value (a win kept, else a draw kept)."""
+    mattered: bool | None
+    """Some legal move is not optimal (None: not asked)."""
+
+
+def judge_positions(
+    game: str | Game,
+    positions: Iterable[Sequence[int]],
+    chooser: Chooser,
+    *,
+    oracle: Callable[[State], dict[int, int]] | None = None,
+    mattered: bool = True,
+    on_position: Callable[[tuple[int, ...], int | None, dict[int, int] | None], None] | None = None,
+) -> list[Verdict | None]:
+    """Judge ``chooser``'s move at each of ``positions``: one :class:`Verdict` each, None where not judged.
+
+    Args:
+        game: the game (it must have an oracle unless ``oracle`` is given).
+        positions: move sequences from the start (finished positions are not judged).
+        chooser: the move chooser judged.
+        oracle: each legal move's value (None: :func:`treelab.oracle.oracle_for` the game). An oracle
+            that raises ``BudgetError`` (its node budget) leaves the position unjudged.
+        mattered: value every move, to tell whether the choice mattered; False: judge only the chosen
+            move (:func:`treelab.oracle.move_judge`, far cheaper for Connect Four).
+        on_position: called after each position with (moves, chosen move, the oracle's values; None when
+            the oracle gave up or ``mattered`` is False).
+
+    Raises:
+        UnsupportedGameError: the game has no oracle.
+    """
+    from ..errors import BudgetError, UnsupportedGameError
+    from ..oracle import move_judge, oracle_for
+
+    found = find_game(game)
+    judge = oracle or oracle_for(found)
+    if judge is None:
+        raise UnsupportedGameError(f"{found.name!r} has no perfect-play oracle: optimal-move shares need one")
+    one_move = move_judge(judge)
+    out: list[Verdict | None] = []
+    for seq in positions:
+        moves = tuple(seq)
+        state = found.replay(moves)
+        chosen = None if state.is_terminal else chooser(state, moves)
+        values, verdict = None, None
+        if chosen is not None and chosen in state.legal_moves():
+            try:
+                if mattered:
+                    values = judge(state)
+                    best = max(values.values())
+                    verdict = Verdict(moves, chosen, values[chosen] == best, min(values.values()) != best)
+                else:
+                    verdict = Verdict(moves, chosen, one_move(state, chosen), None)
+            except BudgetError:
+                pass
+        if on_position is not None:
+            on_position(moves, chosen, values)
+        out.append(verdict)
+    return out
+
+
+def share_report(verdicts: Iterable[Verdict | None],
+                 bands: Sequence[tuple[int, int | None]] = DEFAULT_BANDS) -> OptimalityReport:
+    """The optimal-move shares by depth band of ``verdicts`` (None: a position not judged, counted as skipped)."""
+    judged = list(verdicts)
+    skipped = sum(v is None for v in judged)
+    asked = all(v.mattered is not None for v in judged if v is not None)
+
+    def tally(name: str, group: list[Verdict]) -> BandShare:
+        choice = sum(bool(v.mattered) for v in group) if asked else None
+        right_choice = sum(v.optimal and bool(v.mattered) for v in group) if asked else None
+        return BandShare(name, len(group), sum(v.optimal for v in group), choice, right_choice)
+
+    done = [v for v in judged if v is not None]
+    return OptimalityReport(
+        bands=tuple(tally(_band_name(b), [v for v in done if _in_band(len(v.moves), b)]) for b in bands),
+        overall=tally("all", done),
+        skipped=skipped,
+    )
+
+
 def optimal_share(
     game: str | Game,
     positions: Iterable[Sequence[int]],
@@ -107,6 +200,7 @@ def optimal_share(
     oracle: Callable[[State], dict[int, int]] | None = None,
     bands: Sequence[tuple[int, int | None]] = DEFAULT_BANDS,
     on_position: Callable[[tuple[int, ...], int | None, dict[int, int] | None], None] | None = None,
+    mattered: bool = True,
 ) -> OptimalityReport:
     """The share of ``positions`` where ``chooser`` plays an optimal move, by depth band.
 
@@ -118,50 +212,14 @@ def optimal_share(
             that raises ``BudgetError`` (its node budget) skips the position.
         bands: the depth bands.
         on_position: called after each position with (moves, chosen move, the oracle's values or None).
+        mattered: also count where the choice mattered (every move valued); False: judge the chosen
+            move only (far cheaper for Connect Four; ``with_choice`` is then None).
 
     Raises:
         UnsupportedGameError: the game has no oracle.
     """
-    from ..errors import BudgetError, UnsupportedGameError
-    from ..oracle import oracle_for
-
-    found = find_game(game)
-    judge = oracle or oracle_for(found)
-    if judge is None:
-        raise UnsupportedGameError(f"{found.name!r} has no perfect-play oracle: optimal-move shares need one")
-    tallies = {band: [0, 0, 0, 0] for band in bands}
-    total, skipped = [0, 0, 0, 0], 0
-    for seq in positions:
-        moves = tuple(seq)
-        state = found.replay(moves)
-        if state.is_terminal:
-            skipped += 1
-            continue
-        chosen = chooser(state, moves)
-        values = None
-        if chosen is not None:
-            try:
-                values = judge(state)
-            except BudgetError:
-                values = None
-        if on_position is not None:
-            on_position(moves, chosen, values)
-        if values is None or chosen not in values:
-            skipped += 1
-            continue
-        best = max(values.values())
-        right = values[chosen] == best
-        choice = min(values.values()) != best
-        for tally in [total, *(tallies[b] for b in bands if _in_band(len(moves), b))]:
-            tally[0] += 1
-            tally[1] += right
-            tally[2] += choice
-            tally[3] += right and choice
-    return OptimalityReport(
-        bands=tuple(BandShare(_band_name(b), *tallies[b]) for b in bands),
-        overall=BandShare("all", *total),
-        skipped=skipped,
-    )
+    verdicts = judge_positions(game, positions, chooser, oracle=oracle, mattered=mattered, on_position=on_position)
+    return share_report(verdicts, bands)
 
 
 def tree_positions(tree: Tree, min_selections: int = 200, *, max_depth: int | None = None,

@@ -31,9 +31,11 @@ from ..store.oraclecache import OracleCache
 
 __all__ = [
     "ORACLE_GAMES",
+    "MoveJudge",
     "Oracle",
     "OracleCache",
     "annotate",
+    "move_judge",
     "oracle_for",
     "oracle_line",
     "require_oracle",
@@ -43,6 +45,9 @@ __all__ = [
 
 Oracle = Callable[[State], dict[int, int]]
 """An oracle: a non-terminal position -> each legal move's value for the player making it (1, 0, -1)."""
+
+MoveJudge = Callable[[State, int], bool]
+"""A judge of one move: (a non-terminal position, a legal move) -> whether the move keeps the position's value."""
 
 ORACLES: dict[str, str] = {"connect4": "compiled", "tictactoe": "minimax"}
 """The games that have an oracle, and which: ``"minimax"`` (exhaustive, memoised) or ``"compiled"`` (the C solver)."""
@@ -85,6 +90,29 @@ def require_oracle(game: str | Game, **options: object) -> Oracle:
             f"{found.name!r} has no perfect-play oracle: oracles exist for {', '.join(ORACLE_GAMES)}"
         )
     return oracle
+
+
+def move_judge(oracle: Oracle) -> MoveJudge:
+    """The cheapest way ``oracle`` has to tell whether one move is optimal.
+
+    The Connect Four solver's :meth:`~treelab.oracle.compiled.SolverOracle.is_optimal` (the move's child
+    solved, then one null-window search proving that no move does better), minimax's
+    :func:`~treelab.oracle.minimax.is_optimal` (the same by alpha-beta), else a comparison with the best
+    of every move's value.
+    """
+    from .minimax import is_optimal, move_values
+
+    if oracle is move_values:
+        return is_optimal
+    cheap = getattr(oracle, "is_optimal", None)
+    if cheap is not None:
+        return cheap  # type: ignore[no-any-return]
+
+    def judge(state: State, move: int) -> bool:
+        values = oracle(state)
+        return values[move] == max(values.values())
+
+    return judge
 
 
 def annotate(game: str | Game, moves: str | Iterable[str | int] | None, children: list[dict[str, object]],
