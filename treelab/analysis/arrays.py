@@ -78,6 +78,8 @@ class TreeArrays:
     mover: np.ndarray | None = None
     """The player (1 or 2) who moved into each node, for games whose players need not alternate
     (:class:`treelab.tree.MoverTree`); None: the parity of the depth (the built-in games' fast path)."""
+    value_sum: np.ndarray | None = None
+    """Each node's :attr:`~treelab.nodes.TreeNode.value_sum` (float64; None: 0 everywhere)."""
 
     # -- building -------------------------------------------------------------
     @classmethod
@@ -112,7 +114,8 @@ class TreeArrays:
         table[:, 8] = np.fromiter((x.nb_select for x in nodes), np.int64, n)
         game = source.game.name if isinstance(source, Tree) else None
         mover = np.fromiter((x.mover for x in nodes), np.int8, n) if isinstance(start, MoverNode) else None
-        return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game, mover)
+        values = np.fromiter((x.value_sum for x in nodes), np.float64, n)
+        return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game, mover, values)
 
     @classmethod
     @diagnosed
@@ -131,21 +134,23 @@ class TreeArrays:
             game = find_game(meta["game"])
             chain = path_rows(conn, game, path, name)
             top, root_depth = chain[-1][0], len(chain) - 1
-            rows, moves, mover = subtree_table(conn, top, root_depth, max_depth, NO_PROOF, name, game)
+            rows, moves, mover, values = subtree_table(conn, top, root_depth, max_depth, NO_PROOF, name, game)
         table = np.array(rows, dtype=np.int64).reshape(len(rows), 9)
         check_table(table, NO_PROOF, moves, game)
-        return cls.from_table(table, moves, top, root_depth, game.name, None if mover is None else np.array(mover))
+        return cls.from_table(table, moves, top, root_depth, game.name, None if mover is None else np.array(mover),
+                              np.array(values, dtype=np.float64))
 
     @classmethod
     def from_table(
         cls, table: np.ndarray, moves: list[str], root_id: int, root_depth: int, game: str | None = None,
-        mover: np.ndarray | None = None,
+        mover: np.ndarray | None = None, values: np.ndarray | None = None,
     ) -> TreeArrays:
         """Build from an ``(N, 9)`` integer table and the N move labels, in any order.
 
         Columns: id, parent id (-1: none), depth, nb_visit, nb_win, nb_draw,
         proven (:data:`NO_PROOF` when unknown), created_game (-1: none), nb_select. Rows
-        are sorted by (depth, id): breadth first, siblings in creation order; ``mover`` (if any) is per row.
+        are sorted by (depth, id): breadth first, siblings in creation order; ``mover`` and ``values``
+        (value sums; if any) are per row.
         """
         n = len(table)
         order = np.lexsort((table[:, 0], table[:, 2]))
@@ -168,6 +173,7 @@ class TreeArrays:
             root_depth=root_depth,
             game=game,
             mover=None if mover is None else mover.astype(np.int8)[order],
+            value_sum=None if values is None or not values.any() else values.astype(np.float64)[order],
         )
 
     # -- shape ----------------------------------------------------------------
@@ -186,9 +192,10 @@ class TreeArrays:
 
     @property
     def mean(self) -> np.ndarray:
-        """Mean reward of the player who moved into each node (0.5 when unvisited)."""
+        """The mover's mean reward of each node (0.5 when unvisited): :func:`~treelab.nodes.mean_reward`."""
+        values = 0.0 if self.value_sum is None else self.value_sum
         with np.errstate(invalid="ignore", divide="ignore"):
-            m = (self.wins + 0.5 * self.draws) / self.visits
+            m = (self.wins + 0.5 * self.draws + 0.5 * values) / self.visits
         return np.where(self.visits > 0, m, 0.5)
 
     def depth_histogram(self) -> list[int]:
