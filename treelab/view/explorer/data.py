@@ -35,7 +35,7 @@ from ...games import Game, State, find_game
 from ...learn.model import Model
 from ...mcts.graph import edge_exploration
 from ...nodes import Proof, proof_word
-from ...positions import mover_mean, player_one
+from ...positions import mover_mean, player_one, player_one_value
 from ...store.dbfile import reading
 from ...store.positiontable import row as position_row
 from ...store.rows import created_by, kid_rows, logged_root, path_rows, principal_variation, totals
@@ -232,7 +232,7 @@ class TreeFile:
         }
 
     def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None,
-               state: State, merged: tuple[tuple[int, int, int, int] | None, bool],
+               state: State, merged: tuple[tuple[int, int, int, int, float] | None, bool],
                priors: dict[int, float]) -> dict[str, Any]:
         game, c = self.game, self.c
         visited = kid.nb_visit > 0
@@ -243,7 +243,7 @@ class TreeFile:
             "exploration": kid.exploration(c) if visited else None,
         }
         if graph:  # the score the search uses (treelab.mcts.graph): the position's value, the edge's counts
-            value = kid.mean if row is None or not row[0] else mover_mean(row[0], row[1], row[2], state.to_move)
+            value = kid.mean if row is None or not row[0] else mover_mean(row[0], row[1], row[2], state.to_move, row[4])
             explore = edge_exploration(kid.nb_select, sum(k.nb_select for k in parent.kids), c)
             finite = not math.isinf(explore)
             scores = {"ucb1": value + explore if finite else None, "exploitation": value,
@@ -281,11 +281,13 @@ def _positions(conn: Any, game: Game, state: State, labels: Sequence[str]) -> di
     return found
 
 
-def _position_json(row: tuple[int, int, int, int], mover: int) -> dict[str, Any]:
-    """A position's merged counts for the player who moves into it, and how many stored paths reach it."""
-    visits, ones, draws, paths = row
+def _position_json(row: tuple[int, int, int, int, float], mover: int) -> dict[str, Any]:
+    """A position's merged counts for the player who moves into it (its value sum, if any), and how many stored
+    paths reach it."""
+    visits, ones, draws, paths, value = row
     return {"nb_visit": visits, "nb_win": player_one(mover, visits, ones, draws), "nb_draw": draws,
-            "mean": mover_mean(visits, ones, draws, mover), "paths": paths}
+            "mean": mover_mean(visits, ones, draws, mover, value), "paths": paths,
+            **({"value_sum": player_one_value(mover, value)} if value else {})}
 
 
 def _line_paths(game: Game, moves: Sequence[int], line: list[str]) -> list[str | None]:
