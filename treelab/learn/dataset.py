@@ -8,7 +8,8 @@ For a node with at least ``min_visits`` visits that is not the end of a game:
   node only passed through by searches started deeper), their visits instead. A proof overrides
   both: the proven winning moves share it evenly; proven losing moves get nothing while another
   move is not proven lost;
-- **value target**: the node's proof when known, else its mean reward, for the player to move,
+- **value target**: the node's proof when known, else its mean reward (:func:`treelab.nodes.mean_reward`, value
+  sums included), for the player to move,
   in [0, 1] (the model learns it as ``2 v - 1``).
 """
 
@@ -23,6 +24,7 @@ import numpy.typing as npt
 
 from ..errors import NoEncodingError
 from ..games import Game, State
+from ..nodes import mean_reward
 from ..store.fitrows import FitRows
 
 __all__ = ["Dataset", "augment", "build_dataset", "candidates"]
@@ -83,7 +85,7 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     parent = {r[0]: r[1] for r in rows}
     label = {r[0]: r[2] for r in rows}
     kids: dict[int, list[tuple[int, str, int, int, int | None]]] = {}
-    for nid, pid, move, _, visits, _, _, proven, select, _ in rows:
+    for nid, pid, move, _, visits, _, _, proven, select, _, _ in rows:
         if pid is not None:
             kids.setdefault(pid, []).append((nid, move, visits, select, proven))
     states: dict[int, State] = {}
@@ -107,7 +109,7 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     node_ids: list[int] = []
     proven_count = selected_count = 0
     group_of: dict[object, int] = {}
-    for nid, pid, _, depth, visits, wins, draws, proven, _, _ in rows:
+    for nid, pid, _, depth, visits, wins, draws, proven, _, _, value_sum in rows:
         children = kids.get(nid)
         if visits < min_visits or depth > deepest or not children or (only is not None and nid not in only):
             continue
@@ -122,7 +124,7 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
             value = (float(proven) + 1.0) / 2.0
             proven_count += 1
         else:
-            value = (wins + 0.5 * draws) / visits
+            value = mean_reward(wins, draws, visits, value_sum)
         if mover != state.to_move:
             value = 1.0 - value
         row = np.zeros(size, dtype=np.float32)

@@ -10,8 +10,9 @@ from .schema import DbPath
 
 __all__ = ["FitRow", "FitRows", "read_fit_rows"]
 
-FitRow = tuple[int, Any, str, int, int, int, int, Any, int, Any]
-"""``(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, nb_select, created_game)`` of one node."""
+FitRow = tuple[int, Any, str, int, int, int, int, Any, int, Any, float]
+"""``(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, nb_select, created_game, value_sum)`` of one
+node."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: s
         root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()
         rows = conn.execute(
             "SELECT n.id, n.parent_id, n.move, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.nb_select, "
-            "n.created_game "
+            "n.created_game, n.value_sum "
             "FROM nodes AS n LEFT JOIN nodes AS p ON n.parent_id = p.id "
             "WHERE n.depth <= ? + 1 AND (n.nb_visit >= ? AND n.depth <= ? OR p.nb_visit >= ? AND p.depth <= ?) "
             "ORDER BY n.depth, n.id",
