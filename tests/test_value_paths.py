@@ -172,6 +172,26 @@ def test_a_fitted_models_value_targets_are_the_means_with_the_value_sums(tmp_pat
     assert data.value[at[0]] == pytest.approx((0 + 0.5 * 3 + 0.5 * 1.25) / 4)
 
 
+def test_the_history_and_a_replay_carry_the_roots_children_value_sums(tmp_path: Path) -> None:
+    from treelab.analysis.growth import tree_at
+    from treelab.view.explorer.data import Replay, TreeFile
+
+    recorder = treelab.Recorder("tictactoe")
+    recorder.simulation("5", value=0.5, player=1)
+    recorder.simulation("1", value=-0.75, player=1)
+    db = tmp_path / "t.db"
+    recorder.tree.save(db, games=[{"moves": "5"}])
+    then = {k.name: k.mean for k in recorder.tree.root.kids}
+    recorder.simulation("5", value=-1.0, player=1)
+    recorder.tree.save(db, games=[{"moves": "5"}])
+    past = tree_at(db, 1)
+    assert {k.name: k.mean for k in past.root.kids} == then == {"5": 0.75, "1": 0.125}
+    assert past.root.value_sum == -0.5 + 0.75 and past.root.mean == pytest.approx(1 - (1 + (0.5 - 0.75) / 2) / 2)
+    shown = TreeFile.open(db).node("", Replay(game=1))
+    assert {k["move"]: k["mean"] for k in shown["children"]} == then
+    assert treelab.load(db).find("5").mean == (2 + 0.5 - 1.0) / 2 / 2
+
+
 # -- the streamed import ----------------------------------------------------------------------------------------
 
 

@@ -130,8 +130,9 @@ def totals(conn: sqlite3.Connection, meta: dict[str, str]) -> tuple[int, int, in
     return (root[0] if root else 0), games, last_game, nodes
 
 
-def logged_root(conn: sqlite3.Connection, game_id: int) -> tuple[int, dict[str, list[int]]] | None:
-    """The root's visits and its children's ``[visits, wins, draws]`` logged after ``game_id`` (None: no history)."""
+def logged_root(conn: sqlite3.Connection, game_id: int) -> tuple[int, dict[str, list[Any]]] | None:
+    """The root's visits and its children's ``[visits, wins, draws]`` (a value sum fourth, if any) logged after
+    ``game_id`` (None: no history)."""
     try:
         snap = conn.execute(
             "SELECT root_visits, root_children FROM history WHERE game_id <= ? ORDER BY game_id DESC LIMIT 1",

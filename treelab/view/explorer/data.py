@@ -315,7 +315,7 @@ def _check_existed(rows: list[tuple[Any, ...]], replay: Replay, game: Game, move
 
 
 def _chain(
-    rows: list[tuple[Any, ...]], kid_rows: list[tuple[Any, ...]], logged: tuple[int, dict[str, list[int]]] | None
+    rows: list[tuple[Any, ...]], kid_rows: list[tuple[Any, ...]], logged: tuple[int, dict[str, list[Any]]] | None
 ) -> list[TreeNode]:
     """TreeNodes for the path and the last node's children, so UCB1 and means use the tree's own rules."""
     chain: list[TreeNode] = []
@@ -329,13 +329,14 @@ def _chain(
     if logged is not None:  # the root and its children as logged after that game
         visits, kids = logged
         root = chain[0]
-        counts = {move: ([*list(v), 0, 0, 0])[:3] for move, v in kids.items()}
+        counts: dict[str, list[Any]] = {move: ([*v, 0, 0, 0, 0.0])[:4] for move, v in kids.items()}  # a value sum
         for kid in root.kids:  # all of them (at the root), or the one on the path
-            kid.nb_visit, kid.nb_win, kid.nb_draw = counts.get(kid.name, [0, 0, 0])
-        # the root's own wins (player 2's) and draws follow from its children's
+            kid.nb_visit, kid.nb_win, kid.nb_draw, kid.value_sum = counts.get(kid.name, [0, 0, 0, 0.0])
+        # the root's own wins (player 2's), draws and value sum follow from its children's
         root.nb_visit = visits
-        root.nb_draw = sum(d for _, _, d in counts.values())
-        root.nb_win = sum(n - w - d for n, w, d in counts.values())
+        root.nb_draw = sum(c[2] for c in counts.values())
+        root.nb_win = sum(c[0] - c[1] - c[2] for c in counts.values())
+        root.value_sum = -sum(c[3] for c in counts.values())
     return chain
 
 
