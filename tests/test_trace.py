@@ -26,7 +26,7 @@ Snapshot = dict[tuple[str, ...], tuple[Any, ...]]
 
 
 def snapshot(tree: treelab.Tree) -> Snapshot:
-    return {n.moves: (n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven) for n in tree}
+    return {n.moves: (n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven, round(n.value_sum, 9)) for n in tree}
 
 
 def replayed(start: treelab.Tree, records: list[dict[str, Any]]) -> Snapshot:
@@ -237,3 +237,30 @@ def test_a_game_whose_players_need_not_alternate_is_traced_exactly() -> None:
     assert {n.moves: n.mover for n in start} == {n.moves: n.mover for n in tree}
     movers = treelab.stepper(tracer.records, max_steps=300).data["frames"]
     assert any(f["movers"][i] == f["movers"][i + 1] for f in movers for i in range(1, len(f["movers"]) - 1))
+
+
+def test_a_puct_trace_with_real_values_replays_their_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A simulation that ended in an evaluator's value gains value sums (a fifth number in its backup steps):
+    replayed, the tree has them, and the stepper's means count them (treelab.nodes.mean_reward)."""
+    from treelab.mcts.evaluators import EVALUATORS, Evaluation, uniform_priors
+    from treelab.view.step_widget import _root_series
+
+    def valued(state: treelab.State, rng: random.Random) -> Evaluation:
+        return Evaluation(uniform_priors(state), 0.3 + 0.05 * len(state.legal_moves()) / 9)  # never 0, 1/2 or 1
+
+    from treelab.mcts import config as settings
+
+    monkeypatch.setitem(EVALUATORS, "valued", lambda **_: valued)  # a value network's stand-in, by name
+    monkeypatch.setattr(settings, "EVALUATORS", (*settings.EVALUATORS, "valued"))
+    tree, start = treelab.Tree("tictactoe"), treelab.Tree("tictactoe")
+    for t in (tree, start):
+        t.path("5")
+    tracer = Tracer()
+    config = SearchConfig(algorithm="puct", evaluator="valued", solver=False)
+    traced_search(tree, "5", limit=Limit(iterations=150), search=config, rng=random.Random(2), tracer=tracer)
+    assert tree.valued and any(len(step) == 5 for r in tracer.records for step in r["backup"])
+    assert replayed(start, tracer.records) == snapshot(tree)
+    means = _root_series(tracer.records, 1)["means"]
+    for kid in tree.find("5").kids:
+        if kid.nb_visit:
+            assert means[kid.name][-1] == round(kid.mean, 4)

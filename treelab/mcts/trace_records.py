@@ -72,12 +72,14 @@ def apply_record(tree: Tree, record: Mapping[str, Any]) -> None:
     if len(gains) != len(nodes):
         raise TraceError(f"simulation {record['simulation']}: {len(gains)} backup steps for a path of "
                          f"{len(nodes)} nodes: the record is damaged")
-    for node, (visit, win, draw, select) in zip(nodes, gains, strict=True):
+    for node, (visit, win, draw, select, *value) in zip(nodes, gains, strict=True):
         tree.mark_dirty(node)
         node.nb_visit += visit
         node.nb_win += win
         node.nb_draw += draw
         node.nb_select += select
+        if value and value[0]:  # a value sum gained (a simulation that ended in a value)
+            tree.add_value(node, value[0])
     for moves, word in record["proofs"].items():
         node = tree.find(moves)
         tree.mark_dirty(node)

@@ -21,7 +21,8 @@ playout or evaluation started), ``expanded``, ``playout`` (its moves; null for a
 one's own or an evaluator without playout), ``winner`` (1, 2, null), ``levels`` (per step of the path),
 ``created`` (each new node's moves from the tree's root, in notation), ``proofs`` (nodes proven by this
 simulation: moves from the tree's root -> ``"win"``/``"draw"``/``"loss"`` for the node's mover) and
-``backup`` (``[visit, win, draw, select]`` gained by each node from the tree's root down to the leaf).
+``backup`` (``[visit, win, draw, select]`` gained by each node from the tree's root down to the leaf, and fifth
+the value sum it gained where that is not 0: a simulation that ended in a value, :func:`treelab.nodes.mean_reward`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class Tracer:
     _named: bool = False
     _moves: tuple[str, ...] = ()
     _pending: Mapping[TreeNode, Mapping[str, float]] = field(default_factory=dict)
+    _values: list[float] = field(default_factory=list)  # the value sums above and on the path after selection
 
     # -- set-up, by the search ------------------------------------------------------------------
     def begin(self, state: SearchState, algorithm: str) -> None:
@@ -133,7 +135,9 @@ class Tracer:
             self._levels.clear()
             self._made = len(state.tree.new_nodes)
             self._playout = [] if self._named else None  # no playout: a finished game (or moves unseen)
-            return select(state)
+            leaf = select(state)
+            self._values = [n.value_sum for n in (*state.above, *leaf.path)]  # before the simulate phase's values
+            return leaf
 
         return traced
 
@@ -147,7 +151,8 @@ class Tracer:
             back_up(state, path, winner)
             gained = [[n.nb_visit - b[0], n.nb_win - b[1], n.nb_draw - b[2], n.nb_select - b[3]]
                       for n, b in zip(path, before, strict=True)]
-            self._record(state, path, winner, gained, expanded)
+            values = [n.value_sum - v for n, v in zip((*state.above, *path), self._values, strict=True)]
+            self._record(state, path, winner, gained, expanded, values)
 
         return traced
 
@@ -207,19 +212,24 @@ class Tracer:
         return None
 
     def _record(self, state: SearchState, path: list[TreeNode], winner: int | None, gained: list[list[int]],
-                expanded: str | None) -> None:
+                expanded: str | None, values: list[float]) -> None:
         tree, game = state.tree, state.tree.game
         new = tree.new_nodes[self._made:]
         levels = self._levels
         above = state.above
-        up = [[1, int(winner is not None and n.mover == winner), int(winner is None), 0] for n in above]
+        up: list[list[Any]] = [[1, int(winner is not None and n.mover == winner), int(winner is None), 0]
+                               for n in above]
+        steps: list[list[Any]] = [*up, *gained]
+        for step, value in zip(steps, values, strict=True):
+            if value:  # a simulation that ended in a value (PUCT's evaluator): its sum, fifth
+                step.append(value)
         created = [_notation(game, n.moves) for n in new]
         self.count += 1
         record: dict[str, Any] = {
             "simulation": self.count, **self._header,
             "path": [n.name for n in path[1:]], "expanded": expanded, "playout": self._playout,
             "winner": winner, "levels": list(levels), "created": created,
-            "proofs": self._proofs(game, above, path, new), "backup": up + gained,
+            "proofs": self._proofs(game, above, path, new), "backup": steps,
         }
         levels.clear()
         if self.keep:

@@ -25,6 +25,7 @@ import traitlets
 from ..errors import TraceError
 from ..games import Game, State, find_game
 from ..mcts.trace_records import check_records
+from ..nodes import mean_reward
 from .explorer.data import board_grid
 
 __all__ = ["ESM", "MAX_STEPS", "Stepper", "stepper", "stepper_data"]
@@ -97,11 +98,12 @@ def _root_series(records: Sequence[Mapping[str, Any]], depth: int) -> dict[str, 
     """Each root move's visits and mean (for its mover) after every simulation (at most 400 points, evenly spaced).
 
     Returns ``{"visits": {move: [...], "_at": [simulation numbers]}, "means": {move: [...]}}``; a mean is
-    ``(wins + draws / 2) / visits`` of the move's node in this search, 0 before its first visit.
+    :func:`treelab.nodes.mean_reward` of the move's node in this search (its value sums included), 0 before its
+    first visit.
     """
     n = len(records)
     every = max(1, -(-n // 400))
-    totals: dict[str, list[int]] = {}  # move -> [visits, wins, draws]
+    totals: dict[str, list[float]] = {}  # move -> [visits, wins, draws, value sum]
     visits: dict[str, list[float]] = {}
     means: dict[str, list[float]] = {}
     points = 0
@@ -109,17 +111,19 @@ def _root_series(records: Sequence[Mapping[str, Any]], depth: int) -> dict[str, 
         path = record["path"]
         if path:
             gained = record["backup"][depth + 1]
-            total = totals.setdefault(path[0], [0, 0, 0])
+            total = totals.setdefault(path[0], [0, 0, 0, 0.0])
             for k in range(3):
                 total[k] += gained[k]
+            if len(gained) > 4:
+                total[3] += gained[4]
         if i % every == 0 or i == n:
             for move in totals:
                 visits.setdefault(move, [0] * points)
                 means.setdefault(move, [0.0] * points)
             for move, values in visits.items():
-                seen, wins, draws = totals.get(move, (0, 0, 0))
+                seen, wins, draws, value = totals.get(move, (0, 0, 0, 0.0))
                 values.append(seen)
-                means[move].append(round((wins + draws / 2) / seen, 4) if seen else 0.0)
+                means[move].append(round(mean_reward(wins, draws, seen, value), 4) if seen else 0.0)
             points += 1
     visits["_at"] = [min(n, (k + 1) * every) for k in range(points)]
     return {"visits": visits, "means": means}
