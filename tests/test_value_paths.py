@@ -192,6 +192,28 @@ def test_the_history_and_a_replay_carry_the_roots_children_value_sums(tmp_path: 
     assert treelab.load(db).find("5").mean == (2 + 0.5 - 1.0) / 2 / 2
 
 
+def test_a_stored_players_revert_and_the_explorers_copy_keep_value_sums(tmp_path: Path) -> None:
+    from treelab.mcts.evaluators import Evaluation, uniform_priors
+    from treelab.play.explorer import _snapshot
+    from treelab.play.stored import revert
+
+    def evaluate(state: treelab.State, rng: random.Random) -> Evaluation:
+        return Evaluation(uniform_priors(state), 0.3 + 0.05 * len(state.legal_moves()) / 9)  # never 0, 1/2 or 1
+
+    db = tmp_path / "t.db"
+    tree = treelab.Tree("tictactoe")
+    treelab.puct_search(tree, "", limit=treelab.Limit(iterations=80), evaluator=evaluate, solver=False, rng=1)
+    tree.save(db)
+    saved = {n.moves: (n.nb_visit, n.value_sum) for n in tree}
+    copy = treelab.load(_snapshot(tree))  # what the explorer opens for a tree in memory
+    assert {n.moves: (n.nb_visit, n.value_sum, copy.priors.get(n)) for n in copy} == {
+        n.moves: (n.nb_visit, n.value_sum, tree.priors.get(n)) for n in tree}
+    treelab.puct_search(tree, "5", limit=treelab.Limit(iterations=80), evaluator=evaluate, solver=False, rng=2)
+    assert {n.moves: (n.nb_visit, n.value_sum) for n in tree} != saved
+    revert(tree)
+    assert {n.moves: (n.nb_visit, n.value_sum) for n in tree} == saved
+
+
 # -- the streamed import ----------------------------------------------------------------------------------------
 
 

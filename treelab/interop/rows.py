@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import csv
 import gc
-import io
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import IO, Any
 
 from ..errors import ImportFormatError, NotationError
@@ -121,18 +121,19 @@ def _csv_rows(stream: IO[str], first: str) -> tuple[str | None, Iterator[tuple[i
     game, start = None, 1
     if first.startswith(_CSV_GAME):
         game, first, start = first[len(_CSV_GAME):].strip(), stream.readline(), 2
-    reader = csv.DictReader(io.StringIO(first + stream.read()))
-    stream.close()
+    reader = csv.DictReader(chain([first], stream))  # read as it goes: a big file is never held whole
     names = reader.fieldnames or []
     if "path" not in names or "visits" not in names:
+        stream.close()
         raise ImportFormatError(f"row {start}: the CSV header {','.join(names)!r} lacks 'path' or 'visits': "
                                 f"write a header of {', '.join(FIELDS)}")
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
-        for n, row in enumerate(reader, start + 1):
-            if None in row:
-                raise ImportFormatError(f"row {n}: more values than the header names: check the commas")
-            yield n, {k: _cell(k, v, n) for k, v in row.items() if v not in ("", None) or k == "path"}
+        with stream:
+            for n, row in enumerate(reader, start + 1):
+                if None in row:
+                    raise ImportFormatError(f"row {n}: more values than the header names: check the commas")
+                yield n, {k: _cell(k, v, n) for k, v in row.items() if v not in ("", None) or k == "path"}
 
     return game, rows()
 
