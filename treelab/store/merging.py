@@ -147,7 +147,7 @@ def _same_game(out: DbPath, game: str) -> None:
         other = _game_of(out)
         if other != game:
             raise GameMismatchError(
-                f"{display(out)!r} holds a {other} tree, not {game}: merge into a new file or one of {game}"
+                f"{display(out)!r} holds a {other} tree, not {game}: add it to a new file or one of {game}"
             )
 
 
