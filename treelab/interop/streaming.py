@@ -97,16 +97,19 @@ class _Sink:
 
 
 def _chunks(walked: Iterable[tuple[Any, Any, State, Any]], game: Game, source: str) -> Iterator[list[tuple[Any, ...]]]:
-    """The checked rows as chunks of :data:`treelab.store.merging.ROW` rows."""
+    """The checked rows as chunks of :data:`treelab.store.merging.KEYED` rows (each position's key computed from
+    the position at hand, so the file's ``positions`` table is added to, not rebuilt)."""
     chunk: list[tuple[Any, ...]] = []
-    alternating = game.alternating
+    alternating, key = game.alternating, game.position_key
     for entry, row, state, where in walked:
-        visits, wins, draws, selected, value, prior, proof = checked_row(row, entry.depth, entry.mover, state,
+        mover = entry.mover
+        visits, wins, draws, selected, value, prior, proof = checked_row(row, entry.depth, mover, state,
                                                                          (source, where))
         parent = entry.parent
         chunk.append((entry.id, -1 if parent is None else parent.id, entry.label, entry.depth,
-                      None if proof is None else int(proof), None if alternating else entry.mover, value, prior,
-                      visits, wins, draws, selected))
+                      None if proof is None else int(proof), None if alternating else mover, value, prior,
+                      visits, wins, draws, selected,
+                      key(state), wins if mover == 1 else visits - wins - draws, value if mover == 1 else -value))
         if len(chunk) >= CHUNK:
             yield chunk
             chunk = []

@@ -33,7 +33,7 @@ from .persistence import first_rows
 from .schema import DbPath, display, file_key
 from .values import of_rows
 
-__all__ = ["ROW", "MergeSummary", "add_rows", "merge"]
+__all__ = ["KEYED", "ROW", "MergeSummary", "add_rows", "merge"]
 
 _CHUNK = 50_000
 """Rows :func:`merge` reads and adds at a time (their arrays: a few MB)."""
@@ -140,6 +140,10 @@ ROW = ("id", "parent_id", "move", "depth", "proven", "mover", "value_sum", "prio
 """A row of a tree added by :func:`_add_nodes`: its id in its source (-1: no parent), move, depth, proof or None,
 mover (None: a game whose players alternate), value sum, prior or None, then the counts of
 :data:`~treelab.store.deltas.COUNT_COLUMNS`."""
+KEYED = (*ROW, "key", "ones", "value_one")
+"""A :data:`ROW` with its position's key and what it adds to that position's row besides its visits and draws
+(player 1's wins and value sum, :mod:`treelab.store.positiontable`): when every row of every tree added has them,
+the ``positions`` table is added to as the rows are written (as a save adds to it), not rebuilt at the end."""
 
 
 def _same_game(out: DbPath, game: str) -> None:
@@ -166,10 +170,14 @@ class _Into:
     start_nodes: int
     visits: int = 0
     games: int = 0
+    rebuild: bool = False
+    """A tree added without position keys: the ``positions`` table is rebuilt at the end."""
 
     def add(self, rows: Iterable[Sequence[tuple[Any, ...]]], source: str, size: int = 0) -> None:
-        """Add the tree of ``rows`` (chunks of :data:`ROW` rows; ``size``: how many, if known)."""
-        self.counts = _add_nodes(self.conn, rows, self.game, self.root, self.counts, (self.name, source), size)
+        """Add the tree of ``rows`` (chunks of :data:`ROW` or :data:`KEYED` rows; ``size``: how many, if known)."""
+        self.counts, keyed = _add_nodes(self.conn, rows, self.game, self.root, self.counts, (self.name, source),
+                                        size)
+        self.rebuild = self.rebuild or not keyed
 
     def summary(self, out: DbPath, inputs: int) -> MergeSummary:
         return MergeSummary(out=os.fspath(out), game=self.game.name, inputs=inputs, nodes=sum(self.counts),
@@ -203,7 +211,8 @@ def _adding(out: DbPath, game: str) -> Iterator[_Into]:
         into = _Into(conn, the_game, root, counts, name, first_game, sum(counts))
         yield into
         counts = into.counts
-        positiontable.rebuild(conn, the_game)  # the sum of the inputs' tables, paths counted once
+        if into.rebuild:
+            positiontable.rebuild(conn, the_game)  # the sum of the inputs' tables, paths counted once
         now = snapshot(conn, root, counts)  # every merged game's history row: the merged tree
         conn.execute(f"UPDATE history SET {', '.join(f'{key} = ?' for key in now)} WHERE game_id >= ?",
                      [*now.values(), first_game])
@@ -228,17 +237,29 @@ def _stored_rows(src: sqlite3.Connection, game: Game) -> Iterator[list[tuple[Any
 
 
 def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]]], game: Game, root: int,
-               counts: list[int], names: tuple[str, str], size: int) -> list[int]:
-    """Add the tree of ``rows`` (chunks of :data:`ROW` rows in id order) to the file of ``conn`` (root row
-    ``root``), a chunk at a time; return the nodes per depth after it (``counts``: before). ``names``: the file
-    and the tree's source, as errors name them; ``size``: the rows to come, if known (0: unknown)."""
+               counts: list[int], names: tuple[str, str], size: int) -> tuple[list[int], bool]:
+    """Add the tree of ``rows`` (chunks of :data:`ROW` or :data:`KEYED` rows in id order) to the file of ``conn``
+    (root row ``root``), a chunk at a time; return the nodes per depth after it (``counts``: before) and whether
+    every row had its position key (the ``positions`` table added to). ``names``: the file and the tree's source,
+    as errors name them; ``size``: the rows to come, if known (0: unknown)."""
     name, source = names
     where = IdMap(size, source)
     top = before = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+    keyed, width = True, len(COUNT_COLUMNS)
     for chunk in rows:
         if not chunk:
             continue
         nid, pid, moves, depths, proofs, mover, sums, priors, *amounts = zip(*chunk, strict=True)
+        positions: dict[str, Any] = {}
+        if len(amounts) > width:  # KEYED rows: the positions table is added to as a save adds to it
+            keys, ones, value_one = amounts[width:]
+            amounts = amounts[:width]
+            per_position = np.array([amounts[0], ones, amounts[2]], dtype=np.int64).T.copy()
+            value_array = np.array(value_one, dtype=np.float64)
+            positions = {"keys": list(keys), "position_counts": per_position,
+                         "position_values": value_array if value_array.any() else None}
+        else:
+            keyed = False
         ids, parents = np.array(nid, dtype=np.int64), np.array(pid, dtype=np.int64)
         k = int(not where.size)  # the first chunk starts with the root: a stored node of ``out``
         if (parents[k:] == -1).any() or (k and parents[0] != -1):
@@ -257,12 +278,13 @@ def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]
             moves=list(moves[k:]), depths=np.array(depths[k:], dtype=np.int64), counts=table[k:],
             created=[None] * (len(ids) - k), proofs=[(i, p) for i, p in enumerate(proofs) if p is not None],
             movers=None if game.alternating else [int(m) for m in mover[k:]], values=of_rows(sums, priors),
+            **positions,
         )
         stored, fresh, _ = apply(conn, delta, top=top, name=name, created=False, own_above=before)
         where.add(ids[k:], stored)
         top = max(top, int(stored.max(initial=0)))
         counts = depth_counts(counts, delta.depths[fresh])
-    return counts
+    return counts, keyed
 
 
 def _add_games(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, root: int, counts: list[int],
