@@ -270,3 +270,10 @@ def test_a_bad_row_in_a_later_chunk_writes_nothing(tmp_path: Path, monkeypatch: 
     fresh = tmp_path / "new.db"
     assert_clean_error(run("import", "rows", str(bad), "--game", "tictactoe", "--db", str(fresh)), "row ")
     assert not fresh.exists()
+
+
+def test_growth_of_an_imported_tree_says_it_has_no_games(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    valued_tree("tictactoe", 1, 30).save(db)
+    result = run("growth", str(db), "-o", str(tmp_path / "g.png"))
+    assert result.exit_code == 0 and "logs no training games" in result.output and (tmp_path / "g.png").exists()
