@@ -15,6 +15,7 @@ import pytest
 from cli_helpers import assert_clean_error, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from recorded import valued_tree
 
 import treelab
 from treelab.analysis.arrays import TreeArrays
@@ -26,30 +27,6 @@ from treelab.positions import PositionTable, counts_of_nodes
 from treelab.store import increments
 from treelab.store.deltas import start
 from treelab.store.sharing import share_top
-
-
-def valued_tree(game: str, seed: int, simulations: int) -> treelab.Tree:
-    """A hand-written search's tree through the recorder: real values and whole results, priors on some nodes,
-    proofs where a path reaches the end."""
-    rng = random.Random(seed)
-    recorder = treelab.Recorder(game)
-    rules = recorder.tree.game
-    for _ in range(simulations):
-        state, path = rules.initial(), []
-        for _ in range(rng.randint(0, 6)):
-            if state.is_terminal:
-                break
-            move = rng.choice(state.legal_moves())
-            path.append(rules.label(move))
-            state = state.play(move)
-        if state.is_terminal or rng.random() < 0.3:
-            recorder.simulation(path, winner=state.winner if state.is_terminal else rng.choice([1, 2, None]))
-        else:
-            recorder.simulation(path, value=rng.uniform(-1, 1), player=rng.choice([1, 2]))
-    tree = recorder.tree
-    for node in list(tree)[::3]:
-        tree.priors[node] = rng.random()
-    return tree
 
 
 def by_path(db: Path) -> dict[str, tuple[Any, ...]]:
