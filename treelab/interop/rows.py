@@ -1,4 +1,5 @@
-"""The plain interchange format: one row per node (JSON lines or CSV), and a recorder for hand-written searches.
+"""The plain interchange format: one row per node (JSON lines or CSV), read, checked in order, and written (the
+recorder for hand-written searches is :mod:`treelab.interop.recorder`).
 
 A row names a node by its **path** (the move labels from the game's start, comma-separated:
 ``"4,4,5"``; ``""`` is the root; a JSON list of labels works too) and gives its numbers:
