@@ -48,7 +48,7 @@ def main() -> None:
         def build(checked: bool) -> Tree:
             fresh = Tree("connect4")
             fresh.depth_counts = []
-            args = (fresh.node_class, rows, [None] * (rows[-1][0] + 1), fresh.depth_counts, {}, fresh.truncated)
+            args = (fresh.node_class, rows, [None] * (rows[-1][0] + 1), fresh.depth_counts, {}, set())
             gc.disable()
             try:
                 if checked:

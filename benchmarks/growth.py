@@ -20,6 +20,7 @@ from pathlib import Path
 
 import treelab
 from treelab.play.players import HeuristicPlayer, MCTSPlayer, Player
+from treelab.store.deltas import stamp
 from treelab.store.persistence import kept_open, open_tree, save
 
 
@@ -50,7 +51,6 @@ def _grow(nodes: int, iterations: int, tree: treelab.Tree, db: Path, players: tu
     game_id = 0
     while len(tree) < nodes:
         game_id += 1
-        tree.current_game = game_id
         mine = 1 + game_id % 2
         sims = tree.root.nb_visit
         started = time.perf_counter()
@@ -63,6 +63,7 @@ def _grow(nodes: int, iterations: int, tree: treelab.Tree, db: Path, players: tu
         searched = time.perf_counter() - started
         changed = tree.unsaved
         started = time.perf_counter()
+        stamp(tree, game_id)  # as training does: the game's new nodes name it
         save(tree, db, games=[{"id": game_id, "moves": game.notation(moves), "winner": state.winner,
                                "opponent": "heuristic", "tree_player": mine, "iterations": iterations}])
         rows.append((len(tree), searched, time.perf_counter() - started, tree.root.nb_visit - sims, changed))

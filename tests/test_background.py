@@ -23,6 +23,7 @@ from treelab.errors import NotATreelabDatabaseError, WorkerError
 from treelab.mcts import uct
 from treelab.store import background
 from treelab.store.background import BackgroundSaver
+from treelab.store.binding import last_game
 
 SAVERS: list[BackgroundSaver] = []
 
@@ -99,7 +100,7 @@ def test_games_are_logged_once_committed_and_the_summary_counts_them(
     assert SAVERS[0].handed == 5
     assert committed == [1] * 5  # each game was in the file when the callback saw it
     tree = treelab.load(db)
-    assert summary.total_games == tree.last_game_id == 6 and len(tree) == summary.nodes
+    assert summary.total_games == last_game(tree) == 6 and len(tree) == summary.nodes
     conn = sqlite3.connect(db)
     try:  # self-play: the tree searched every move of every game, and nothing else
         searched = conn.execute("SELECT sum(length(moves) * iterations) FROM games").fetchone()[0]
@@ -188,7 +189,7 @@ def test_the_writer_and_workers_never_run_the_callers_script_again(tmp_path: Pat
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert marks.read_text() == "ran\n"
-    assert treelab.load(tmp_path / "t.db").last_game_id == 40
+    assert last_game(treelab.load(tmp_path / "t.db")) == 40
 
 
 def _games_logged(db: Path) -> int:
@@ -280,7 +281,7 @@ def test_kill_9_while_the_writer_saves_leaves_a_database_that_resumes(tmp_path: 
     finally:
         conn.close()
     tree = treelab.load(db)
-    assert games == history == tree.last_game_id and tree.root.nb_visit == searched  # whole games, nothing else
+    assert games == history == last_game(tree) and tree.root.nb_visit == searched  # whole games, nothing else
     summary = train("connect4", db, games=2, iterations=50, seed=seed, progress=False)
     assert summary.total_games == games + 2
     tree_invariants_hold(db)
@@ -316,7 +317,6 @@ def test_searches_of_a_game_cut_short_are_saved_alike_with_no_game(tmp_path: Pat
         with BackgroundSaver(db, "connect4", background=use_writer) as saver:
             saver.track(tree)
             assert saver.by_writer == use_writer
-            tree.current_game = 2  # the game being played when it was cut short
             uct.search(tree, "4", limit=uct.Limit(iterations=300), rng=3)
             assert saver.save(None) == []
             assert saver.finish() == []

@@ -20,7 +20,7 @@ from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
 from treelab.store import deltas
 from treelab.store.binding import binding_of
-from treelab.store.deltas import LOCAL, Earlier, renumber, start, take
+from treelab.store.deltas import LOCAL, Earlier, renumber, stamp, start, take
 from treelab.store.deltawriter import DeltaWriter
 from treelab.store.sharing import share_top
 from treelab.tree import Tree
@@ -293,8 +293,8 @@ def test_two_worker_processes_writing_the_same_new_nodes_at_once_add_up_exactly(
 @pytest.mark.skipif(speedups.compiled is None, reason=speedups.describe())
 def test_compiled_delta_rows_match_the_python_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     tree = start(Tree("tictactoe"))
-    tree.current_game = 7
     search(tree, limit=Limit(iterations=300), rng=4)
+    stamp(tree, 7)
     for node, proof in zip(tree.new_nodes[5:40:9], (Proof.WIN, Proof.LOSS, Proof.DRAW, Proof.WIN), strict=True):
         node.proven = proof
     delta, _ = take(tree)

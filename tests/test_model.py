@@ -24,8 +24,10 @@ from treelab.errors import (
 from treelab.games import GAMES, find_game, registry
 from treelab.learn.dataset import augment, build_dataset
 from treelab.learn.model import load_model
-from treelab.mcts.evaluators import ModelEvaluator
-from treelab.nodes import Proof
+from treelab.mcts.evaluators import Evaluation, ModelEvaluator, uniform_priors
+from treelab.mcts.puct import puct_search
+from treelab.mcts.uct import Limit
+from treelab.nodes import Proof, mean_reward
 from treelab.store.fitrows import read_fit_rows
 
 
@@ -254,6 +256,32 @@ def test_examples_take_selections_means_and_proofs(tmp_path: Path) -> None:
     assert len(deep) == 3  # the root, 1 and 14
     augmented = augment(deep, game)
     assert len(augmented) == 8 * 3 and augmented.policy.sum(axis=1).tolist() == [1.0] * 24
+
+
+def test_value_targets_count_the_value_sums_a_model_guided_search_stored(tmp_path: Path) -> None:
+    # PUCT keeps an evaluator's real values as value sums (each visit a draw plus v/2): the value target is the
+    # node's one mean (treelab.nodes.mean_reward), not its whole wins and draws alone (those are all 0.5 here).
+    def leaning(state: object, rng: object) -> Evaluation:
+        return Evaluation(uniform_priors(state), 0.8)  # the player to move expects 0.8 everywhere
+
+    tree = treelab.Tree("tictactoe")
+    puct_search(tree, limit=Limit(iterations=300), evaluator=leaning, rng=3, solver=False)
+    db = tmp_path / "valued.db"
+    tree.save(db)
+    loaded = treelab.load(db)
+    game = find_game("tictactoe")
+    data = build_dataset(game, read_fit_rows(db, min_visits=5, max_depth=None), min_visits=5, max_depth=None)
+    by_id = {node.node_id: node for node in loaded}
+    checked = 0
+    for i, node_id in enumerate(data.nodes.tolist()):
+        node = by_id[node_id]
+        if node.proven is not None:
+            continue
+        mover_mean = mean_reward(node.nb_win, node.nb_draw, node.nb_visit, node.value_sum)
+        assert data.value[i] == pytest.approx(1.0 - mover_mean, abs=1e-6)  # for the player to move
+        checked += 1
+    assert checked >= 5 and loaded.root.value_sum != 0
+    assert any(abs(v - 0.5) > 0.05 for v in data.value.tolist())  # the draws alone would say 0.5
 
 
 def test_mix_blends_a_playout_into_the_value(trained: tuple[Path, Path]) -> None:

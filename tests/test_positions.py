@@ -18,7 +18,7 @@ from treelab.mcts.config import SearchConfig
 from treelab.mcts.graph import select_graph
 from treelab.mcts.selection import select_ucb1
 from treelab.mcts.uct import Limit, search
-from treelab.positions import PositionTable, counts_of_nodes
+from treelab.positions import PositionTable, counts_of_nodes, node_keys
 from treelab.store import positiontable
 from treelab.store.schema import SCHEMA_VERSION
 
@@ -76,6 +76,25 @@ def test_connect_four_mirror_merges() -> None:
     tree.record("12", winner=1)
     tree.record("76", winner=2)
     assert counts_of_nodes(tree)[key(game.replay("12"))] == [2, 1, 0, 2, 0.0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 7), max_size=30), st.lists(st.integers(1, 7), max_size=30))
+def test_connect_fours_key_walk_gives_the_keys_its_states_give(first: list[int], second: list[int]) -> None:
+    tree = Tree("connect4")
+    for moves in (first, second):
+        state = tree.game.initial()
+        labels = []
+        for move in moves:  # the legal prefix (stop where the game ends or the column is full)
+            if state.is_terminal or move not in state.legal_moves():
+                break
+            state = state.play(move)
+            labels.append(str(move))
+        tree.path("".join(labels))
+    keys = node_keys(tree, list(tree))  # the walk of light tokens
+    assert keys == {node: tree.game.position_key(tree.game.replay(node.moves)) for node in tree}
+    assert counts_of_nodes(tree) == {k: [0, 0, 0, sum(1 for v in keys.values() if v == k), 0.0]
+                                     for k in set(keys.values())}
 
 
 def test_tictactoe_has_eight_images() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -378,3 +379,17 @@ def test_a_batched_search_still_finds_the_only_good_move():
         puct_search(tree, "21314", limit=limit(600), evaluator=evaluator, rng=2)
         assert choose_puct_move(tree.find("21314")).name == "5", evaluator.batch_size
         assert set(evaluator.sizes) == ({1} if evaluator.batch_size == 1 else set(range(1, 9)) & set(evaluator.sizes))
+
+
+def test_a_fresh_puct_files_root_has_one_visit_more_than_its_children(tmp_path: Path) -> None:
+    """The first simulation evaluates the root and makes no node (docs/design.md, docs/guide/search.md)."""
+    from cli_helpers import run
+
+    db = tmp_path / "p.db"
+    result = run("analyse", "connect4", "--algorithm", "puct", "--iterations", "200", "--db", str(db), "--seed", "1")
+    assert result.exit_code == 0, result.output
+    root = treelab.load(db).root
+    assert root.nb_visit == 200 and sum(k.nb_visit for k in root.kids) == 199
+    fresh = treelab.Tree("connect4")  # UCT makes a child in its first simulation
+    treelab.search(fresh, limit=Limit(iterations=200), rng=1)
+    assert fresh.root.nb_visit == sum(k.nb_visit for k in fresh.root.kids) == 200

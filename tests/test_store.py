@@ -23,6 +23,8 @@ from treelab.errors import (
 )
 from treelab.store import persistence as store
 from treelab.store import schema
+from treelab.store.binding import cut_of, last_game
+from treelab.store.deltas import stamp
 from treelab.store.persistence import load, open_tree, save
 from treelab.store.records import info, read_games, read_history
 from treelab.tree import Tree, TreeNode
@@ -136,7 +138,7 @@ def test_round_trip_with_incremental_saves(game: str, seed: int, batches: list[i
         back = load(db)
         assert tree_rows(back) == tree_rows(tree)
         assert back.size == tree.size and back.depth_counts == tree.depth_counts
-        assert back.next_id == tree.next_id and back.unsaved == 0 and not back.truncated
+        assert back.next_id == tree.next_id and back.unsaved == 0 and not cut_of(back)
         check_invariants(back, simulations)
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -224,7 +226,7 @@ def test_games_and_history(tmp_path: Path) -> None:
     tree.record("5", winner=None)
     tree.record("9", winner=2)
     save(tree, db, games=[{"moves": "5", "winner": None}, {"id": 10, "moves": [9], "winner": 2}])
-    assert tree.last_game_id == 10
+    assert last_game(tree) == 10
     games = read_games(db)
     assert [(g["id"], g["moves"], g["winner"]) for g in games] == [(1, "14253", 1), (2, "5", None), (10, "9", 2)]
     assert games[0]["opponent"] == "random" and games[0]["iterations"] == 50
@@ -234,7 +236,7 @@ def test_games_and_history(tmp_path: Path) -> None:
     assert history[0]["depth_counts"] == [1] * 6 and history[0]["root_children"] == {"1": [1, 1, 0]}
     assert history[2]["root_children"] == {"1": [1, 1, 0], "5": [1, 0, 1], "9": [1, 0, 0]}
     assert history[2]["nodes"] == 8 and history[2]["depth_counts"] == [1, 3, 1, 1, 1, 1]
-    assert load(db).last_game_id == 10
+    assert last_game(load(db)) == 10
     with pytest.raises(ValueError, match="bad game row"):
         save(tree, db, games=[{"moves": "5", "score": 3}])
     with pytest.raises(ValueError, match="winner 3"):
@@ -285,7 +287,7 @@ def test_partial_load(saved: tuple[Tree, Path]) -> None:
                 cut.add(node.node_id)
     assert set(tree_rows(part)) == expected
     assert {i: r for i, r in tree_rows(tree).items() if i in expected} == tree_rows(part)
-    assert {n.node_id for n in part.truncated} == cut | {tree.root.node_id} | (
+    assert {n.node_id for n in cut_of(part)} == cut | {tree.root.node_id} | (
         {target.node_id} if len(target.kids) > 1 else set())
     assert part.find(path).nb_visit == top.nb_visit and part.root.nb_visit == 60
     assert part.size == len(expected) and sum(part.depth_counts) == part.size
@@ -299,14 +301,14 @@ def test_partial_tree_refuses_growth_under_a_cut(saved: tuple[Tree, Path]) -> No
     _, db = saved
     before = files(db.parent)
     part = load(db, depth=2)
-    deep = next(n for n in part.truncated if n.depth == 2)
+    deep = next(n for n in cut_of(part) if n.depth == 2)
     part.record([*deep.moves, part.game.replay(deep.moves).legal_moves()[0]], winner=1)
     with pytest.raises(StoreError, match=r"loaded with path='', depth=2, .*: load without depth to grow it"):
         save(part, db)
     assert files(db.parent) == before and part.unsaved > 0
     # the root's other children were not loaded either: a new first move is refused
     other = load(db, path="4", depth=1)
-    assert other.root in other.truncated
+    assert other.root in cut_of(other)
     other.record("1", winner=1)
     with pytest.raises(StoreError, match=r"loaded with path='4', depth=1, .* load without path to grow"):
         save(other, db)
@@ -332,7 +334,7 @@ def test_saving_a_partial_tree_to_a_new_file(saved: tuple[Tree, Path], tmp_path:
     part = load(db, path="4", depth=1)
     copy = tmp_path / "part.db"
     assert save(part, copy) == part.size
-    assert not part.truncated and load(copy).size == part.size
+    assert not cut_of(part) and load(copy).size == part.size
     part.record("1", winner=1)  # the new file holds exactly this tree, so it may grow anywhere
     save(part, copy)
     with pytest.raises(StoreError, match="already holds another connect4 tree"):
@@ -491,11 +493,11 @@ def test_failed_save_rolls_back_and_a_retry_writes_everything(
     with pytest.raises(RuntimeError, match="disk on fire"):
         save(tree, db, games=rows)
     assert db_rows(db) == before_rows and read_games(db) == before_games and read_history(db) == before_history
-    assert tree.new_nodes == new and tree.changed_nodes() == changed and tree.last_game_id == 60
+    assert tree.new_nodes == new and tree.changed_nodes() == changed and last_game(tree) == 60
     monkeypatch.undo()
     assert save(tree, db, games=rows) == unsaved
     assert db_rows(db) == tree_rows(tree) and len(read_games(db)) == len(read_history(db)) == 65
-    assert load(db).last_game_id == 65
+    assert last_game(load(db)) == 65
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
@@ -530,8 +532,8 @@ def test_open_tree(tmp_path: Path) -> None:
 def test_node_slots_survive_a_round_trip(tmp_path: Path) -> None:
     """Every stored slot of TreeNode is written and read back (guards against new slots)."""
     tree = Tree("tictactoe")
-    tree.current_game = 3
     leaf = tree.record("12", winner=2)
+    stamp(tree, 3)  # the nodes name game 3, as training stamps them
     leaf.proven = -1
     tree.add_value(leaf, -0.25)
     save(tree, tmp_path / "t.db")
@@ -543,7 +545,8 @@ def test_node_slots_survive_a_round_trip(tmp_path: Path) -> None:
 
 def _snapshot(tree: Tree) -> list[tuple[Any, ...]]:
     """Every node's slots, its children in order, and the tree's counts and cuts."""
-    out: list[tuple[Any, ...]] = [(tree.size, tuple(tree.depth_counts), sorted(n.node_id for n in tree.truncated))]
+    cut = sorted(n.node_id for n in cut_of(tree))
+    out: list[tuple[Any, ...]] = [(tree.size, tuple(tree.depth_counts), cut)]
     for n in tree:
         out.append((n.node_id, n.name, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game,
                     n.parent.node_id if n.parent else None, [k.node_id for k in n.kids]))

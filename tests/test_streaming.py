@@ -26,6 +26,7 @@ from treelab.analysis.arrays import TreeArrays
 from treelab.analysis.shape import layout, levels, p1_mean, plot_icicle, plot_sunburst, stream_levels
 from treelab.mcts.uct import Limit, search
 from treelab.store import increments, merging, rows
+from treelab.store.binding import last_game
 from treelab.store.increments import SOURCES, add, log_sources, read
 from treelab.store.persistence import GAME_FIELDS, open_tree, save
 from treelab.tree import Tree
@@ -66,7 +67,7 @@ def old_merge(out: Path, *inputs: Path) -> tuple[int, int, int, int]:
     """The in-memory merge streaming replaced (treelab 2026-11, store/increments.py): the reference."""
     game = treelab.info(inputs[0])["game"]
     tree = open_tree(out, game)
-    start_nodes, next_id = tree.size, tree.last_game_id + 1
+    start_nodes, next_id = tree.size, last_game(tree) + 1
     games, sources = [], []
     for db in inputs:
         with sqlite3.connect(db) as conn:
@@ -83,7 +84,7 @@ def old_merge(out: Path, *inputs: Path) -> tuple[int, int, int, int]:
             games.append(row)
             next_id += 1
     save(tree, out, games=games, extra=lambda conn: log_sources(conn, sources))
-    return tree.size, tree.size - start_nodes, tree.root.nb_visit, max(tree.last_game_id, next_id - 1)
+    return tree.size, tree.size - start_nodes, tree.root.nb_visit, max(last_game(tree), next_id - 1)
 
 
 def contents(db: Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import pytest
 from cli_helpers import assert_clean_error, run
 
 import treelab
+from treelab.analysis.convergence import converge_records
 from treelab.errors import TraceError
 from treelab.mcts.config import SearchConfig
 from treelab.mcts.loop import Limit
@@ -55,6 +56,22 @@ def test_replaying_the_trace_gives_the_searched_tree(game: str, moves: str, conf
     assert replayed(start, tracer.records) == snapshot(tree)
     if config.solver:  # the solver proved something, and the trace says where
         assert any(r["proofs"] for r in tracer.records)
+
+
+
+def test_a_model_guided_trace_carries_the_value_sums_exactly(tmp_path: Path) -> None:
+    db, model = tmp_path / "ttt.db", tmp_path / "ttt.npz"
+    treelab.train("tictactoe", db, games=20, iterations=100, seed=1, progress=False)
+    treelab.fit(db, model, min_visits=5, hidden=(8,), epochs=5, seed=1)
+    tree, tracer = treelab.Tree("tictactoe"), Tracer()
+    config = SearchConfig(algorithm="puct", model=str(model))
+    traced_search(tree, "", limit=Limit(iterations=200), search=config, rng=random.Random(2), tracer=tracer)
+    valued = [r for r in tracer.records if "values" in r]  # a finished game's result is whole: no values
+    assert tree.root.value_sum != 0 and valued and all(len(r["values"]) == len(r["backup"]) for r in valued)
+    assert replayed(treelab.Tree("tictactoe"), tracer.records) == snapshot(tree)
+    curves = converge_records(tracer.records)
+    for kid in tree.root.kids:  # the fresh tree's root moves: the curve ends at the node's one mean
+        assert curves.means[kid.name][-1] == pytest.approx(kid.mean)
 
 
 def test_a_traced_search_grows_the_tree_the_untraced_one_grows() -> None:
@@ -237,30 +254,3 @@ def test_a_game_whose_players_need_not_alternate_is_traced_exactly() -> None:
     assert {n.moves: n.mover for n in start} == {n.moves: n.mover for n in tree}
     movers = treelab.stepper(tracer.records, max_steps=300).data["frames"]
     assert any(f["movers"][i] == f["movers"][i + 1] for f in movers for i in range(1, len(f["movers"]) - 1))
-
-
-def test_a_puct_trace_with_real_values_replays_their_sums(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A simulation that ended in an evaluator's value gains value sums (a fifth number in its backup steps):
-    replayed, the tree has them, and the stepper's means count them (treelab.nodes.mean_reward)."""
-    from treelab.mcts.evaluators import EVALUATORS, Evaluation, uniform_priors
-    from treelab.view.step_widget import _root_series
-
-    def valued(state: treelab.State, rng: random.Random) -> Evaluation:
-        return Evaluation(uniform_priors(state), 0.3 + 0.05 * len(state.legal_moves()) / 9)  # never 0, 1/2 or 1
-
-    from treelab.mcts import config as settings
-
-    monkeypatch.setitem(EVALUATORS, "valued", lambda **_: valued)  # a value network's stand-in, by name
-    monkeypatch.setattr(settings, "EVALUATORS", (*settings.EVALUATORS, "valued"))
-    tree, start = treelab.Tree("tictactoe"), treelab.Tree("tictactoe")
-    for t in (tree, start):
-        t.path("5")
-    tracer = Tracer()
-    config = SearchConfig(algorithm="puct", evaluator="valued", solver=False)
-    traced_search(tree, "5", limit=Limit(iterations=150), search=config, rng=random.Random(2), tracer=tracer)
-    assert tree.valued and any(len(step) == 5 for r in tracer.records for step in r["backup"])
-    assert replayed(start, tracer.records) == snapshot(tree)
-    means = _root_series(tracer.records, 1)["means"]
-    for kid in tree.find("5").kids:
-        if kid.nb_visit:
-            assert means[kid.name][-1] == round(kid.mean, 4)

@@ -14,6 +14,7 @@ import pytest
 
 import treelab
 from treelab import BudgetError, GameMismatchError, UnknownOptionError, train
+from treelab.store.binding import last_game
 
 
 def tree_invariants_hold(db: Path) -> None:
@@ -125,7 +126,7 @@ def test_ctrl_c_saves_and_exits_cleanly(tmp_path: Path) -> None:
     tree_invariants_hold(db)
     tree = treelab.load(db)
     logged = sqlite3.connect(db).execute("SELECT COUNT(*) FROM games").fetchone()[0]
-    assert logged >= 2 and tree.last_game_id == logged
+    assert logged >= 2 and last_game(tree) == logged
     summary = train("connect4", db, games=1, iterations=50, seed=5, progress=False)  # resumes
     assert summary.total_games == logged + 1
 

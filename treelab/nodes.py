@@ -36,10 +36,9 @@ SQRT2 = math.sqrt(2.0)
 """The UCB1 exploration constant of Auer et al. (2002) for rewards in [0, 1]."""
 
 HOOKS: dict[str, Callable[..., Any]] = {}
-"""What the layers above the core wire in when they load (the core imports neither): ``"save"``
-(:func:`treelab.store.persistence.save`, behind :meth:`treelab.tree.Tree.save`), ``"positions"`` (the stored
-table :meth:`treelab.positions.PositionTable.of` starts from) and ``"display"`` (:mod:`treelab.view.jupyter`'s
-diagram, behind Jupyter's ``_repr_mimebundle_``); the front door loads them on its first lookup."""
+"""What the layers above wire in (the core imports neither): ``"save"`` (behind :meth:`treelab.tree.Tree.save`),
+``"positions"`` (:meth:`treelab.positions.PositionTable.of`'s stored table), ``"cut"`` (a partial load's record, for a
+search) and ``"display"`` (Jupyter's diagram): :mod:`treelab.store` and :mod:`treelab.view` wire them when loaded."""
 
 
 def wire(name: str, hook: Callable[..., Any]) -> None:

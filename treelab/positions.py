@@ -23,11 +23,11 @@ in step with every backup (:class:`PositionTable`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from .games import State
+from .games import Game, State
 from .nodes import HOOKS, TreeNode, kids_of, mean_reward
 
 if TYPE_CHECKING:
@@ -64,21 +64,18 @@ def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
 
     Every save asks for the nodes it writes, and the top of a tree changes in every game: the positions
     and keys of the last nodes asked for are kept (at most :data:`_STATE_CAP`, per tree) for the next call.
+    A game with a ``key_walk()`` (:meth:`treelab.games.connect4.ConnectFour.key_walk`) steps its light
+    tokens instead of playing states.
     """
     game = tree.game
+    start, step, key = _walk(game)
     kept = _KEPT.get(tree)
     if kept is None or len(kept[0]) > _STATE_CAP:
-        kept = _KEPT[tree] = ({tree.root: game.initial()}, {})
+        kept = _KEPT[tree] = ({tree.root: start}, {})
     states, keys = kept
-    moves: dict[str, int] = {}
+    parse = _parser(game)
 
-    def parse(label: str) -> int:  # each label parsed once
-        move = moves.get(label)
-        if move is None:
-            move = moves[label] = game.parse_move(label)
-        return move
-
-    def state_of(node: TreeNode) -> State:
+    def state_of(node: TreeNode) -> object:
         chain = []
         at: TreeNode | None = node
         while at not in states:  # the root is: every node's chain ends there
@@ -87,20 +84,48 @@ def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
             at = at.parent
         state = states[at]
         for below in reversed(chain):
-            state = states[below] = state.play(parse(below.name))
+            state = states[below] = step(state, parse(below.name))
         return state
 
-    key = game.position_key
     found = {}
+    get_state = states.get
     for node in nodes:
         k = keys.get(node)
         if k is None:
-            k = keys[node] = key(state_of(node))
+            above = get_state(node.parent)  # type: ignore[arg-type]  # None: the root's (known); usually known: a save's new nodes come parents first
+            state = state_of(node) if above is None else step(above, parse(node.name))
+            states[node] = state
+            k = keys[node] = key(state)
         found[node] = k
     return found
 
 
-_KEPT: WeakKeyDictionary[Tree, tuple[dict[TreeNode, State], dict[TreeNode, str]]] = WeakKeyDictionary()
+def _walk(game: Game) -> tuple[object, Callable[[Any, int], object], Callable[[Any], str]]:
+    """How to reach positions' keys in ``game``: its ``key_walk()`` where it has one, else its states."""
+    walk = getattr(game, "key_walk", None)
+    if walk is not None:
+        return walk()  # type: ignore[no-any-return]
+    return game.initial(), _play, game.position_key
+
+
+def _parser(game: Game) -> Callable[[str], int]:
+    """``game.parse_move`` parsing each label once."""
+    moves: dict[str, int] = {}
+
+    def parse(label: str) -> int:
+        move = moves.get(label)
+        if move is None:
+            move = moves[label] = game.parse_move(label)
+        return move
+
+    return parse
+
+
+def _play(state: State, move: int) -> State:
+    return state.play(move)
+
+
+_KEPT: WeakKeyDictionary[Tree, tuple[dict[TreeNode, Any], dict[TreeNode, str]]] = WeakKeyDictionary()
 """Per tree, the positions and keys :func:`node_keys` computed last (a node's position never changes)."""
 
 
@@ -142,11 +167,13 @@ def counts_of_nodes(tree: Tree, top: TreeNode | None = None) -> dict[str, list[A
     """The position table of the nodes of ``tree`` (at and below ``top``, default the root), rebuilt from
     their counts: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path, player 1's value sum]``."""
     game = tree.game
-    parse, key = game.parse_move, game.position_key
+    token, step, key = _walk(game)
+    parse = _parser(game)
     start = tree.root if top is None else top
-    first = game.replay(start.moves)
+    for label in start.moves:
+        token = step(token, parse(label))
     table: dict[str, list[Any]] = {}
-    stack: list[tuple[TreeNode, State]] = [(start, first)]
+    stack: list[tuple[TreeNode, Any]] = [(start, token)]
     while stack:
         node, state = stack.pop()
         row = table.get(k := key(state))
@@ -160,7 +187,7 @@ def counts_of_nodes(tree: Tree, top: TreeNode | None = None) -> dict[str, list[A
         if node.value_sum:
             row[4] += player_one_value(node.mover, node.value_sum)
         for kid in kids_of(node):
-            stack.append((kid, state.play(parse(kid.name))))
+            stack.append((kid, step(state, parse(kid.name))))
     return table
 
 

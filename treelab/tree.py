@@ -95,14 +95,8 @@ class Tree:
         self.root = self.node_class("root", node_id=1)
         self.size = 1
         """Number of nodes held in memory."""
-        self.current_game: int | None = None
-        """The ``games.id`` stamped on nodes created now (set by training)."""
-        self.last_game_id = 0
-        """The id of the last game logged in this tree's database (0: none)."""
         self.depth_counts: list[int] = [1]
         """Nodes held per depth (``depth_counts[d]``), kept up to date as nodes are added."""
-        self.truncated: set[TreeNode] = set()
-        """Nodes whose children were not loaded (a ``load(..., depth=D)`` cut); never grown."""
         self._next_id = 2
         self._baselines: dict[TreeNode, Counts] = {self.root: _ZERO}
         self._new: list[TreeNode] = [self.root]
@@ -121,7 +115,10 @@ class Tree:
         self._value_base: dict[TreeNode, float] = {}
         self.pending: dict[TreeNode, dict[str, float]] = {}
         """PUCT's priors of the moves it evaluated at a node but has not made a node for yet, by move label
-        (a child is made when a simulation first selects it; not stored). A node in this table is expanded."""
+        (a child is made when a simulation first selects it; not stored). A node in this table is expanded.
+        The tree's unexpanded edges, as mctx keeps ``children_prior_logits`` in its ``Tree`` (docs/design.md).
+        What concerns a file lives in :mod:`treelab.store.binding` (where it was saved, its games counter, a
+        partial load's cut); the game a node was made in is stamped by :func:`treelab.store.deltas.stamp`."""
 
     # -- lookup ----------------------------------------------------------
     def labels(self, moves: Moves) -> tuple[str, ...]:
@@ -173,9 +170,9 @@ class Tree:
         """Create the child of ``parent`` reached by ``label`` (the caller checks legality; ``mover``: MoverTree)."""
         node: TreeNode
         if _CHILD is not None:  # the same node, its slots filled in C (treelab.speedups)
-            node = _CHILD(self.node_class, parent, label, self._next_id, self.current_game)
+            node = _CHILD(self.node_class, parent, label, self._next_id, None)
         else:
-            node = self.node_class(label, parent, node_id=self._next_id, created_game=self.current_game)
+            node = self.node_class(label, parent, node_id=self._next_id)
         self._next_id += 1
         self.size += 1
         self._new.append(node)

@@ -37,7 +37,11 @@ import numpy as np
 
 from ..games import Game, State, find_game, written
 from ..mcts.choice import best_index
-from ..nodes import PARENT_SLOT, mean_reward, proof_word, ucb1_score
+from ..mcts.config import Statistics
+from ..mcts.scores import Edge, score_terms
+from ..mcts.summary import GraphStats
+from ..nodes import PARENT_SLOT, mean_reward, proof_word
+from ..positions import PositionTable
 from ..store.dbfile import diagnosed
 from ..store.integrity import check_table
 from ..tree import SQRT2, MoverNode, Moves, Tree, TreeNode
@@ -281,25 +285,31 @@ def gini(visits: list[int]) -> float | None:
 
 
 Kid = tuple[Any, ...]
-"""A child for :func:`child_rows`: ``(move, visits, wins, draws, proven[, value_sum, prior])``."""
+"""A child for :func:`child_rows`: ``(move, visits, wins, draws, proven[, value_sum, prior[, nb_select, position]])``
+(``position``: its position's merged row, for the graph score)."""
 
 
-def child_rows(parent_visits: int, kids: list[Kid], c: float,
-               action: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
-    """The ``children`` table of ``analyse --json`` from :data:`Kid` tuples.
+def child_rows(parent_visits: int, kids: list[Kid], c: float, action: Callable[[str], str] | None = None, *,
+               statistics: Statistics = "classic", mover: int = 1) -> list[dict[str, Any]]:
+    """The ``children`` table of ``analyse --json`` from :data:`Kid` tuples (``mover``: the player making the moves).
 
-    Most visited first (ties: by move); ``ucb1`` is null for an unvisited move (+inf).
-    ``action`` (games that show action strings, OpenSpiel's) adds each move's ``"action"``, as ``analyse`` does;
+    Most visited first (ties: by move); ``ucb1`` is the score the tree's searches select by
+    (:func:`treelab.mcts.scores.score_terms` of ``statistics``), null for +inf (an unvisited move, or under the
+    graph rule one never selected here); the graph rule adds analyse's ``nb_select``, ``value``, ``exploration``
+    and ``position``. ``action`` (games that show action strings, OpenSpiel's) adds each move's ``"action"``;
     a child with a value sum or a prior has the optional keys ``value_sum`` and ``prior``.
     """
-    rows = []
+    rows, graph = [], statistics == "graph"
+    selections = sum(k[7] for k in kids) if graph else 0
     for move, n, w, d, proven, *more in sorted(kids, key=lambda k: (-k[1], int(k[0]) if k[0].isdigit() else 0)):
-        value, prior = (*more, 0.0, None)[:2]
-        mean = mean_reward(w, d, n, value or 0.0)
-        ucb = ucb1_score(w, d, n, parent_visits, c, value or 0.0) if n else None
+        value, prior, selected, position = (*more, *(0.0, None, 0, None)[len(more):])  # type: ignore[misc]
+        edge = Edge(w, d, n, selected, parent_visits, selections, mover, value or 0.0, position)
+        score = score_terms(statistics, edge, c)
+        terms = GraphStats.of(edge, score).to_dict() if graph else {}
         extra = {"value_sum": value, "prior": prior} if value or prior is not None else {}
-        rows.append({"move": move, "nb_visit": n, "nb_win": w, "nb_draw": d, "mean": mean, "ucb1": ucb,
-                     "proven": proof_word(proven), **({} if action is None else {"action": action(move)}), **extra})
+        rows.append({"move": move, "nb_visit": n, "nb_win": w, "nb_draw": d, "mean": mean_reward(w, d, n, value or 0.0),
+                     "ucb1": score.total, "proven": proof_word(proven),
+                     **({} if action is None else {"action": action(move)}), **terms, **extra})
     return rows
 
 
@@ -323,8 +333,11 @@ def stats(source: Tree | TreeNode, path: Moves = None, *, c: float | None = None
     arrays = TreeArrays.from_tree(start)
     game = source.game.name if isinstance(source, Tree) else None
     priors = source.priors if isinstance(source, Tree) else {}
-    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven, k.value_sum, priors.get(k)) for k in start.kids]
-    return assemble(game, start.moves, start.proven, start.nb_visit, arrays=arrays, kids=kids, c=c)
+    rule: Statistics = source.statistics if isinstance(source, Tree) else "classic"  # type: ignore[assignment]
+    table = PositionTable.of(source) if isinstance(source, Tree) and rule == "graph" else None
+    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven, k.value_sum, priors.get(k), k.nb_select,
+             None if table is None else table.row(k)) for k in start.kids]
+    return assemble(game, start.moves, start.proven, start.nb_visit, arrays=arrays, kids=kids, c=c, statistics=rule)
 
 
 def assemble(
@@ -337,8 +350,10 @@ def assemble(
     counts: dict[str, Any] | None = None,
     kids: list[Kid],
     c: float,
+    statistics: Statistics = "classic",
 ) -> dict[str, Any]:
-    """Put together the stats object from arrays (in memory) or precomputed ``counts`` (SQL)."""
+    """Put together the stats object from arrays (in memory) or precomputed ``counts`` (SQL); the children's scores
+    are those of ``statistics``, the rule the tree's searches select by (named in the object unless classic)."""
     if arrays is not None:
         pv = arrays.principal_variation()
         counts = {
@@ -387,5 +402,6 @@ def assemble(
         "gini": _round(gini(child_visits)),
         "asymmetry": _round(counts["asymmetry"]),
         "c": c,
-        "children": child_rows(visits, kids, c, action),
+        "children": child_rows(visits, kids, c, action, statistics=statistics, mover=to_move),
+        **({} if statistics == "classic" else {"statistics": statistics}),
     }

@@ -25,6 +25,7 @@ from ..mcts.policies import make_rng
 from ..mcts.trace_records import check_records
 from ..mcts.tracer import Tracer, traced_search
 from ..mcts.uct import Limit
+from ..nodes import mean_reward
 from ..store.outfile import save_figure
 from ..tree import Moves, Tree
 
@@ -101,17 +102,18 @@ def converge_records(records: Sequence[Mapping[str, Any]], *, label: str = "sear
     position = records[0]["position"]
     depth = len(game.parse(position))
     counts: dict[str, list[int]] = {}
-    rows: list[tuple[str | None, int, int, int]] = []  # per simulation: root move, visit, win, draw gained
+    rows: list[tuple[str | None, int, float]] = []  # per simulation: root move, visit, reward gained (mean_reward's)
     proven: dict[str, str] = {}
     best: list[str | None] = []
     for record in records:
         path = record["path"]
         if path:
             gain = record["backup"][depth + 1]
-            rows.append((path[0], gain[0], gain[1], gain[2]))
+            value = record["values"][depth + 1] if "values" in record else 0.0
+            rows.append((path[0], gain[0], mean_reward(gain[1], gain[2], 1, value)))
             counts.setdefault(path[0], [0])[0] += gain[0]
         else:
-            rows.append((None, 0, 0, 0))
+            rows.append((None, 0, 0.0))
         for moves, word in record.get("proofs", {}).items():
             labels = game.parse(moves)
             if len(labels) == depth + 1:
@@ -127,10 +129,10 @@ def converge_records(records: Sequence[Mapping[str, Any]], *, label: str = "sear
     n = len(records)
     visits = {m: np.zeros(n, dtype=np.int64) for m in order}
     wins_at = {m: np.zeros(n) for m in order}
-    for i, (move, visit, win, draw) in enumerate(rows):
+    for i, (move, visit, reward) in enumerate(rows):
         if move is not None:
             visits[move][i] = visit
-            wins_at[move][i] = win + 0.5 * draw
+            wins_at[move][i] = reward
     visits = {m: np.cumsum(v) for m, v in visits.items()}
     means = {}
     for m in order:

@@ -235,5 +235,4 @@ def tree_at(db: str | os.PathLike[str], game_id: int) -> Tree:
         root.value_sum = -sum(k.value_sum for k in root.kids)
         root.proven = None
     tree.forget_changes()
-    tree.last_game_id = game_id
     return tree

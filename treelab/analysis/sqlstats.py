@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..games import find_game
+from ..mcts.config import Statistics
 from ..store.dbfile import diagnosed, reading
+from ..store.positiontable import after_moves
 from ..store.rows import child_visits, depth_rows, kid_rows, path_rows, principal_variation
 from ..tree import Moves
 from .arrays import assemble
@@ -82,9 +84,13 @@ def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None 
         node_id, whole = node[0], len(rows) == 1
         hist, leaf_hist = _histograms(conn, node_id, whole)
         line = principal_variation(conn, node_id)
-        kids = [(r[2], r[3], r[4], r[5], r[6], r[9], r[10]) for r in kid_rows(conn, node_id)]  # as child_rows
-        if not all(isinstance(m, str) for m in (*(m for m, _ in line), *(k[0] for k in kids))):
+        raw = kid_rows(conn, node_id)
+        if not all(isinstance(m, str) for m in (*(m for m, _ in line), *(r[2] for r in raw))):
             raise TypeError("a move that is not text")  # reading() checks the table and names the bad row
+        statistics: Statistics = "graph" if meta.get("statistics") == "graph" else "classic"  # its searches' rule
+        merged = {} if statistics == "classic" else after_moves(
+            conn, game, game.replay(game.parse([r[2] for r in rows[1:]])), [r[2] for r in raw])
+        kids = [(r[2], r[3], r[4], r[5], r[6], r[9], r[10], r[8], merged.get(r[2])) for r in raw]  # as child_rows
         counts = {
             "nodes": sum(hist),
             "leaves": sum(leaf_hist),
@@ -95,6 +101,6 @@ def db_stats(db: str | os.PathLike[str], path: Moves = None, *, c: float | None 
             "asymmetry": _asymmetry(conn, node_id, whole),
         }
     moves = [r[2] for r in rows[1:]]
-    out = assemble(game.name, moves, node[6], node[3], counts=counts, kids=kids, c=c)
+    out = assemble(game.name, moves, node[6], node[3], counts=counts, kids=kids, c=c, statistics=statistics)
     out["db"] = name
     return out

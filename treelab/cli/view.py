@@ -124,7 +124,8 @@ def describe(facts: dict[str, Any]) -> str:
          f"{k['nb_draw']:,}", _num(k["mean"]), _num(k["ucb1"]) if k["ucb1"] is not None else "inf", k["proven"] or ""]
         for k in facts["children"]
     ]
-    out += [f"moves (UCB1 with c = {facts['c']:.3g}):"]
+    rule = "graph score: position value + edge exploration" if facts.get("statistics") == "graph" else "UCB1"
+    out += [f"moves ({rule} with c = {facts['c']:.3g}):"]
     out += _table(["move", *(["action"] if actions else []), "visits", "wins", "draws", "mean", "ucb1", "proven"],
                   kids)
     return "\n".join(out)
@@ -144,7 +145,9 @@ def stats(db: str, path: str, c: float | None, as_json: bool, with_oracle: bool 
 
     Nodes, leaves, depth and leaf-depth histograms, branching factor per depth,
     the principal variation and its visit shares, visit concentration, and the
-    UCB1 table of the moves (the `analyse` children table).
+    table of the moves (the `analyse` children table) with the score the tree's
+    searches select by: UCB1, or on a file trained with --statistics graph the
+    graph score and its terms.
 
     \b
     Example:

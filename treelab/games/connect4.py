@@ -9,6 +9,7 @@ Moves are columns ``1``-``7`` from the left.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
@@ -73,6 +74,8 @@ def _mirrored(bits: int) -> int:
 
 
 _COLUMN_BITS = (1 << _H1) - 1
+_Token = tuple[int, int, int, int]
+"""A position as :meth:`ConnectFour.key_walk` steps it: ``cur`` and ``mask``, and their mirror images."""
 assert _H1 == 7 and WIDTH == 7, "_mirrored is written for 7 columns of 7 bits"
 
 
@@ -288,6 +291,21 @@ class ConnectFour(Game):
         assert isinstance(state, ConnectFourState)
         key = state.cur + state.mask  # Pons' key: the sum never carries out of a column, so it mirrors whole
         return str(min(key, _mirrored(key)))
+
+    def key_walk(self) -> tuple[_Token, Callable[[_Token, int], _Token], Callable[[_Token], str]]:
+        """:meth:`position_key` without states (:func:`treelab.positions.node_keys`' fast path): the empty
+        board's token, ``step(token, move)`` and ``key(token)``. A token is the two bitboards and their
+        mirror images, so a step is a few integer operations (no win check: keys are asked of stored nodes)."""
+
+        def step(token: _Token, move: int) -> _Token:
+            cur, mask, mirror_cur, mirror_mask = token
+            return (cur ^ mask, mask | (mask + _BOTTOM_OF[move]), mirror_cur ^ mirror_mask,
+                    mirror_mask | (mirror_mask + _BOTTOM_OF[WIDTH + 1 - move]))
+
+        def key(token: _Token) -> str:
+            return str(min(token[0] + token[1], token[2] + token[3]))
+
+        return (0, 0, 0, 0), step, key
 
     def initial(self) -> ConnectFourState:
         return ConnectFourState()

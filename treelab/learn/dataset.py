@@ -8,8 +8,8 @@ For a node with at least ``min_visits`` visits that is not the end of a game:
   node only passed through by searches started deeper), their visits instead. A proof overrides
   both: the proven winning moves share it evenly; proven losing moves get nothing while another
   move is not proven lost;
-- **value target**: the node's proof when known, else its mean reward (:func:`treelab.nodes.mean_reward`, value
-  sums included), for the player to move,
+- **value target**: the node's proof when known, else its mean reward (:func:`treelab.nodes.mean_reward`, value sums
+  included), for the player to move,
   in [0, 1] (the model learns it as ``2 v - 1``).
 """
 

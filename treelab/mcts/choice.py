@@ -19,12 +19,15 @@ AlphaZero's temperature sampling (Silver et al. 2017) over ``nb_select``.
 
 from __future__ import annotations
 
+import math
 import random
 
 from ..errors import BudgetError
 from ..nodes import best_index, preference
+from ..positions import PositionTable
 from ..tree import SQRT2, TreeNode
 from .config import CHOICES, check_name, resolve_aliases
+from .scores import node_score
 
 __all__ = [
     "best_child",
@@ -70,6 +73,7 @@ def choose_move(
     alpha: float = 1.0,
     rng: random.Random | None = None,
     how: str | None = None,
+    table: PositionTable | None = None,
 ) -> TreeNode | None:
     """The move to play from ``node``: :func:`best_child`, or a sample of it.
 
@@ -78,8 +82,9 @@ def choose_move(
     (Browne et al.'s "robust child", counted over the simulations that chose
     here); with ``temperature > 0`` it samples proportionally to
     ``nb_select ** (1 / temperature)`` (AlphaZero). ``choice="ucb1"`` takes the best
-    UCB1 score, the original persistent-tree rule (:attr:`~treelab.mcts.config.SearchConfig.choice`;
-    ``how`` is its old spelling, accepted with a :class:`DeprecationWarning`).
+    score the search selects by, the original persistent-tree rule (:attr:`~treelab.mcts.config.SearchConfig.choice`;
+    ``how`` is its old spelling, accepted with a :class:`DeprecationWarning`): UCB1, or with ``table`` (the position
+    table of a graph-statistics search) the graph score (:func:`treelab.mcts.scores.node_score`).
 
     ``noise > 0`` mixes Dirichlet noise into that choice at the root of the move:
     the move is drawn from ``(1 - noise) * p + noise * Dir(alpha)`` over the
@@ -102,7 +107,7 @@ def choose_move(
     safe = [k for k in kids if k.proven != -1] or kids
     rng = rng or random.Random()
     if choice == "ucb1":
-        top_ucb = max(safe, key=lambda k: k.ucb1(c))
+        top_ucb = max(safe, key=lambda k: _or_inf(node_score(k, c, table).total))
         if noise == 0:
             return top_ucb
         weights = [1.0 if k is top_ucb else 0.0 for k in safe]
@@ -117,6 +122,10 @@ def choose_move(
         spread = sum(gammas) or 1.0
         weights = [(1 - noise) * w / total + noise * g / spread for w, g in zip(weights, gammas, strict=True)]
     return rng.choices(safe, weights=weights)[0]
+
+
+def _or_inf(score: float | None) -> float:
+    return math.inf if score is None else score
 
 
 def check_exploration(temperature: float, noise: float = 0.0, alpha: float = 1.0, choice: str = "visits") -> None:

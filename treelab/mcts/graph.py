@@ -32,7 +32,7 @@ from ..nodes import SQRT2, TreeNode, ucb1_score
 from ..positions import PositionTable
 from .selection import SelectFn, most_visited_unproven
 
-__all__ = ["edge_exploration", "graph_terms", "select_graph"]
+__all__ = ["edge_exploration", "graph_score", "select_graph"]
 
 
 def edge_exploration(selected: int, total: int, c: float = SQRT2) -> float:
@@ -41,14 +41,11 @@ def edge_exploration(selected: int, total: int, c: float = SQRT2) -> float:
     return ucb1_score(0, 0, selected, total, c)  # UCB1's term, on the edge's counts
 
 
-def graph_terms(table: PositionTable, node: TreeNode, c: float = SQRT2) -> tuple[float, float]:
-    """The graph score's two terms for the child ``node`` of its parent: its position's value for its mover,
-    and the exploration ``c * sqrt(ln S / s)`` from the edge counts (+inf when never selected here)."""
-    value, _ = table.mean(node)
-    parent = node.parent
-    if parent is None:
-        return value, math.nan
-    return value, edge_exploration(node.nb_select, sum(kid.nb_select for kid in parent.kids), c)
+def graph_score(value: float, selected: int, total: int, c: float = SQRT2) -> float:
+    """The graph rule's score of an edge, ``value + c * sqrt(ln S / s)``, with the operations :func:`select_graph`
+    runs (+inf when never taken): ``value`` is the child's position's mean for its mover; ``selected`` and ``total``
+    are ``s`` and ``S``. Shown by :func:`treelab.mcts.scores.score_terms`."""
+    return ucb1_score(value * selected, 0, selected, total, c)
 
 
 def select_graph(table: PositionTable) -> SelectFn:
@@ -80,7 +77,7 @@ def select_graph(table: PositionTable) -> SelectFn:
                     value = (ones + 0.5 * draws + 0.5 * values) / visits
                 else:
                     value = (visits - ones - 0.5 * draws - 0.5 * values) / visits
-            score = ucb1_score(value * selected, 0, selected, total, c)  # value + c * sqrt(ln S / s)
+            score = ucb1_score(value * selected, 0, selected, total, c)  # graph_score's operations, inlined
             if score > best_score:
                 best_score = score
                 best = kid

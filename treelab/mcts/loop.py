@@ -28,13 +28,14 @@ import gc
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from .. import speedups
 from ..errors import BudgetError
 from ..games import Game, State
+from ..nodes import HOOKS
 from ..positions import PositionTable
 from ..tree import Counts, Moves, Tree, TreeNode, backup
 from .config import node_cap_for
@@ -92,6 +93,9 @@ class SearchState:
     """The tree's change tracking (:attr:`treelab.tree.Tree.baselines`; set by :func:`run`)."""
     positions: PositionTable | None = None
     """The position table every backup adds to (graph statistics, :mod:`treelab.mcts.graph`); None: none."""
+    cut: Set[TreeNode] = frozenset()
+    """The nodes whose children were not loaded (the store's record of a partial load,
+    :func:`treelab.store.binding.cut_of`): evaluated, never grown (set by :func:`start_at`)."""
     done: int = 0
     """Simulations run."""
     draws: int = 0
@@ -139,8 +143,9 @@ def start_at(tree: Tree, moves: Moves, *, c: float, solver: bool, rng: random.Ra
     prefix, position = tree.path(moves)
     if position.is_terminal:
         return None
+    cut = HOOKS["cut"](tree) if "cut" in HOOKS else frozenset()  # no store loaded: no tree was loaded in part
     return SearchState(tree=tree, start=prefix[-1], position=position, above=prefix[:-1], c=c, solver=solver,
-                       rng=rng, movers=not tree.game.alternating)
+                       rng=rng, movers=not tree.game.alternating, cut=cut)
 
 
 def run(state: SearchState, phases: Phases, *, limit: Limit, should_stop: Callable[[], bool] | None = None,

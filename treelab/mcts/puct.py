@@ -193,7 +193,7 @@ class PUCTPhases:
         """:meth:`expand` with the leaf's evaluation given."""
         node, position = leaf.path[-1], leaf.position
         leaf.value = evaluation.value
-        if node in state.tree.truncated:
+        if node in state.cut:
             return True
         _expand(state.tree, node, position, evaluation.priors, state.solver)
         if state.solver and any(k.proven is not None for k in node.kids):

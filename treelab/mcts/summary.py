@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +10,7 @@ from ..positions import PositionTable, player_one
 from ..tree import SQRT2, Moves, Tree, TreeNode
 from .choice import choose_move
 from .config import Statistics
-from .graph import graph_terms
+from .scores import Edge, Score, node_score
 
 if TYPE_CHECKING:
     from ..games import State
@@ -67,6 +66,14 @@ class GraphStats:
     """Of those, the mover's wins."""
     position_draws: int
     """Of those, draws."""
+
+    @classmethod
+    def of(cls, edge: Edge, score: Score) -> GraphStats:
+        """The terms of ``score``, the graph score of ``edge`` (:func:`treelab.mcts.scores.score_terms`)."""
+        row = edge.position or (0, 0, 0)
+        visits, draws = row[0], row[2]
+        return cls(nb_select=edge.selected, value=score.value, exploration=score.exploration, position_visits=visits,
+                   position_draws=draws, position_wins=player_one(edge.mover, visits, row[1], draws))  # 1 -> mover
 
     def to_dict(self) -> dict[str, Any]:
         """The optional keys a child of ``analyse --json`` gets: ``nb_select``, ``value``, ``exploration`` and
@@ -179,20 +186,8 @@ def summarize(
 
     table = PositionTable.of(tree) if statistics == "graph" else None
 
-    def graph(k: TreeNode) -> GraphStats | None:
-        if table is None:
-            return None
-        value, explore = graph_terms(table, k, c)
-        row = table.row(k) or [0, 0, 0]
-        visits, draws = row[0], row[2]
-        return GraphStats(nb_select=k.nb_select, value=value, exploration=None if math.isinf(explore) else explore,
-                          position_visits=visits, position_draws=draws,
-                          position_wins=player_one(k.mover, visits, row[1], draws))  # 1 -> mover: the same map
-
-    def score(k: TreeNode, terms: GraphStats | None) -> float | None:
-        if terms is None:
-            return k.ucb1(c) if k.nb_visit else None
-        return None if terms.exploration is None else terms.value + terms.exploration
+    def graph(k: TreeNode, score: Score) -> GraphStats | None:  # the graph score's terms (the JSON's optional keys)
+        return None if table is None else GraphStats.of(Edge.of(k, table.row(k)), score)
 
     children = tuple(
         ChildStats(
@@ -201,15 +196,15 @@ def summarize(
             nb_win=k.nb_win,
             nb_draw=k.nb_draw,
             mean=k.mean,
-            ucb1=score(k, terms),
+            ucb1=score.total,
             proven=proof_word(k.proven),
             action=action(k.name),
-            graph=terms,
+            graph=graph(k, score),
             value_sum=k.value_sum,
             prior=tree.priors.get(k),
         )
         for k in kids
-        for terms in (graph(k),)
+        for score in (node_score(k, c, table),)
     )
     return SearchSummary(
         game=game.name,

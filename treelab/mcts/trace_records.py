@@ -72,14 +72,19 @@ def apply_record(tree: Tree, record: Mapping[str, Any]) -> None:
     if len(gains) != len(nodes):
         raise TraceError(f"simulation {record['simulation']}: {len(gains)} backup steps for a path of "
                          f"{len(nodes)} nodes: the record is damaged")
-    for node, (visit, win, draw, select, *value) in zip(nodes, gains, strict=True):
+    for node, (visit, win, draw, select) in zip(nodes, gains, strict=True):
         tree.mark_dirty(node)
         node.nb_visit += visit
         node.nb_win += win
         node.nb_draw += draw
         node.nb_select += select
-        if value and value[0]:  # a value sum gained (a simulation that ended in a value)
-            tree.add_value(node, value[0])
+    values = record.get("values")
+    if values is not None and len(values) != len(nodes):
+        raise TraceError(f"simulation {record['simulation']}: {len(values)} value steps for a path of "
+                         f"{len(nodes)} nodes: the record is damaged")
+    for node, value in zip(nodes, values or (), strict=False):
+        if value:
+            tree.add_value(node, value)
     for moves, word in record["proofs"].items():
         node = tree.find(moves)
         tree.mark_dirty(node)

@@ -1,4 +1,4 @@
-"""The score terms a trace records at each level of a simulation's path: UCB1's and PUCT's.
+"""The score terms a trace records at each level of a simulation's path: UCB1's, the graph score's and PUCT's.
 
 A :class:`~treelab.mcts.tracer.Tracer` shows, for every candidate at a level, the two terms of its
 score as the search computed them at that moment, and its prior under PUCT.
@@ -11,8 +11,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..nodes import Proof, TreeNode
+from ..positions import PositionTable
+from .scores import node_score
 
-__all__ = ["PUCTTerms", "Terms", "Unmade", "puct_terms", "ucb1_terms"]
+__all__ = ["PUCTTerms", "Terms", "Unmade", "graph_terms", "puct_terms", "ucb1_terms"]
 
 Terms = Callable[[TreeNode, TreeNode, float], "tuple[float | None, float | None, float | None]"]
 """``terms(parent, child, c) -> (mean, explore, prior)``: the two terms of a child's score at that moment
@@ -27,6 +29,17 @@ def ucb1_terms(parent: TreeNode, child: TreeNode, c: float) -> tuple[float | Non
     big_n = parent.nb_visit
     explore = c * math.sqrt(math.log(big_n)) if big_n > 1 else 0.0
     return child.mean, explore / math.sqrt(n), None
+
+
+def graph_terms(table: PositionTable) -> Terms:
+    """The graph score's terms on ``table`` (:func:`treelab.mcts.scores.node_score`): the position's value and the
+    edge's exploration (None, None: +inf, an edge never selected here)."""
+
+    def terms(parent: TreeNode, child: TreeNode, c: float) -> tuple[float | None, float | None, None]:
+        score = node_score(child, c, table)
+        return (None, None, None) if score.exploration is None else (score.value, score.exploration, None)
+
+    return terms
 
 
 def puct_terms(priors: Mapping[TreeNode, float], start: TreeNode, noisy: Mapping[str, float]) -> Terms:

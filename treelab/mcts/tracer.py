@@ -21,8 +21,9 @@ playout or evaluation started), ``expanded``, ``playout`` (its moves; null for a
 one's own or an evaluator without playout), ``winner`` (1, 2, null), ``levels`` (per step of the path),
 ``created`` (each new node's moves from the tree's root, in notation), ``proofs`` (nodes proven by this
 simulation: moves from the tree's root -> ``"win"``/``"draw"``/``"loss"`` for the node's mover) and
-``backup`` (``[visit, win, draw, select]`` gained by each node from the tree's root down to the leaf, and fifth
-the value sum it gained where that is not 0: a simulation that ended in a value, :func:`treelab.nodes.mean_reward`).
+``backup`` (``[visit, win, draw, select]`` gained by each node from the tree's root down to the leaf);
+``values``, only when the simulation ended in a real value (PUCT with an evaluator), what each of those
+nodes added to its ``value_sum``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .config import SearchConfig
 from .loop import Limit
 from .policies import PlayoutFn, decisive_playout, find_playout, random_playout
 from .selection import SelectFn, select_ucb1
-from .trace_terms import Terms, Unmade, puct_terms, ucb1_terms
+from .trace_terms import Terms, Unmade, graph_terms, puct_terms, ucb1_terms
 
 if TYPE_CHECKING:
     from .loop import Leaf, SearchState
@@ -84,12 +85,13 @@ class Tracer:
     _named: bool = False
     _moves: tuple[str, ...] = ()
     _pending: Mapping[TreeNode, Mapping[str, float]] = field(default_factory=dict)
-    _values: list[float] = field(default_factory=list)  # the value sums above and on the path after selection
+    _values: dict[TreeNode, float] = field(default_factory=dict)  # each node's value sum as last recorded
+    _terms: Terms = ucb1_terms  # UCT's score terms: UCB1's, or the graph score's
 
     # -- set-up, by the search ------------------------------------------------------------------
     def begin(self, state: SearchState, algorithm: str) -> None:
         """Start recording the search of ``state`` (called by the search before its loop)."""
-        self._algorithm = algorithm
+        self._algorithm, self._terms = algorithm, ucb1_terms
         tree, start = state.tree, state.start
         self._moves = start.moves
         game = tree.game
@@ -136,7 +138,10 @@ class Tracer:
             self._made = len(state.tree.new_nodes)
             self._playout = [] if self._named else None  # no playout: a finished game (or moves unseen)
             leaf = select(state)
-            self._values = [n.value_sum for n in (*state.above, *leaf.path)]  # before the simulate phase's values
+            seen = self._values
+            for node in (*state.above, *leaf.path):  # before the leaf's value is added (PUCT's simulate)
+                if node not in seen:
+                    seen[node] = node.value_sum
             return leaf
 
         return traced
@@ -151,8 +156,7 @@ class Tracer:
             back_up(state, path, winner)
             gained = [[n.nb_visit - b[0], n.nb_win - b[1], n.nb_draw - b[2], n.nb_select - b[3]]
                       for n, b in zip(path, before, strict=True)]
-            values = [n.value_sum - v for n, v in zip((*state.above, *path), self._values, strict=True)]
-            self._record(state, path, winner, gained, expanded, values)
+            self._record(state, path, winner, gained, expanded, self._value_gains([*state.above, *path]))
 
         return traced
 
@@ -211,26 +215,31 @@ class Tracer:
             return str(leaf.name) if len(path) > 1 else ""
         return None
 
+    def _value_gains(self, nodes: list[TreeNode]) -> list[float] | None:
+        """What each of ``nodes`` added to its value sum since the last record (None: nothing, a whole result)."""
+        seen = self._values
+        gains = [node.value_sum - seen.get(node, node.value_sum) for node in nodes]
+        for node in nodes:
+            seen[node] = node.value_sum
+        return gains if any(gains) else None
+
     def _record(self, state: SearchState, path: list[TreeNode], winner: int | None, gained: list[list[int]],
-                expanded: str | None, values: list[float]) -> None:
+                expanded: str | None, values: list[float] | None = None) -> None:
         tree, game = state.tree, state.tree.game
         new = tree.new_nodes[self._made:]
         levels = self._levels
         above = state.above
-        up: list[list[Any]] = [[1, int(winner is not None and n.mover == winner), int(winner is None), 0]
-                               for n in above]
-        steps: list[list[Any]] = [*up, *gained]
-        for step, value in zip(steps, values, strict=True):
-            if value:  # a simulation that ended in a value (PUCT's evaluator): its sum, fifth
-                step.append(value)
+        up = [[1, int(winner is not None and n.mover == winner), int(winner is None), 0] for n in above]
         created = [_notation(game, n.moves) for n in new]
         self.count += 1
         record: dict[str, Any] = {
             "simulation": self.count, **self._header,
             "path": [n.name for n in path[1:]], "expanded": expanded, "playout": self._playout,
             "winner": winner, "levels": list(levels), "created": created,
-            "proofs": self._proofs(game, above, path, new), "backup": steps,
+            "proofs": self._proofs(game, above, path, new), "backup": up + gained,
         }
+        if values is not None:
+            record["values"] = values
         levels.clear()
         if self.keep:
             self.records.append(record)
@@ -244,7 +253,7 @@ class Tracer:
         position = state.position.play_all([game.parse_move(n.name) for n in path[1:-1]])
         tried = {kid.name for kid in kids_of(parent) if kid is not new}
         untried = [game.label(m) for m in position.legal_moves() if game.label(m) not in tried]
-        level = self._level(parent, new, state.c, state.solver, ucb1_terms)
+        level = self._level(parent, new, state.c, state.solver, self._terms)
         level["candidates"] = [r for r in level["candidates"] if r["move"] != new.name]
         level["why"], level["untried"] = "untried", untried
         return level
@@ -339,10 +348,12 @@ def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfi
     The search :func:`treelab.mcts.uct.search` or :func:`treelab.mcts.puct.puct_search` runs, with the
     same phases and loop, the compiled batch left out. Returns the simulations run.
     """
+    from ..positions import PositionTable
     from .evaluators import evaluator_of
+    from .graph import select_graph
     from .loop import run, start_at
     from .puct import PUCTPhases
-    from .uct import UCTPhases
+    from .uct import GraphPhases, UCTPhases
 
     game = tree.game
     state = start_at(tree, moves, c=search.exploration, solver=search.solver or search.algorithm == "puct", rng=rng)
@@ -359,6 +370,16 @@ def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfi
         phases = PUCTPhases(evaluate, None, move_of)
         phases.watch = partial(tracer.selecting, puct_terms(tree.priors, state.start, phases.root_priors))
     else:
-        select = tracer.selecting(ucb1_terms, select_ucb1)  # a hook: the Python walk
-        phases = UCTPhases.of(state, tracer.playing(find_playout(search.playout), game), select)
+        tree.statistics = search.statistics  # as an untraced search: the rule its scores and file follow
+        play = tracer.playing(find_playout(search.playout), game)
+        if search.statistics == "graph":  # the graph rule's phases, as treelab.mcts.uct.search runs them
+            table = state.positions = PositionTable.of(tree)
+            tracer._terms = graph_terms(table)
+            phases = GraphPhases.of(state, play, tracer.selecting(tracer._terms, select_graph(table)))
+            phases.table = table  # type: ignore[attr-defined]
+            try:
+                return run(state, phases, limit=limit, max_new_nodes=search.max_new_nodes)
+            finally:
+                table.settle()
+        phases = UCTPhases.of(state, play, tracer.selecting(ucb1_terms, select_ucb1))  # a hook: the Python walk
     return run(state, phases, limit=limit, max_new_nodes=search.max_new_nodes)

@@ -236,7 +236,7 @@ def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, pla
         try:
             pending: list[TreeNode] | None = compiled(
                 start, n, state.c, state.solver, *parts, rng.random, rng.getrandbits, tree.baselines,
-                tree.new_nodes, tree.depth_counts, tree.node_class, tree.next_id, tree.current_game,
+                tree.new_nodes, tree.depth_counts, tree.node_class, tree.next_id, None,
                 state.max_size - tree.size, labels, move_of, start.depth, stats)
         finally:  # also on an exception (Ctrl-C): what the batch did is counted
             state.done += stats[0]

@@ -16,6 +16,7 @@ from ..games import Game, State
 from ..mcts.choice import check_exploration
 from ..mcts.config import SearchConfig, resolve_aliases
 from ..mcts.policies import PlayoutFn, find_playout, make_rng
+from ..mcts.scores import table_for
 from ..mcts.summary import choose_move
 from ..mcts.uct import Limit, search
 from ..tree import Tree
@@ -218,7 +219,7 @@ class MCTSPlayer:
                select=self.search.statistics)
         node = tree.find(moves)
         best = choose_move(node, choice=self.choice, c=self.c, temperature=self.temperature, noise=self.noise,
-                           alpha=self.alpha, rng=self.rng)
+                           alpha=self.alpha, rng=self.rng, table=table_for(tree) if self.choice == "ucb1" else None)
         if best is None:  # the search was stopped before expanding anything
             legal = state.legal_moves()
             return legal[int(self.rng.random() * len(legal))]

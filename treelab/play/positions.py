@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..games import Game, find_game
 from ..mcts.config import ALGORITHMS, SearchConfig, resolve_aliases
 from ..mcts.policies import make_rng
+from ..mcts.scores import table_for
 from ..mcts.summary import SearchSummary, choose_move, summarize
 from ..mcts.uct import Limit
 from ..mcts.uct import search as uct_search
@@ -120,8 +121,8 @@ def search_position(game: Game, moves: Moves, limit: Limit, cfg: SearchConfig, *
 
         write(tree, db)
     node = tree.find(parsed)
-    best = (choose_move(node, choice=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng)
-            if node.kids else None)
+    best = (choose_move(node, choice=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng,
+                        table=table_for(tree) if cfg.choice == "ucb1" else None) if node.kids else None)
     summary = summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed, statistics=cfg.statistics)
     if cfg.model is not None:  # the model's value of the position and its prior of each move
         from ..learn.model import load_model

@@ -19,7 +19,7 @@ from ..errors import SpecError, StoreError
 from ..games import Game, State
 from ..nodes import PARENT_SLOT, kids_of, unlink
 from ..positions import PositionTable
-from ..store.binding import binding_of
+from ..store.binding import binding_of, cut_of
 from ..tree import Tree, TreeNode
 from .players import SearchPlayer, Wrapper
 
@@ -66,7 +66,7 @@ def revert(tree: Tree) -> int:
         raise StoreError("this tree has no saved database to go back to: save it first, or start a new tree")
     table = tree.position_table  # a graph search's table goes back too, without reading the file again
     kept = isinstance(table, PositionTable) and table.current and table.undo_unsaved()
-    counts = tree.depth_counts
+    counts, cut = tree.depth_counts, cut_of(tree)
     for node in reversed(new):  # the newest first: each is then the last child of its parent
         parent = getattr(node, PARENT_SLOT)
         assert kids_of(parent)[-1] is node, "new nodes come after their parents' stored children"
@@ -75,7 +75,7 @@ def revert(tree: Tree) -> int:
         tree.priors.pop(node, None)
         tree.pending.pop(node, None)
         tree.pending.pop(parent, None)  # its moves are evaluated again when next reached
-        tree.truncated.discard(node)
+        cut.discard(node)
     while len(counts) > 1 and counts[-1] == 0:
         counts.pop()
     tree.size -= len(new)

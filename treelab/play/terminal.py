@@ -35,10 +35,12 @@ def play_in_terminal(
     """
     ask = ask or (lambda prompt: click.prompt(prompt, prompt_suffix=" ", default="", show_default=False))
     if db is not None:
+        from ..store.binding import last_game
+        from ..store.deltas import stamp
         from ..store.persistence import open_tree, save
 
         tree = open_tree(db, game, c=c)
-        tree.current_game = tree.last_game_id + 1
+        game_id = last_game(tree) + 1
     else:
         tree = Tree(game, c=c)
     ai = MCTSPlayer(tree=tree, iterations=iterations, c=c, solver=solver, rng=seed)
@@ -75,9 +77,10 @@ def play_in_terminal(
     else:
         say("you win!" if winner == human else "the AI wins")
     if db is not None:
-        row = {"id": tree.current_game, "moves": game.notation(moves), "winner": winner, "opponent": "human",
+        row = {"id": game_id, "moves": game.notation(moves), "winner": winner, "opponent": "human",
                "tree_player": 3 - human, "iterations": iterations, "started_at": started,
                "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        stamp(tree, game_id)  # the nodes this game made name it
         save(tree, db, games=[row])
         say(f"saved the tree ({tree.size:,} nodes) to {db}")
     return winner

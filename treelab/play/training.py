@@ -145,6 +145,7 @@ def train(
         2
     """
     from ..store.background import BackgroundSaver
+    from ..store.binding import last_game
     from ..store.persistence import kept_open, open_tree
 
     the_game = find_game(game)
@@ -197,8 +198,7 @@ def train(
             saver.track(tree)  # decides, once, which process saves this run's games (a Ctrl-C meanwhile: a flag)
             me.should_stop = stopped
             for _ in range(games):
-                game_id = tree.last_game_id + 1
-                tree.current_game = game_id
+                game_id = last_game(tree) + 1  # the saver stamps the game's new nodes with it
                 member, other = the_pool.draw(the_game) if the_pool is not None else (opponent, other)
                 tree_player = 1 if member == "self" else 1 + (game_id + 1) % 2
                 first = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -219,7 +219,6 @@ def train(
                 scores.setdefault(member, [0, 0, 0])[("wins", "draws", "losses").index(key)] += 1
                 logged(saver.save(row))  # the writer process may hold it: it is logged with the next one
                 gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
-            tree.current_game = None
             interrupted = stopped()  # the unfinished game is dropped: whole games or nothing
             logged(saver.finish())
     finally:
@@ -229,7 +228,7 @@ def train(
     return TrainSummary(
         db=os.fspath(db), game=the_game.name, opponent=opponent if members is None else "pool", games=played,
         nodes=tree.size, new_nodes=tree.size - start_nodes, simulations=tree.root.nb_visit - start_sims,
-        total_games=tree.last_game_id, seconds=time.perf_counter() - started,
+        total_games=last_game(tree), seconds=time.perf_counter() - started,
         interrupted=interrupted, distinct=len(seen), **tally,
         by_opponent=tuple(OpponentScore(m, sum(v), *v) for m, v in scores.items()) if members else (),
     )

@@ -38,7 +38,7 @@ from typing import Any
 from ..errors import StoreError
 from ..games import Game, State, find_game
 from ..store.binding import binding_of
-from ..store.deltas import Delta, Earlier, renumber, start, take
+from ..store.deltas import Delta, Earlier, renumber, stamp, start, take
 from ..store.deltawriter import DeltaWriter, trimmed
 from ..store.persistence import open_tree
 from ..store.sharing import share_top
@@ -193,7 +193,6 @@ class Worker:
             share_top(self.job.db, self.tree, SHARED)
             self.share_seconds, self.since_share = time.process_time() - began, 0.0
         began = time.process_time()
-        self.tree.current_game = game_id
         self.me.should_stop = self.stopped
         opponent = self.job.settings["opponent"]
         tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
@@ -208,6 +207,7 @@ class Worker:
         if settle is not None:
             settle()
         named_from = self._named_from()
+        stamp(self.tree, game_id)  # the game's new nodes name it (a game cut short is dropped by the writer)
         delta, new = take(self.tree, self.seen)
         self.owed.append(new)
         gc.freeze()  # the game's new nodes live on: full collections need not walk them again

@@ -49,7 +49,7 @@ import numpy as np
 from ..errors import StoreError, WorkerError
 from ..tree import Tree, TreeNode
 from .binding import binding_of
-from .deltas import Earlier, renumber, start, take
+from .deltas import Earlier, renumber, stamp, start, take
 from .deltawriter import DeltaWriter
 from .persistence import run_meta, save
 from .schema import DbPath, display
@@ -210,8 +210,8 @@ class BackgroundSaver:
 
     # -- saving ------------------------------------------------------------
     def save(self, row: dict[str, Any] | None) -> list[dict[str, Any]]:
-        """Save the last game (``row``; None: only what searches of a game cut short learned, their new
-        nodes with no ``created_game``, as the writer stores them too).
+        """Save the last game (``row``; None: only what searches of a game cut short learned), its new nodes
+        stamped with its id (:func:`~treelab.store.deltas.stamp`; a game cut short: no ``created_game``).
 
         Returns:
             The game rows committed since the last call (this one's, if it was saved
@@ -220,9 +220,7 @@ class BackgroundSaver:
         tree = self.tree
         if tree is None:
             raise StoreError("no tree to save: track() it first")
-        if row is None:  # the game is not logged (its id goes to the next one): its nodes name no game
-            for node in tree.new_nodes:
-                node.created_game = None
+        stamp(tree, None if row is None else row.get("id"))  # the game's nodes name it (not logged: none)
         if not self._handing:
             save(tree, self.db, games=[] if row is None else [row])
             return [] if row is None else [row]
@@ -235,8 +233,10 @@ class BackgroundSaver:
             self._receive()  # it died: say how
         self._owed = new
         self.handed += 1
+        binding = binding_of(tree)
+        assert binding is not None  # track() saved or loaded it
         for done in ([] if row is None else [row]) + logged:  # committed ids may differ (another writer's games)
-            tree.last_game_id = max(tree.last_game_id, int(done["id"]))
+            binding.last_game = max(binding.last_game, int(done["id"]))
         return logged
 
     def finish(self) -> list[dict[str, Any]]:

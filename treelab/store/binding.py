@@ -17,14 +17,17 @@ from pathlib import Path
 from weakref import WeakKeyDictionary
 
 from ..errors import StoreError
-from ..nodes import PARENT_SLOT
+from ..nodes import PARENT_SLOT, wire
 from ..tree import Tree, TreeNode
 from . import positiontable
 from .dbfile import is_empty, reading
 from .kept import KeptConnection
 from .schema import check_meta, migrate
 
-__all__ = ["Binding", "bind", "binding_of", "check_update", "keep", "kept_of", "stored_counts", "stored_positions"]
+__all__ = [
+    "Binding", "bind", "binding_of", "check_update", "cut_of", "keep", "kept_of", "last_game", "stored_counts",
+    "stored_positions",
+]
 
 @dataclass
 class Binding:
@@ -42,12 +45,17 @@ class Binding:
     """The ``path`` of a partial load (``""``: from the root)."""
     foreign: bool = False
     """True once someone else wrote the file since this tree was loaded: later saves merge by ``(parent, move)``."""
+    last_game: int = 0
+    """The id of the last game logged in the file as this tree knows it (0: none): the games table's counter,
+    from which training numbers its next game (:func:`last_game`)."""
 
 
 _BINDINGS: WeakKeyDictionary[Tree, Binding] = WeakKeyDictionary()
 """Each tree's binding, beside the tree (which holds only the tree): gone with the tree."""
 _KEPT: WeakKeyDictionary[Tree, KeptConnection] = WeakKeyDictionary()
 """The connection :func:`treelab.store.persistence.kept_open` keeps open for a tree's saves."""
+_CUTS: WeakKeyDictionary[Tree, set[TreeNode]] = WeakKeyDictionary()
+"""Each partly loaded tree's nodes whose children were not loaded (:func:`cut_of`)."""
 
 
 def binding_of(tree: Tree) -> Binding | None:
@@ -61,6 +69,22 @@ def bind(tree: Tree, binding: Binding | None) -> None:
         _BINDINGS.pop(tree, None)
     else:
         _BINDINGS[tree] = binding
+
+
+def last_game(tree: Tree) -> int:
+    """The id of the last game logged in the file ``tree`` mirrors, as the tree knows it (0: none, or no file)."""
+    binding = _BINDINGS.get(tree)
+    return 0 if binding is None else binding.last_game
+
+
+def cut_of(tree: Tree) -> set[TreeNode]:
+    """The nodes of ``tree`` whose children were not loaded (a ``load(..., path=, depth=)`` cut, or a view that read
+    only what it draws): a record of the load, never grown (a save refuses new nodes under them; PUCT evaluates
+    them without expanding). The set itself, created empty: loaders add to it. Empty for a whole tree."""
+    cut = _CUTS.get(tree)
+    if cut is None:
+        cut = _CUTS[tree] = set()
+    return cut
 
 
 def kept_of(tree: Tree) -> KeptConnection | None:
@@ -94,7 +118,7 @@ def check_update(
         )
     migrate(conn, version)
     new = tree.new_nodes
-    if tree.truncated:
+    if _CUTS.get(tree):
         _check_cuts(tree, new, binding, name)
     merged = binding.foreign or binding.generation != generation
     if not merged:
@@ -112,7 +136,7 @@ def stored_counts(conn: sqlite3.Connection, meta: dict[str, str]) -> list[int]:
 
 
 def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) -> None:
-    cut, top = tree.truncated, len(tree.labels(binding.subtree))
+    cut, top = cut_of(tree), len(tree.labels(binding.subtree))
     for node in new:
         parent = getattr(node, PARENT_SLOT, None)
         if parent in cut:
@@ -134,3 +158,11 @@ def stored_positions(tree: Tree) -> dict[str, list[int]] | None:
         return {}
     with reading(binding.path) as (conn, _):
         return positiontable.read(conn)
+
+
+def _cut_now(tree: Tree) -> set[TreeNode] | frozenset[TreeNode]:
+    return _CUTS.get(tree) or frozenset()
+
+
+wire("positions", stored_positions)  # PositionTable.of: the stored table to start from
+wire("cut", _cut_now)  # SearchState.cut: a search reads the record of the load (the core imports no store)

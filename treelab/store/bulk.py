@@ -29,6 +29,7 @@ from .. import speedups
 from ..nodes import kids_of, seal
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
+from .binding import cut_of
 from .integrity import check_row, damaged, label_check
 
 __all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "insert_grouped", "insert_records", "renumber",
@@ -163,7 +164,7 @@ def build(
     """Create the nodes of ``rows`` (ordered by id, parents first), counting them per depth.
 
     A row is ``(id, parent_id, move, nb_visit, nb_win, nb_draw, proven,
-    created_game, nb_select, cut)``; ``cut`` puts the node in ``tree.truncated``. Every
+    created_game, nb_select, cut)``; ``cut`` puts the node in the tree's :func:`~treelab.store.binding.cut_of`. Every
     row is checked first (:mod:`treelab.store.integrity`: whole numbers, counts
     >= 0, ``proven`` in -1/0/1, the move a label of ``tree.game`` unless
     ``labels`` is false, the parent already built, one root). A node with two or more
@@ -181,7 +182,7 @@ def build(
     gc.disable()  # a million new objects would trigger many full collections: twice as slow
     try:
         if speedups.compiled is not None:  # looked up now: tests compare both builds
-            speedups.compiled.build(tree.node_class, rows, nodes, tree.depth_counts, {}, tree.truncated, check)
+            speedups.compiled.build(tree.node_class, rows, nodes, tree.depth_counts, {}, cut_of(tree), check)
         else:
             _build(tree, rows, nodes, check)
     except KeyError as exc:  # a parent not built yet: missing, later, or the node itself
@@ -204,7 +205,7 @@ def _stop(rows: Iterable[tuple[Any, ...]]) -> None:
 
 def _build(tree: Tree, rows: Iterable[tuple[Any, ...]], nodes: dict[int, TreeNode] | list[Any],
            check: Callable[[object], None] | None) -> None:
-    counts, cut = tree.depth_counts, tree.truncated
+    counts, cut = tree.depth_counts, cut_of(tree)
     shared: dict[int, int] = {}  # one int object per game id, not one per node (~32 bytes a node)
     rooted, known = bool(counts), set()
     last = None  # the parent of the node built last: its children are sealed when another parent comes

@@ -39,7 +39,7 @@ from ..tree import Tree, TreeNode
 from . import bulk, positiontable
 from .values import Values, add_values, collect
 
-__all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "start", "take"]
+__all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "stamp", "start", "take"]
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
@@ -102,6 +102,19 @@ def start(tree: Tree) -> Tree:
         raise StoreError(f"the tree holds node ids up to {tree.next_id - 1}, past {LOCAL}: not a worker's copy")
     tree.mark_saved(next_id=LOCAL)
     return tree
+
+
+def stamp(tree: Tree, game_id: int | None) -> None:
+    """Name the game that made ``tree``'s new nodes: each node made since the last save, load or take (the root
+    excepted: it comes before every game) gets ``created_game = game_id`` (None: a game that is not logged).
+
+    A save or take logs at most one game (training, its workers, Ray, terminal play), so whoever hands a game's
+    changes to a writer stamps them with its id first; the ``nodes.created_game`` column is then that game's id.
+    """
+    root = tree.root
+    for node in tree.new_nodes:
+        if node is not root:
+            node.created_game = game_id
 
 
 def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:

@@ -12,7 +12,7 @@ __all__ = ["FitRow", "FitRows", "read_fit_rows"]
 
 FitRow = tuple[int, Any, str, int, int, int, int, Any, int, Any, float]
 """``(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, nb_select, created_game, value_sum)`` of one
-node."""
+node (``value_sum``: 0 in a file before schema 4)."""
 
 
 @dataclass(frozen=True)

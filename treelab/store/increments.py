@@ -83,8 +83,8 @@ def add(tree: Tree, inc: Increment) -> int:
     """Add ``inc`` to ``tree`` in memory: counts and value sums summed, missing nodes created, proofs merged,
     a node's first prior kept.
 
-    New nodes are stamped with ``tree.current_game``; every node touched is
-    marked for the next incremental save. Proofs are checked before anything
+    New nodes name no game (``created_game`` None: :func:`~treelab.store.deltas.stamp` names one); every node
+    touched is marked for the next incremental save. Proofs are checked before anything
     changes, so a contradiction leaves the tree as it was.
 
     Returns:

@@ -31,7 +31,7 @@ from ..games import Game, find_game
 from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers, positiontable, values
-from .binding import Binding, bind, binding_of, check_update, keep, kept_of, stored_counts, stored_positions
+from .binding import Binding, bind, binding_of, check_update, cut_of, keep, kept_of, last_game, stored_counts
 from .dbfile import is_empty, reading, writing
 from .deltas import apply, changes, depth_counts, renumber
 from .kept import KeptConnection
@@ -231,7 +231,7 @@ def save(
             ids, fresh, _ = apply(conn, delta, top=top, name=name, grown=None if merged else _NONE)
             counts = depth_counts(stored_counts(conn, meta), delta.depths[fresh])
             written = len(delta)
-        last_game = _log_games(conn, tree, rows, counts, None if meta is None else top)
+        logged = _log_games(conn, tree, rows, counts, None if meta is None else top)
         if extra is not None:
             extra(conn)
         meta_rows(conn, run_meta(tree), tree_id=tree_id, generation=generation + 1, game=tree.game.name,
@@ -243,13 +243,13 @@ def save(
     else:
         renumber(new, ids.tolist())
     if meta is None or binding is None:
-        tree.truncated.clear()  # the new file holds exactly this tree
-        binding = Binding(Path(db).resolve(), tree_id)
+        cut_of(tree).clear()  # the new file holds exactly this tree
+        binding = Binding(Path(db).resolve(), tree_id, last_game=last_game(tree))
         bind(tree, binding)
     binding.generation, binding.path = generation + 1, Path(db).resolve()
     binding.foreign = binding.foreign or merged
+    binding.last_game = max(binding.last_game, logged)
     tree.mark_saved(next_id=top + 1)
-    tree.last_game_id = max(tree.last_game_id, last_game)
     return written
 
 
@@ -316,14 +316,14 @@ def _load(db: DbPath, path: Any, depth: int | None, game: str | Game | None) -> 
             bulk.build(tree, conn.execute(_SUBTREE, (chain[-1], limit, limit)), nodes, labels=searchable)
             wide = conn.execute(f"SELECT parent_id FROM nodes WHERE parent_id IN ({marks}) "
                                 "GROUP BY parent_id HAVING count(*) > 1", chain[:-1])
-            tree.truncated.update(nodes[pid] for (pid,) in wide)
+            cut_of(tree).update(nodes[pid] for (pid,) in wide)
         _proofs(conn, nodes, name)
         movers.read(conn, tree, nodes, name)
         values.read(conn, tree, nodes, name)
         tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
-        tree.last_game_id = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
         bind(tree, Binding(Path(db).resolve(), meta.get("tree_id"), int(meta.get("generation", 0)), depth,
-                           tree.game.notation(tree.game.parse(labels))))
+                           tree.game.notation(tree.game.parse(labels)),
+                           last_game=conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0))
     tree.mark_saved(next_id=top + 1)
     return tree
 
@@ -346,7 +346,7 @@ def load(db: DbPath, path: Any = None, depth: int | None = None) -> Tree:
 
     A partial load also holds the nodes from the root down to ``path`` (so
     ``tree.find(path)`` works and the root is the real root). Nodes whose
-    children were not loaded are in ``tree.truncated``; a later save refuses
+    children were not loaded are in :func:`~treelab.store.binding.cut_of`; a later save refuses
     new nodes under them.
 
     Args:
@@ -397,4 +397,3 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
 
 
 wire("save", save)  # Tree.save (the core does not import the store)
-wire("positions", stored_positions)  # PositionTable.of: the stored table to start from

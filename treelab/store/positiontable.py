@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import NotationError
 from ..games import Game, State
 from ..positions import counts_of_nodes, node_keys, player_one_value, value_changes
 from ..tree import Tree, TreeNode
 
-__all__ = ["CREATE", "add", "add_delta", "create", "delta_fields", "exists", "read", "rebuild", "row", "rows_of",
-           "write_tree"]
+__all__ = ["CREATE", "add", "add_delta", "after_moves", "create", "delta_fields", "exists", "read", "rebuild", "row",
+           "rows_of", "write_tree"]
 
 CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit INTEGER NOT NULL, "
           "nb_win INTEGER NOT NULL, nb_draw INTEGER NOT NULL, nb_path INTEGER NOT NULL, "
@@ -178,3 +179,17 @@ def row(conn: sqlite3.Connection, key: str) -> tuple[int, int, int, int, float] 
     found = conn.execute(f"SELECT nb_visit, nb_win, nb_draw, nb_path, {_value(conn)} FROM positions WHERE key = ?",
                          (key,)).fetchone()
     return None if found is None else (found[0], found[1], found[2], found[3], found[4])
+
+
+def after_moves(conn: sqlite3.Connection, game: Game, state: State,
+                labels: Iterable[str]) -> dict[str, tuple[int, int, int, int, float]]:
+    """The stored rows (as :func:`row`) of the positions after each move label at ``state``, by label; a label
+    that is no legal move here (a row no treelab wrote) or a position not stored has none."""
+    keys = {}
+    for label in labels:
+        try:
+            keys[label] = game.position_key(state.play(game.parse_move(label)))
+        except (NotationError, ValueError):
+            continue
+    found = rows_of(conn, keys.values())
+    return {label: found[k] for label, k in keys.items() if k in found}

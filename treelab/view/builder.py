@@ -22,14 +22,16 @@ from fixed markup with every text in them escaped (:func:`~treelab.view.style.ht
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import PathNotFoundError
 from ..games import Game, find_game, written
-from ..mcts.graph import graph_terms
+from ..mcts.scores import node_score
 from ..positions import PositionTable
+from ..store.binding import cut_of
 from ..tree import Moves, Tree, TreeNode
 from .style import (
     FONT,
@@ -184,7 +186,7 @@ def to_dot(
     start, g, tree_c = _resolve(source, path, game)
     if c is None:
         c = tree_c if tree_c is not None else 2**0.5
-    truncated = source.truncated if isinstance(source, Tree) else set()
+    truncated = cut_of(source) if isinstance(source, Tree) else set()
     sel = select(
         start, depth=o.depth, top_k=o.top, min_visits=o.min_visits, around_pv=o.around_pv,
         max_nodes=o.max_nodes, unloaded=truncated, counts_below=counts_below,
@@ -302,17 +304,17 @@ class _Writer:
                                                                  "edge exploration)")
 
     def edge_line(self, parent: TreeNode, kid: TreeNode) -> str:
-        ucb = kid.ucb1(self.c)
+        score = node_score(kid, self.c, self.positions)  # the search's score: graph with the table, else UCB1
+        ucb, value = math.inf if score.total is None else score.total, score.value
+        explore = math.inf if score.exploration is None else score.exploration
         if self.positions is not None:
-            value, explore = graph_terms(self.positions, kid, self.c)
-            ucb = value + explore
             tip = (f"graph score {fmt(ucb, 4)} = position value {fmt(value, 4)} + exploration {fmt(explore, 4)}"
                    f" (c={self.c:.4g}, S={sum(k.nb_select for k in parent.kids)}, s={kid.nb_select}: selections of"
                    " this edge, never pass-through visits; the value merges every path to the position)"
                    if kid.nb_select else "graph score ∞: an edge never selected here is tried first")
         elif kid.nb_visit:
             tip = (
-                f"UCB1 {fmt(ucb, 4)} = mean {fmt(kid.mean, 4)} + exploration {fmt(kid.exploration(self.c), 4)}"
+                f"UCB1 {fmt(ucb, 4)} = mean {fmt(value, 4)} + exploration {fmt(explore, 4)}"
                 f" (c={self.c:.4g}, N={parent.nb_visit}, n={kid.nb_visit}); N and n include visits passing through"
                 " from searches rooted deeper in a game, so a rarely chosen move can score high"
             )

@@ -23,6 +23,7 @@ from ..mcts.choice import best_child
 from ..nodes import walk
 from ..positions import PositionTable, node_keys
 from ..store import positiontable
+from ..store.binding import cut_of
 from ..store.dbfile import reading
 from ..store.integrity import check_row, damaged
 from ..store.rows import children, counts_below, path_rows
@@ -85,7 +86,7 @@ def load_view(
         max_nodes: stop loading once more nodes than this would be drawn.
 
     Returns:
-        A read-only view :class:`Tree` (its ``truncated`` set holds the nodes
+        A read-only view :class:`Tree` (its :func:`~treelab.store.binding.cut_of` holds the nodes
         whose children were not read) and, for the unexpanded drawn nodes, the
         stored ``(children, visits)`` under them.
 
@@ -109,7 +110,7 @@ def load_view(
         _values(tree, root, row)
         node = root
         for row in rows[1:]:
-            tree.truncated.add(node)  # only the path is read on the way down
+            cut_of(tree).add(node)  # only the path is read on the way down
             node = _node(tree, node, row)
         start = node
         frontier = [start]
@@ -133,7 +134,7 @@ def load_view(
             frontier = nxt
         # every loaded node without loaded children: say what is stored below it
         bare = [n for n in walk(start) if not n.kids]
-        tree.truncated.update(bare)
+        cut_of(tree).update(bare)
         below = _counts(conn, bare) if len(bare) <= 20 * max_nodes else {}
         if meta.get("statistics") == "graph":  # edges show the graph score: the drawn positions' stored rows
             tree.statistics = "graph"

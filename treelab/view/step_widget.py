@@ -98,8 +98,7 @@ def _root_series(records: Sequence[Mapping[str, Any]], depth: int) -> dict[str, 
     """Each root move's visits and mean (for its mover) after every simulation (at most 400 points, evenly spaced).
 
     Returns ``{"visits": {move: [...], "_at": [simulation numbers]}, "means": {move: [...]}}``; a mean is
-    :func:`treelab.nodes.mean_reward` of the move's node in this search (its value sums included), 0 before its
-    first visit.
+    :func:`treelab.nodes.mean_reward` of what the move's node gained in this search, 0 before its first visit.
     """
     n = len(records)
     every = max(1, -(-n // 400))
@@ -114,8 +113,8 @@ def _root_series(records: Sequence[Mapping[str, Any]], depth: int) -> dict[str, 
             total = totals.setdefault(path[0], [0, 0, 0, 0.0])
             for k in range(3):
                 total[k] += gained[k]
-            if len(gained) > 4:
-                total[3] += gained[4]
+            if "values" in record:
+                total[3] += record["values"][depth + 1]
         if i % every == 0 or i == n:
             for move in totals:
                 visits.setdefault(move, [0] * points)

@@ -23,7 +23,6 @@ started deeper (DESIGN.md, *Semantics*); the page says so beside the numbers.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,10 +32,11 @@ from typing import Any
 from ...errors import BudgetError, GameMismatchError, NotationError, PathNotFoundError
 from ...games import Game, State, find_game
 from ...learn.model import Model
-from ...mcts.graph import edge_exploration
+from ...mcts.scores import Edge, score_terms
 from ...nodes import Proof, proof_word
 from ...positions import mover_mean, player_one, player_one_value
 from ...store.dbfile import reading
+from ...store.positiontable import after_moves
 from ...store.positiontable import row as position_row
 from ...store.rows import created_by, kid_rows, logged_root, path_rows, principal_variation, totals
 from ...store.schema import display
@@ -232,22 +232,15 @@ class TreeFile:
         }
 
     def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None,
-               state: State, merged: tuple[tuple[int, int, int, int, float] | None, bool],
+               state: State, merged: tuple[Sequence[Any] | None, bool],
                priors: dict[int, float]) -> dict[str, Any]:
         game, c = self.game, self.c
         visited = kid.nb_visit > 0
         row, graph = merged
-        scores: dict[str, Any] = {
-            "ucb1": kid.ucb1(c) if visited else None,
-            "exploitation": kid.mean if visited else None,
-            "exploration": kid.exploration(c) if visited else None,
-        }
-        if graph:  # the score the search uses (treelab.mcts.graph): the position's value, the edge's counts
-            value = kid.mean if row is None or not row[0] else mover_mean(row[0], row[1], row[2], state.to_move, row[4])
-            explore = edge_exploration(kid.nb_select, sum(k.nb_select for k in parent.kids), c)
-            finite = not math.isinf(explore)
-            scores = {"ucb1": value + explore if finite else None, "exploitation": value,
-                      "exploration": explore if finite else None}
+        # the score the search uses (treelab.mcts.scores): graph (the position's value, the edge's counts) or UCB1
+        score = score_terms("graph" if graph else "classic", Edge.of(kid, row, mover=state.to_move), c)
+        scores: dict[str, Any] = {"ucb1": score.total, "exploitation": score.value if graph or visited else None,
+                                  "exploration": score.exploration}
         try:
             href: str | None = game.notation([*moves, game.parse_move(kid.name)])
         except NotationError:  # a row no treelab wrote: shown (as text), never linked
@@ -273,15 +266,11 @@ class TreeFile:
 def _positions(conn: Any, game: Game, state: State, labels: Sequence[str]) -> dict[str | None, Any]:
     """The merged counts (``positions`` rows) of ``state`` (key None) and of the position after each move label."""
     found: dict[str | None, Any] = {None: position_row(conn, game.position_key(state))}
-    for label in labels:
-        try:
-            found[label] = position_row(conn, game.position_key(state.play(game.parse_move(label))))
-        except (NotationError, ValueError):  # a row no treelab wrote, or a move the rules refuse: no position
-            continue
+    found.update(after_moves(conn, game, state, labels))
     return found
 
 
-def _position_json(row: tuple[int, int, int, int, float], mover: int) -> dict[str, Any]:
+def _position_json(row: Sequence[Any], mover: int) -> dict[str, Any]:
     """A position's merged counts for the player who moves into it (its value sum, if any), and how many stored
     paths reach it."""
     visits, ones, draws, paths, value = row
