@@ -1,26 +1,21 @@
 """The tree as flat numpy arrays, and the statistics computed on them.
 
-:class:`TreeArrays` holds one row per node in breadth-first order (the subtree
-root first, parents before children, siblings in creation order), so every
-statistic is a few vectorised numpy operations and scales to millions of
-nodes: node and leaf counts, nodes per depth, the leaf-depth histogram, the
-effective branching factor per depth, the principal variation and its visit
-shares, how concentrated each node's visits are on its children (normalised
-entropy, Gini) and an asymmetry index for the whole tree.
+:class:`TreeArrays` holds one row per node in breadth-first order (the subtree root first, parents before
+children, siblings in creation order), so every statistic is a few vectorised numpy operations and scales
+to millions of nodes: node and leaf counts, nodes per depth, the leaf-depth histogram, the effective
+branching factor per depth, the principal variation and its visit shares, how concentrated each node's
+visits are on its children (normalised entropy, Gini) and an asymmetry index for the whole tree.
 
 Definitions:
-    - *branching factor at depth d*: children per expanded node,
-      ``nodes(d+1) / internal nodes(d)``.
-    - *principal variation*: the most visited child at each level (ties: the
-      first created), down to a leaf or an unvisited child.
-    - *entropy* of a node: the Shannon entropy of its children's visit shares
-      divided by ``ln(k)`` for ``k`` children: 1 = visits spread evenly, 0 =
-      all in one child. *Gini*: the Gini coefficient of the same visits.
-    - *asymmetry* of a tree: the Gini coefficient of children's visits at
-      every node with two or more children, averaged with weights equal to
-      the visits that went down into those children. 0: every node spreads
-      its visits evenly (a breadth-first tree); towards 1: search
-      concentrates on one line (the asymmetric growth UCT is known for).
+    - *branching factor at depth d*: children per expanded node, ``nodes(d+1) / internal nodes(d)``.
+    - *principal variation*: the most visited child at each level (ties: the first created), down to a
+      leaf or an unvisited child.
+    - *entropy* of a node: the Shannon entropy of its children's visit shares divided by ``ln(k)`` for ``k``
+      children: 1 = visits spread evenly, 0 = all in one child. *Gini*: the Gini coefficient of the same visits.
+    - *asymmetry* of a tree: the Gini coefficient of children's visits at every node with two or more
+      children, averaged with weights equal to the visits that went down into those children. 0: every
+      node spreads its visits evenly (a breadth-first tree); towards 1: search concentrates on one line
+      (the asymmetric growth UCT is known for).
 """
 
 from __future__ import annotations
@@ -153,8 +148,7 @@ class TreeArrays:
 
         Columns: id, parent id (-1: none), depth, nb_visit, nb_win, nb_draw,
         proven (:data:`NO_PROOF` when unknown), created_game (-1: none), nb_select. Rows
-        are sorted by (depth, id): breadth first, siblings in creation order; ``mover`` and ``values``
-        (value sums; if any) are per row.
+        are sorted by (depth, id): breadth first, siblings in creation order; ``mover``, ``values`` (if any) per row.
         """
         n = len(table)
         order = np.lexsort((table[:, 0], table[:, 2]))
@@ -197,9 +191,8 @@ class TreeArrays:
     @property
     def mean(self) -> np.ndarray:
         """The mover's mean reward of each node (0.5 when unvisited): :func:`~treelab.nodes.mean_reward`."""
-        values = 0.0 if self.value_sum is None else self.value_sum
         with np.errstate(invalid="ignore", divide="ignore"):
-            m = (self.wins + 0.5 * self.draws + 0.5 * values) / self.visits
+            m = (self.wins + 0.5 * self.draws + 0.5 * (0.0 if self.value_sum is None else self.value_sum)) / self.visits
         return np.where(self.visits > 0, m, 0.5)
 
     def depth_histogram(self) -> list[int]:
