@@ -5,13 +5,14 @@ lines, each node's visits its children's plus one, values in [-1, 1]). Each roun
 in fresh processes:
 
 - ``import``: ``treelab import rows`` of that file into a new database (parse, check every move
-  against the rules, build the tree, save it);
+  against the rules, stream the rows into SQLite a chunk at a time, as ``merge`` does);
 - ``merge``: ``treelab merge`` of the database the import made into a new database (the same
   nodes, read from SQLite);
 - ``load``: ``treelab.load`` of that database, for the memory a loaded tree of that size takes.
 
 It prints the median times, the ratio import / merge (the issue's target: at most 2) and each
-process's peak memory (the import's should stay within the loaded tree's).
+process's peak memory, its own VmHWM (the import's should stay within the loaded tree's), with the
+load average after each round.
 
     .venv/bin/python benchmarks/interop.py --nodes 1000000 --rounds 3
 """
@@ -139,8 +140,10 @@ def main() -> None:
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"medians: import {med['import']:.1f} s, merge {med['merge']:.1f} s, load {med['load']:.1f} s; "
               f"import / merge = {med['import'] / med['merge']:.2f} (target <= 2)")
-        print("peak memory (MB): " + ", ".join(f"{k} {max(v) / 1e6:.0f}" for k, v in peaks.items()) +
-              f"; import / load = {max(peaks['import']) / max(peaks['load']):.2f}")
+        peak = {k: statistics.median(v) for k, v in peaks.items()}
+        print("peak memory, median (max) MB: " + ", ".join(f"{k} {peak[k] / 1e6:.0f} ({max(v) / 1e6:.0f})"
+                                                          for k, v in peaks.items()) +
+              f"; import / load = {peak['import'] / peak['load']:.2f}")
 
 
 if __name__ == "__main__":

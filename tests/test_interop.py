@@ -16,6 +16,7 @@ import pytest
 from cli_helpers import assert_clean_error, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from recorded import valued_tree
 
 import treelab
 from treelab.interop.rows import tree_rows, write_rows
@@ -287,24 +288,7 @@ def test_the_recorder_turns_a_hand_written_search_into_a_tree(tmp_path: Path) ->
 
 
 def _random_tree(seed: int, simulations: int, game: str) -> treelab.Tree:
-    rng = random.Random(seed)
-    recorder = treelab.Recorder(game)
-    the_game = recorder.tree.game
-    for _ in range(simulations):
-        state, path = the_game.initial(), []
-        for _ in range(rng.randint(0, 5)):
-            if state.is_terminal:
-                break
-            move = rng.choice(state.legal_moves())
-            path.append(the_game.label(move))
-            state = state.play(move)
-        if state.is_terminal or rng.random() < 0.5:
-            recorder.simulation(path, winner=state.winner if state.is_terminal else rng.choice([1, 2, None]))
-        else:
-            recorder.simulation(path, value=rng.uniform(-1, 1), player=rng.choice([1, 2]))
-    for node in list(recorder.tree)[::3]:
-        recorder.tree.priors[node] = rng.random()
-    return recorder.tree
+    return valued_tree(game, seed, simulations)
 
 
 @settings(max_examples=15, deadline=None)

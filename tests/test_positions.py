@@ -20,14 +20,21 @@ from treelab.mcts.selection import select_ucb1
 from treelab.mcts.uct import Limit, search
 from treelab.positions import PositionTable, counts_of_nodes, node_keys
 from treelab.store import positiontable
+from treelab.store.schema import SCHEMA_VERSION
 
 
-def stored(db: Path) -> dict[str, list[int]]:
-    """The file's ``positions`` table: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path]``."""
+def stored(db: Path) -> dict[str, list[float]]:
+    """The file's ``positions`` table: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path, value_sum]``."""
     with sqlite3.connect(db) as conn:
-        rows = {k: [v, w, d, p] for k, v, w, d, p in conn.execute("SELECT * FROM positions")}
+        rows = {k: [v, w, d, p, s] for k, v, w, d, p, s in conn.execute(
+            "SELECT key, nb_visit, nb_win, nb_draw, nb_path, value_sum FROM positions")}
     conn.close()
     return rows
+
+
+def in_memory(table: dict[str, list[float]]) -> dict[str, list[float]]:
+    """A table of :func:`counts_of_nodes` as :attr:`PositionTable.rows` holds it (no paths)."""
+    return {k: [*v[:3], v[4]] for k, v in table.items()}
 
 
 def grown(tree: Tree, rng: random.Random, games: int, searches: int, statistics: str = "classic") -> Tree:
@@ -53,10 +60,10 @@ def test_transpositions_merge(tmp_path: Path) -> None:
     table = counts_of_nodes(tree)
     key = tree.game.position_key(tree.game.replay("123"))
     assert key == tree.game.position_key(tree.game.replay("321"))
-    assert table[key] == [2, 1, 1, 2]  # 2 visits, player 1 won 1, 1 draw, 2 paths
+    assert table[key] == [2, 1, 1, 2, 0.0]  # 2 visits, player 1 won 1, 1 draw, 2 paths
     db = tmp_path / "t.db"
     tree.save(db)
-    assert stored(db)[key] == [2, 1, 1, 2]
+    assert stored(db)[key] == [2, 1, 1, 2, 0.0]
     assert stored(db) == counts_of_nodes(treelab.load(db))
 
 
@@ -68,7 +75,7 @@ def test_connect_four_mirror_merges() -> None:
     tree = Tree(game)
     tree.record("12", winner=1)
     tree.record("76", winner=2)
-    assert counts_of_nodes(tree)[key(game.replay("12"))] == [2, 1, 0, 2]
+    assert counts_of_nodes(tree)[key(game.replay("12"))] == [2, 1, 0, 2, 0.0]
 
 
 @settings(max_examples=40, deadline=None)
@@ -86,7 +93,8 @@ def test_connect_fours_key_walk_gives_the_keys_its_states_give(first: list[int],
         tree.path("".join(labels))
     keys = node_keys(tree, list(tree))  # the walk of light tokens
     assert keys == {node: tree.game.position_key(tree.game.replay(node.moves)) for node in tree}
-    assert counts_of_nodes(tree) == {k: [0, 0, 0, sum(1 for v in keys.values() if v == k)] for k in set(keys.values())}
+    assert counts_of_nodes(tree) == {k: [0, 0, 0, sum(1 for v in keys.values() if v == k), 0.0]
+                                     for k in set(keys.values())}
 
 
 def test_tictactoe_has_eight_images() -> None:
@@ -161,11 +169,11 @@ def test_a_schema_2_file_reads_and_migrates(tmp_path: Path) -> None:
         assert positiontable.read(conn) is None
     conn.close()
     graph = PositionTable.of(tree)  # no stored table: made from the nodes held
-    assert graph.rows == {k: v[:3] for k, v in counts_of_nodes(tree).items()}
+    assert graph.rows == in_memory(counts_of_nodes(tree))
     tree.record("4444", winner=None)
     tree.save(db)  # the first save migrates: the table rebuilt from the nodes, then this save added
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
     conn.close()
     assert stored(db) == counts_of_nodes(treelab.load(db))
 
@@ -176,10 +184,10 @@ def test_graph_search_keeps_the_table_in_step(tmp_path: Path) -> None:
     search(tree, "", limit=Limit(iterations=300), rng=1)  # classic first: the table is made when graph starts
     search(tree, "44", limit=Limit(iterations=300), rng=2, select="graph")
     table = tree.position_table
-    assert table.rows == {k: v[:3] for k, v in counts_of_nodes(tree).items()}
+    assert table.rows == in_memory(counts_of_nodes(tree))
     tree.save(db)
     search(tree, "4", limit=Limit(iterations=200), rng=3, select="graph")
-    assert tree.position_table is table and table.rows == {k: v[:3] for k, v in counts_of_nodes(tree).items()}
+    assert tree.position_table is table and table.rows == in_memory(counts_of_nodes(tree))
     tree.save(db)
     again = treelab.load(db)
     assert again.statistics == "graph"

@@ -25,7 +25,7 @@ import treelab
 from treelab.analysis.arrays import TreeArrays
 from treelab.analysis.shape import layout, levels, p1_mean, plot_icicle, plot_sunburst, stream_levels
 from treelab.mcts.uct import Limit, search
-from treelab.store import increments, rows
+from treelab.store import increments, merging, rows
 from treelab.store.binding import last_game
 from treelab.store.increments import SOURCES, add, log_sources, read
 from treelab.store.persistence import GAME_FIELDS, open_tree, save
@@ -120,7 +120,7 @@ def contents(db: Path) -> dict[str, Any]:
 def test_streamed_merge_writes_what_the_in_memory_merge_wrote(game: str, seeds: list[int], into_existing: bool,
                                                              chunk: int) -> None:
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
-        mp.setattr(increments, "_CHUNK", chunk)
+        mp.setattr(merging, "_CHUNK", chunk)
         folder = Path(tmp)
         inputs = [saved(random_tree(game, seed, 12, searches=2), folder / f"in{i}.db", games=1 + i)
                   for i, seed in enumerate(seeds)]
@@ -142,7 +142,7 @@ def test_streamed_merge_of_a_game_with_stored_movers_matches(tmp_path: Path) -> 
     inputs = [saved(random_tree(game, seed, 15), tmp_path / f"in{seed}.db", games=1) for seed in (1, 2)]
     want = old_merge(tmp_path / "old.db", *inputs)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(increments, "_CHUNK", 5)
+        mp.setattr(merging, "_CHUNK", 5)
         summary = treelab.merge(tmp_path / "new.db", *inputs)
     assert (summary.nodes, summary.new_nodes, summary.simulations, summary.games) == want
     got = contents(tmp_path / "new.db")
@@ -174,7 +174,7 @@ def test_a_killed_merge_leaves_out_as_it_was(tmp_path: Path) -> None:
     before = contents(out)
     marker = tmp_path / "halfway"
     script = (  # the merge, stopped inside its transaction at its 200th chunk of 50 rows
-        "import sys, time, pathlib, treelab.store.increments as m\n"
+        "import sys, time, pathlib, treelab.store.merging as m\n"
         "m._CHUNK, real, calls = 50, m.apply, []\n"
         "def apply(*args, **kwargs):\n"
         "    calls.append(1)\n"

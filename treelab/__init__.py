@@ -54,7 +54,8 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "interop.alphazero": ("AlphaZeroStats", "from_alphazero"),
     "interop.mctx": ("MctxOptions", "from_mctx"),
     "interop.openspiel": ("from_openspiel",),
-    "interop.rows": ("Recorder", "from_rows"),
+    "interop.recorder": ("Recorder",),
+    "interop.rows": ("from_rows",),
     "learn.fitting": ("FitConfig", "fit"),
     "learn.model": ("Model", "load_model"),
     "mcts.config": ("SearchConfig",),
@@ -76,7 +77,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "play.training": ("TrainSummary", "train"),
     "play.learning": ("LoopSummary", "learning_loop"),
     "play.training_config": ("TrainingConfig",),
-    "store.increments": ("MergeSummary", "merge"),
+    "store.merging": ("MergeSummary", "merge"),
     "store.persistence": ("load", "open_tree", "save"),
     "store.records": ("compact", "info", "read_games", "read_history"),
     "tree": ("SQRT2", "Tree", "TreeNode"),
@@ -102,7 +103,8 @@ if TYPE_CHECKING:
     from .interop.alphazero import AlphaZeroStats, from_alphazero
     from .interop.mctx import MctxOptions, from_mctx
     from .interop.openspiel import from_openspiel
-    from .interop.rows import Recorder, from_rows
+    from .interop.recorder import Recorder
+    from .interop.rows import from_rows
     from .learn.fitting import FitConfig, fit
     from .learn.model import Model, load_model
     from .mcts.config import SearchConfig
@@ -129,7 +131,7 @@ if TYPE_CHECKING:
     from .play.tracing import SearchTrace, read_trace, trace
     from .play.training import TrainSummary, train
     from .play.training_config import TrainingConfig
-    from .store.increments import MergeSummary, merge
+    from .store.merging import MergeSummary, merge
     from .store.persistence import load, open_tree, save
     from .store.records import compact, info, read_games, read_history
     from .tree import SQRT2, Tree, TreeNode

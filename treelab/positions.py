@@ -8,9 +8,11 @@ the *position*, however it got there. Graph-search statistics (:mod:`treelab.mct
 child's value from it.
 
 **Point of view.** A position's row counts ``nb_visit``, ``nb_win`` (wins of **player 1**, the
-first player, whoever moved into the position), ``nb_draw``, and ``nb_path`` (stored nodes that
-reach it). Player 1's view is fixed for every game, also those whose players need not alternate;
-the mover's mean is :meth:`PositionTable.mean`.
+first player, whoever moved into the position), ``nb_draw``, ``nb_path`` (stored nodes that
+reach it) and ``value_sum`` (the nodes' value sums, :attr:`treelab.nodes.TreeNode.value_sum`, seen
+by **player 1**: a node whose mover is player 2 adds minus its own). Player 1's view is fixed for
+every game, also those whose players need not alternate; the mover's mean is
+:meth:`PositionTable.mean` (:func:`mover_mean`, :func:`treelab.nodes.mean_reward` of the row).
 
 The table is a function of the nodes: ``row(key) = sum over nodes with that key`` (player 1's wins
 from each node's ``nb_win`` and its mover). So it can always be rebuilt from the nodes
@@ -26,16 +28,16 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from .games import Game, State
-from .nodes import HOOKS, TreeNode, kids_of
+from .nodes import HOOKS, TreeNode, kids_of, mean_reward
 
 if TYPE_CHECKING:
     from .tree import Tree
 
 __all__ = ["PositionTable", "Row", "counts_of_nodes", "key_of", "mover_mean", "node_keys", "player_one",
-           "unsaved_counts"]
+           "player_one_value", "unsaved_counts", "value_changes"]
 
-Row = list[int]
-"""A position's counts in memory: ``[nb_visit, nb_win of player 1, nb_draw]``."""
+Row = list[Any]
+"""A position's counts in memory: ``[nb_visit, nb_win of player 1, nb_draw, value_sum of player 1]``."""
 
 _STATE_CAP = 1 << 17
 """Positions :class:`PositionTable` caches at most to compute keys of nodes met later (about 20 MB)."""
@@ -46,11 +48,15 @@ def player_one(mover: int, visits: int, wins: int, draws: int) -> int:
     return wins if mover == 1 else visits - wins - draws
 
 
-def mover_mean(visits: int, ones: int, draws: int, mover: int) -> float:
-    """The mean reward of ``mover`` over a position row (``ones``: player 1's wins); 0.5 with no visits."""
-    if not visits:
-        return 0.5
-    return ((ones if mover == 1 else visits - ones - draws) + 0.5 * draws) / visits
+def player_one_value(mover: int, value: float) -> float:
+    """Player 1's view of a value sum seen by ``mover``."""
+    return value if mover == 1 else -value
+
+
+def mover_mean(visits: int, ones: int, draws: int, mover: int, value: float = 0.0) -> float:
+    """The mean reward of ``mover`` over a position row (``ones``: player 1's wins, ``value``: player 1's value
+    sum): :func:`treelab.nodes.mean_reward` for the mover; 0.5 with no visits."""
+    return mean_reward(player_one(mover, visits, ones, draws), draws, visits, player_one_value(mover, value))
 
 
 def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
@@ -128,9 +134,10 @@ def key_of(tree: Tree, node: TreeNode) -> str:
     return tree.game.position_key(tree.game.replay(node.moves))
 
 
-def unsaved_counts(tree: Tree) -> tuple[list[TreeNode], list[str], list[tuple[int, int, int]]]:
+def unsaved_counts(tree: Tree) -> tuple[list[TreeNode], list[str], list[tuple[int, int, int, float]]]:
     """What ``tree`` changed since its last save or load, by node: the nodes (changed ones, then new ones),
-    their position keys, and what each adds to its position's row ``(nb_visit, player 1's wins, nb_draw)``."""
+    their position keys, and what each adds to its position's row ``(nb_visit, player 1's wins, nb_draw,
+    player 1's value sum)``."""
     base = tree.baselines
     new = tree.new_nodes
     fresh = set(new)
@@ -139,34 +146,46 @@ def unsaved_counts(tree: Tree) -> tuple[list[TreeNode], list[str], list[tuple[in
     keys = node_keys(tree, nodes)
     zero = (0, 0, 0, 0)
     amounts = []
-    for node in nodes:
+    values = value_changes(tree, nodes)
+    for node, value in zip(nodes, values, strict=True):
         was = base.get(node, zero)
         visits, wins, draws = node.nb_visit - was[0], node.nb_win - was[1], node.nb_draw - was[2]
-        amounts.append((visits, player_one(node.mover, visits, wins, draws), draws))
+        amounts.append((visits, player_one(node.mover, visits, wins, draws), draws, value))
     return nodes, [keys[node] for node in nodes], amounts
 
 
-def counts_of_nodes(tree: Tree, top: TreeNode | None = None) -> dict[str, list[int]]:
+def value_changes(tree: Tree, nodes: Sequence[TreeNode]) -> list[float]:
+    """What each of ``nodes`` (changed or new since the last save) adds to its position's value sum, player 1's."""
+    if not tree.valued and not tree.value_baselines:
+        return [0.0] * len(nodes)
+    base, new = tree.value_baselines, set(tree.new_nodes)
+    return [player_one_value(node.mover, node.value_sum - base.get(node, 0.0 if node in new else node.value_sum))
+            for node in nodes]
+
+
+def counts_of_nodes(tree: Tree, top: TreeNode | None = None) -> dict[str, list[Any]]:
     """The position table of the nodes of ``tree`` (at and below ``top``, default the root), rebuilt from
-    their counts: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path]``."""
+    their counts: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path, player 1's value sum]``."""
     game = tree.game
     token, step, key = _walk(game)
     parse = _parser(game)
     start = tree.root if top is None else top
     for label in start.moves:
         token = step(token, parse(label))
-    table: dict[str, list[int]] = {}
+    table: dict[str, list[Any]] = {}
     stack: list[tuple[TreeNode, Any]] = [(start, token)]
     while stack:
         node, state = stack.pop()
         row = table.get(k := key(state))
         if row is None:
-            row = table[k] = [0, 0, 0, 0]
+            row = table[k] = [0, 0, 0, 0, 0.0]
         visits, draws = node.nb_visit, node.nb_draw
         row[0] += visits
         row[1] += player_one(node.mover, visits, node.nb_win, draws)
         row[2] += draws
         row[3] += 1
+        if node.value_sum:
+            row[4] += player_one_value(node.mover, node.value_sum)
         for kid in kids_of(node):
             stack.append((kid, step(state, parse(kid.name))))
     return table
@@ -185,7 +204,7 @@ class PositionTable:
     def __init__(self, tree: Tree, rows: dict[str, Row]) -> None:
         self.tree = tree
         self.rows = rows
-        """``key -> [nb_visit, player 1's wins, nb_draw]``."""
+        """``key -> [nb_visit, player 1's wins, nb_draw, player 1's value sum]`` (:data:`Row`)."""
         self.keys: dict[TreeNode, str] = {}
         """Each node's key once computed (nodes met by the search)."""
         self._states: dict[TreeNode, State] = {}
@@ -211,18 +230,19 @@ class PositionTable:
             return kept
         stored = HOOKS["positions"](tree) if "positions" in HOOKS else None
         if stored is None:  # no stored table to start from: the nodes held are all there is
-            rows = {k: v[:3] for k, v in counts_of_nodes(tree).items()}
+            rows = {k: [*v[:3], v[4]] for k, v in counts_of_nodes(tree).items()}
         else:
             rows = stored
             _, keys, amounts = unsaved_counts(tree)
-            for k, (visits, wins, draws) in zip(keys, amounts, strict=True):
+            for k, (visits, wins, draws, value) in zip(keys, amounts, strict=True):
                 row = rows.get(k)
                 if row is None:
-                    rows[k] = [visits, wins, draws]
+                    rows[k] = [visits, wins, draws, value]
                 else:
                     row[0] += visits
                     row[1] += wins
                     row[2] += draws
+                    row[3] += value
         table = tree.position_table = cls(tree, rows)
         return table
 
@@ -264,9 +284,7 @@ class PositionTable:
         row = self.rows.get(self.key(node))
         if row is None or not row[0]:
             return node.mean, node.nb_visit
-        visits, ones, draws = row
-        wins = ones if node.mover == 1 else visits - ones - draws
-        return (wins + 0.5 * draws) / visits, visits
+        return mover_mean(row[0], row[1], row[2], node.mover, row[3]), row[0]
 
     def add(self, path: Sequence[TreeNode], winner: int | None, times: int = 1) -> None:
         """Add ``times`` simulations won by ``winner`` (None: drawn) to the positions of ``path``'s nodes."""
@@ -275,7 +293,7 @@ class PositionTable:
             k = key(node)
             row = rows.get(k)
             if row is None:
-                row = rows[k] = [0, 0, 0]
+                row = rows[k] = [0, 0, 0, 0.0]
             row[0] += times
             if winner is None:
                 row[2] += times
@@ -286,14 +304,16 @@ class PositionTable:
         """Take the tree's unsaved changes back out of the table (before they are undone in the tree: a stored
         tree's player starting its next game from the file, :func:`treelab.play.stored.revert`); True."""
         rows, base, zero = self.rows, self.tree.baselines, (0, 0, 0, 0)
-        for node in [*base, *(n for n in self.tree.new_nodes if n not in base)]:
+        nodes = [*base, *(n for n in self.tree.new_nodes if n not in base)]
+        for node, value in zip(nodes, value_changes(self.tree, nodes), strict=True):
             was = base.get(node, zero)
             visits, wins, draws = node.nb_visit - was[0], node.nb_win - was[1], node.nb_draw - was[2]
-            if visits:
+            if visits or value:
                 row = rows[self.key(node)]
                 row[0] -= visits
                 row[1] -= player_one(node.mover, visits, wins, draws)
                 row[2] -= draws
+                row[3] -= value
         return True
 
     def __iter__(self) -> Iterator[str]:

@@ -1,26 +1,21 @@
 """The tree as flat numpy arrays, and the statistics computed on them.
 
-:class:`TreeArrays` holds one row per node in breadth-first order (the subtree
-root first, parents before children, siblings in creation order), so every
-statistic is a few vectorised numpy operations and scales to millions of
-nodes: node and leaf counts, nodes per depth, the leaf-depth histogram, the
-effective branching factor per depth, the principal variation and its visit
-shares, how concentrated each node's visits are on its children (normalised
-entropy, Gini) and an asymmetry index for the whole tree.
+:class:`TreeArrays` holds one row per node in breadth-first order (the subtree root first, parents before
+children, siblings in creation order), so every statistic is a few vectorised numpy operations and scales
+to millions of nodes: node and leaf counts, nodes per depth, the leaf-depth histogram, the effective
+branching factor per depth, the principal variation and its visit shares, how concentrated each node's
+visits are on its children (normalised entropy, Gini) and an asymmetry index for the whole tree.
 
 Definitions:
-    - *branching factor at depth d*: children per expanded node,
-      ``nodes(d+1) / internal nodes(d)``.
-    - *principal variation*: the most visited child at each level (ties: the
-      first created), down to a leaf or an unvisited child.
-    - *entropy* of a node: the Shannon entropy of its children's visit shares
-      divided by ``ln(k)`` for ``k`` children: 1 = visits spread evenly, 0 =
-      all in one child. *Gini*: the Gini coefficient of the same visits.
-    - *asymmetry* of a tree: the Gini coefficient of children's visits at
-      every node with two or more children, averaged with weights equal to
-      the visits that went down into those children. 0: every node spreads
-      its visits evenly (a breadth-first tree); towards 1: search
-      concentrates on one line (the asymmetric growth UCT is known for).
+    - *branching factor at depth d*: children per expanded node, ``nodes(d+1) / internal nodes(d)``.
+    - *principal variation*: the most visited child at each level (ties: the first created), down to a
+      leaf or an unvisited child.
+    - *entropy* of a node: the Shannon entropy of its children's visit shares divided by ``ln(k)`` for ``k``
+      children: 1 = visits spread evenly, 0 = all in one child. *Gini*: the Gini coefficient of the same visits.
+    - *asymmetry* of a tree: the Gini coefficient of children's visits at every node with two or more
+      children, averaged with weights equal to the visits that went down into those children. 0: every
+      node spreads its visits evenly (a breadth-first tree); towards 1: search concentrates on one line
+      (the asymmetric growth UCT is known for).
 """
 
 from __future__ import annotations
@@ -82,6 +77,8 @@ class TreeArrays:
     mover: np.ndarray | None = None
     """The player (1 or 2) who moved into each node, for games whose players need not alternate
     (:class:`treelab.tree.MoverTree`); None: the parity of the depth (the built-in games' fast path)."""
+    value_sum: np.ndarray | None = None
+    """Each node's :attr:`~treelab.nodes.TreeNode.value_sum` (float64; None: 0 everywhere)."""
 
     # -- building -------------------------------------------------------------
     @classmethod
@@ -116,7 +113,8 @@ class TreeArrays:
         table[:, 8] = np.fromiter((x.nb_select for x in nodes), np.int64, n)
         game = source.game.name if isinstance(source, Tree) else None
         mover = np.fromiter((x.mover for x in nodes), np.int8, n) if isinstance(start, MoverNode) else None
-        return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game, mover)
+        values = np.fromiter((x.value_sum for x in nodes), np.float64, n)
+        return cls.from_table(table, [x.name for x in nodes], int(ids[0]), start.depth, game, mover, values)
 
     @classmethod
     @diagnosed
@@ -135,21 +133,22 @@ class TreeArrays:
             game = find_game(meta["game"])
             chain = path_rows(conn, game, path, name)
             top, root_depth = chain[-1][0], len(chain) - 1
-            rows, moves, mover = subtree_table(conn, top, root_depth, max_depth, NO_PROOF, name, game)
+            rows, moves, mover, values = subtree_table(conn, top, root_depth, max_depth, NO_PROOF, name, game)
         table = np.array(rows, dtype=np.int64).reshape(len(rows), 9)
         check_table(table, NO_PROOF, moves, game)
-        return cls.from_table(table, moves, top, root_depth, game.name, None if mover is None else np.array(mover))
+        return cls.from_table(table, moves, top, root_depth, game.name, None if mover is None else np.array(mover),
+                              np.array(values, dtype=np.float64))
 
     @classmethod
     def from_table(
         cls, table: np.ndarray, moves: list[str], root_id: int, root_depth: int, game: str | None = None,
-        mover: np.ndarray | None = None,
+        mover: np.ndarray | None = None, values: np.ndarray | None = None,
     ) -> TreeArrays:
         """Build from an ``(N, 9)`` integer table and the N move labels, in any order.
 
         Columns: id, parent id (-1: none), depth, nb_visit, nb_win, nb_draw,
         proven (:data:`NO_PROOF` when unknown), created_game (-1: none), nb_select. Rows
-        are sorted by (depth, id): breadth first, siblings in creation order; ``mover`` (if any) is per row.
+        are sorted by (depth, id): breadth first, siblings in creation order; ``mover``, ``values`` (if any) per row.
         """
         n = len(table)
         order = np.lexsort((table[:, 0], table[:, 2]))
@@ -172,6 +171,7 @@ class TreeArrays:
             root_depth=root_depth,
             game=game,
             mover=None if mover is None else mover.astype(np.int8)[order],
+            value_sum=None if values is None or not values.any() else values.astype(np.float64)[order],
         )
 
     # -- shape ----------------------------------------------------------------
@@ -190,9 +190,9 @@ class TreeArrays:
 
     @property
     def mean(self) -> np.ndarray:
-        """Mean reward of the player who moved into each node (0.5 when unvisited)."""
+        """The mover's mean reward of each node (0.5 when unvisited): :func:`~treelab.nodes.mean_reward`."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            m = (self.wins + 0.5 * self.draws) / self.visits
+            m = (self.wins + 0.5 * self.draws + 0.5 * (0.0 if self.value_sum is None else self.value_sum)) / self.visits
         return np.where(self.visits > 0, m, 0.5)
 
     def depth_histogram(self) -> list[int]:

@@ -209,12 +209,14 @@ def tree_at(db: str | os.PathLike[str], game_id: int) -> Tree:
         tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
     nodes: dict[int, TreeNode] = {}
     tree.depth_counts = []
-    for nid, pid, move, n, w, d, proven, created in rows:
+    for nid, pid, move, n, w, d, proven, created, value in rows:
         parent = nodes.get(pid) if pid is not None else None
         if pid is not None and parent is None:
             continue  # under a node that did not exist yet
         node = TreeNode(move, parent, node_id=nid, nb_visit=n, nb_win=w, nb_draw=d, proven=proven,
                         created_game=created)
+        if value:
+            node.value_sum = value
         nodes[nid] = node
         while len(tree.depth_counts) <= node.depth:
             tree.depth_counts.append(0)
@@ -224,12 +226,13 @@ def tree_at(db: str | os.PathLike[str], game_id: int) -> Tree:
     if snap is not None:
         root = tree.root
         logged = json.loads(snap[1])
-        for kid in root.kids:
-            kid.nb_visit, kid.nb_win, kid.nb_draw = logged.get(kid.name, [0, 0, 0])
-        # the root's own wins (player 2's) and draws follow from its children's
+        for kid in root.kids:  # [visits, wins, draws], a value sum fourth if any
+            kid.nb_visit, kid.nb_win, kid.nb_draw, kid.value_sum = [*logged.get(kid.name, [0, 0, 0]), 0.0][:4]
+        # the root's own wins (player 2's), draws and value sum follow from its children's
         root.nb_visit = snap[0]
         root.nb_draw = sum(k.nb_draw for k in root.kids)
         root.nb_win = sum(k.nb_visit - k.nb_win - k.nb_draw for k in root.kids)
+        root.value_sum = -sum(k.value_sum for k in root.kids)
         root.proven = None
     tree.forget_changes()
     return tree

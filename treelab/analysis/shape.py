@@ -170,8 +170,9 @@ def stream_levels(db: str | os.PathLike[str], path: Any = None, *, max_depth: in
             if len(bad):
                 raise DamagedDatabaseError(f"{name!r}: node {int(ids[bad[0]])} at depth {int(table[bad[0], 2])} "
                                            "has no parent one depth above it: the file is damaged")
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.where(visits > 0, (wins + 0.5 * draws) / visits, 0.5)  # as TreeArrays.mean
+            value_sum = table[:, 8].view(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):  # as TreeArrays.mean (treelab.nodes.mean_reward)
+                mean = np.where(visits > 0, (wins + 0.5 * draws + 0.5 * value_sum) / visits, 0.5)
             mover_is_p1 = np.full(len(table), (d + root_depth) % 2 == 1) if game.alternating else table[:, 7] == 1
             mean = np.where(visits > 0, np.where(mover_is_p1, mean, 1.0 - mean), np.nan)  # as p1_mean
             yield Level(d, x0, width, mean, visits, np.array(moves, dtype=object))

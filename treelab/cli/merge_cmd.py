@@ -23,7 +23,7 @@ def merge(out: str, inputs: tuple[str, ...]) -> None:
     Example:
       treelab merge all.db run1.db run2.db run3.db
     """
-    from ..store.increments import merge as run
+    from ..store.merging import merge as run
 
     click.echo(run(out, *inputs).describe())
 

@@ -189,7 +189,11 @@ def growth(db: str, out: str, window: int | None) -> None:
     refuse_overwriting(out, db)
     data = growth_data(db)
     plot_growth(data, out, window=window)
-    click.echo(f"wrote {out} ({len(data.games)} games, {data.nodes[-1] if len(data.nodes) else 0:,} nodes)")
+    if not len(data.games):  # an imported or merged tree without games: nothing to plot against
+        click.echo(f"wrote {out} (empty: {db} logs no training games, so there is no growth to plot; an imported "
+                   "tree has none: see treelab stats or treelab shape)")
+        return
+    click.echo(f"wrote {out} ({len(data.games)} games, {data.nodes[-1]:,} nodes)")
 
 
 @click.command(cls=ExampleLast)

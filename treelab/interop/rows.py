@@ -1,4 +1,5 @@
-"""The plain interchange format: one row per node (JSON lines or CSV), and a recorder for hand-written searches.
+"""The plain interchange format: one row per node (JSON lines or CSV), read, checked in order, and written (the
+recorder for hand-written searches is :mod:`treelab.interop.recorder`).
 
 A row names a node by its **path** (the move labels from the game's start, comma-separated:
 ``"4,4,5"``; ``""`` is the root; a JSON list of labels works too) and gives its numbers:
@@ -29,22 +30,20 @@ from __future__ import annotations
 
 import csv
 import gc
-import io
 import json
-import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import IO, Any
 
 from ..errors import ImportFormatError, NotationError
-from ..games import Game, find_game
+from ..games import Game, State, find_game
 from ..nodes import TreeNode, walk
-from ..tree import Moves, Tree, backup
-from .build import Builder
+from ..tree import Tree
+from .build import Builder, given_twice
 
-__all__ = ["FIELDS", "Recorder", "from_rows", "parse_path", "read_rows", "row_of", "tree_nodes", "tree_rows",
-           "write_rows"]
+__all__ = ["FIELDS", "OutOfOrder", "checked_order", "from_rows", "numbered_rows", "parse_path", "read_rows",
+           "row_of", "tree_nodes", "tree_rows", "write_rows"]
 
 FIELDS = ("path", "visits", "wins", "draws", "value_sum", "prior", "proven", "selected")
 """The fields of a row, in the order treelab writes them (CSV columns)."""
@@ -123,18 +122,19 @@ def _csv_rows(stream: IO[str], first: str) -> tuple[str | None, Iterator[tuple[i
     game, start = None, 1
     if first.startswith(_CSV_GAME):
         game, first, start = first[len(_CSV_GAME):].strip(), stream.readline(), 2
-    reader = csv.DictReader(io.StringIO(first + stream.read()))
-    stream.close()
+    reader = csv.DictReader(chain([first], stream))  # read as it goes: a big file is never held whole
     names = reader.fieldnames or []
     if "path" not in names or "visits" not in names:
+        stream.close()
         raise ImportFormatError(f"row {start}: the CSV header {','.join(names)!r} lacks 'path' or 'visits': "
                                 f"write a header of {', '.join(FIELDS)}")
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
-        for n, row in enumerate(reader, start + 1):
-            if None in row:
-                raise ImportFormatError(f"row {n}: more values than the header names: check the commas")
-            yield n, {k: _cell(k, v, n) for k, v in row.items() if v not in ("", None) or k == "path"}
+        with stream:
+            for n, row in enumerate(reader, start + 1):
+                if None in row:
+                    raise ImportFormatError(f"row {n}: more values than the header names: check the commas")
+                yield n, {k: _cell(k, v, n) for k, v in row.items() if v not in ("", None) or k == "path"}
 
     return game, rows()
 
@@ -162,45 +162,76 @@ def from_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[
             parent's row, or a file of another game: the message names the row.
     """
     the_game = find_game(game)
-    if isinstance(rows_or_file, str | os.PathLike):
-        file = rows_or_file
-        source = os.fspath(file)
-
-        def numbered() -> Iterator[tuple[int, Any]]:
-            named, rows = read_rows(file)
-            if named is not None and named != the_game.name:
-                raise ImportFormatError(f"{source}: row 1: the rows are of {named}, not {the_game.name}: "
-                                        f"import them with game {named!r}")
-            return rows
-    else:
-        if hasattr(rows_or_file, "readline"):
-            named, stream = read_rows(rows_or_file)  # type: ignore[arg-type]
-            if named is not None and named != the_game.name:
-                raise ImportFormatError(f"rows: row 1: the rows are of {named}, not {the_game.name}: "
-                                        f"import them with game {named!r}")
-            listed = list(stream)
-        else:
-            listed = list(enumerate(rows_or_file, 1))  # type: ignore[arg-type]
-        source = "rows"
-
-        def numbered() -> Iterator[tuple[int, Any]]:
-            return iter(listed)
+    source, numbered = numbered_rows(rows_or_file, the_game)
     collecting = gc.isenabled()
     gc.disable()  # a million new nodes would set off full collections that walk the growing tree: 2-3x slower
     try:
-        return _build(numbered(), the_game, source, ordered=False)
-    except _OutOfOrder:
-        cache: dict[str, int] = {}
-        keyed = [(_moves(the_game, n, row, cache, source), n, row) for n, row in numbered()]
-        keyed.sort(key=_first)  # a parent's path sorts before its children's: a depth-first walk
-        return _build(((n, row) for _, n, row in keyed), the_game, source, ordered=True)
+        builder = Builder(the_game, source)
+        put = builder.set_row
+        for node, row, state, where in checked_order(numbered, the_game, source, builder):
+            put(node, row, state, where)
+        return builder.tree
     finally:
         if collecting:
             gc.enable()
 
 
-class _OutOfOrder(Exception):
-    """A row came before its parent's: sort the rows and build again."""
+def numbered_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[str, Any]], game: Game
+                  ) -> tuple[str, Callable[[], Iterable[tuple[int, Any]]]]:
+    """The name errors give the rows (a file's path, else ``"rows"``) and a function giving them as
+    ``(line number, row)`` (a file is read again at each call; the game it names is checked).
+
+    Raises:
+        ImportFormatError: the file names another game.
+    """
+    if isinstance(rows_or_file, str | os.PathLike):
+        file = rows_or_file
+        source = os.fspath(file)
+
+        def numbered() -> Iterable[tuple[int, Any]]:
+            named, rows = read_rows(file)
+            if named is not None and named != game.name:
+                raise ImportFormatError(f"{source}: row 1: the rows are of {named}, not {game.name}: "
+                                        f"import them with game {named!r}")
+            return rows
+
+        return source, numbered
+    if hasattr(rows_or_file, "readline"):
+        named, stream = read_rows(rows_or_file)  # type: ignore[arg-type]
+        if named is not None and named != game.name:
+            raise ImportFormatError(f"rows: row 1: the rows are of {named}, not {game.name}: "
+                                    f"import them with game {named!r}")
+        listed = list(stream)
+    else:
+        listed = list(enumerate(rows_or_file, 1))  # type: ignore[arg-type]
+    return "rows", lambda: listed
+
+
+def checked_order(numbered: Callable[[], Iterable[tuple[int, Any]]], game: Game, source: str, sink: Any, *,
+                  sort: bool = False) -> Iterator[tuple[Any, Any, State, _Row]]:
+    """Each row of ``numbered()`` (``(line number, row)``) with its node made by ``sink`` (a :class:`Builder`, or
+    anything with its ``root`` and ``child``), its position and where it is, a node after its parent.
+
+    Rows in depth-first order are passed on as they are read. Rows out of that order are all read again
+    (``numbered()`` a second time), sorted in memory and passed on from the first: a sink with a ``restart``
+    method is restarted first; without one, :class:`OutOfOrder` is raised (``sort=True``: sorted at once).
+    """
+    try:
+        if not sort:
+            yield from _walk(numbered(), game, source, sink, ordered=False)
+            return
+    except OutOfOrder:
+        if not hasattr(sink, "restart"):
+            raise
+        sink.restart()
+    cache: dict[str, int] = {}
+    keyed = [(_moves(game, n, row, cache, source), n, row) for n, row in numbered()]
+    keyed.sort(key=_first)  # a parent's path sorts before its children's: a depth-first walk
+    yield from _walk(((n, row) for _, n, row in keyed), game, source, sink, ordered=True)
+
+
+class OutOfOrder(Exception):
+    """A row came before its parent's: sort the rows and build again (:func:`checked_order`)."""
 
 
 class _Row:
@@ -230,12 +261,12 @@ def _moves(game: Game, n: int, row: Any, cache: dict[str, int], source: str) -> 
 _KNOWN = frozenset(FIELDS)
 
 
-def _build(rows: Iterable[tuple[int, Any]], game: Game, source: str, *, ordered: bool) -> Tree:
-    """The tree of ``rows`` in depth-first order (else :class:`_OutOfOrder`, or an error once ``ordered``)."""
-    builder = Builder(game, source)
+def _walk(rows: Iterable[tuple[int, Any]], game: Game, source: str, sink: Any, *, ordered: bool
+          ) -> Iterator[tuple[Any, Any, State, _Row]]:
+    """The rows in depth-first order with their nodes (else :class:`OutOfOrder`, or an error once ``ordered``)."""
     cache: dict[str, int] = {}
-    line: list[tuple[str, TreeNode, Any]] = []  # the path text, node and position at each depth of the current line
-    child, put = builder.child, builder.set_row
+    line: list[tuple[str, Any, State]] = []  # the path text, node and position at each depth of the current line
+    child = sink.child
     for n, row in rows:
         if not isinstance(row, dict) or not row.keys() <= _KNOWN or "visits" not in row:
             _moves(game, n, row, cache, source)  # the error
@@ -255,20 +286,19 @@ def _build(rows: Iterable[tuple[int, Any]], game: Game, source: str, *, ordered:
         where = _Row(n, row["path"])
         if depth == 0:
             if line:
-                raise ImportFormatError(f"{source}: {where}: the path is given twice: give each node one row")
-            node, state = builder.tree.root, game.initial()
+                raise given_twice(source, where)
+            node, state = sink.root, game.initial()
         else:
             if len(line) < depth or line[depth - 1][0] != head:
                 if not ordered:
-                    raise _OutOfOrder
+                    raise OutOfOrder
                 raise ImportFormatError(f"{source}: {where}: no row for its parent: give a row for every node "
                                         "on the path, the root's ('') included")
             _, parent, at = line[depth - 1]
             node, state = child(parent, at, move, where, new=True)
             del line[depth:]
-        put(node, row, state, where)
+        yield node, row, state, where
         line.append((text, node, state))
-    return builder.tree
 
 
 def _first(item: tuple[tuple[int, ...], int, Any]) -> tuple[int, ...]:
@@ -329,56 +359,3 @@ def write_rows(rows: Iterable[Mapping[str, Any]], out: IO[str], game: str, *, fm
         out.write(json.dumps({k: v for k, v in row.items() if v is not None}) + "\n")
         count += 1
     return count
-
-
-class Recorder:
-    """Records a hand-written MCTS into a treelab tree: call :meth:`simulation` once per simulation.
-
-    Args:
-        game: the game searched (a name or a :class:`~treelab.games.Game`).
-        root: the moves from the game's start to the searched position (the paths given to
-            :meth:`simulation` start there).
-
-    Example::
-
-        rec = treelab.Recorder("tictactoe")
-        for _ in range(100):
-            path, value = my_mcts.simulate()      # the moves taken from the root, the result
-            rec.simulation(path, value=value, player=1)
-        rec.tree.save("mine.db")
-    """
-
-    def __init__(self, game: str | Game, root: Moves = None) -> None:
-        self.tree = Tree(find_game(game))
-        self.root = self.tree.game.parse(root)
-        self.tree.path(self.root)  # checked now: a bad root fails before the first simulation
-        self.simulations = 0
-        """Simulations recorded."""
-
-    def simulation(self, path: Moves, *, value: float | None = None, player: int = 1,
-                   winner: int | None = None) -> None:
-        """Record one simulation that went from the root down ``path`` (the stored part: moves of the
-        playout beyond it are not stored) and ended in ``value`` (in [-1, 1], for ``player``) or, without
-        a value, in ``winner`` (1, 2, None for a draw).
-
-        Raises:
-            IllegalMoveError: a move of ``path`` is illegal.
-            ValueError: a value outside [-1, 1], a player not 1 or 2.
-        """
-        tree = self.tree
-        nodes, _ = tree.path((*self.root, *tree.game.parse(path)))
-        start = len(self.root)
-        if value is None:
-            tree.backup(nodes, winner, start=start)
-        else:
-            if player not in (1, 2) or isinstance(value, bool) or not -1.0 <= float(value) <= 1.0 or math.isnan(value):
-                raise ValueError(f"value {value!r} for player {player!r}: give a return in [-1, 1] and player 1 or 2")
-            backup(nodes, None, tree.baselines, selected_from=start + 1, movers=not tree.game.alternating)
-            for node in nodes:
-                tree.add_value(node, value if node.mover == player else -value)
-        self.simulations += 1
-
-    def write(self, file: str | os.PathLike[str], *, fmt: str = "jsonl") -> int:
-        """Write the recorded tree as rows (JSON lines or CSV); returns the rows written."""
-        with Path(file).open("w", encoding="utf-8", newline="") as out:
-            return write_rows(tree_rows(self.tree), out, self.tree.game.name, fmt=fmt)

@@ -1,10 +1,10 @@
 """Imported trees into databases, and stored trees out to files: ``treelab import`` and ``treelab export``.
 
-Importing into a new file saves the tree (one transaction, the bulk first save); into an existing
-file it *adds*, exactly as ``treelab merge`` does (:func:`treelab.store.increments.merge`): the
-imported tree is written to a temporary file beside the database and merged in one transaction,
-so counts and value sums are exact sums, proofs must agree and a tree of another game is refused,
-leaving the database as it was. Importing the same rows twice doubles every count.
+A file is imported streamed (:mod:`treelab.interop.streaming`): each row checked and written, a chunk
+at a time, into a new file or *added* to an existing one exactly as ``treelab merge`` adds a file
+(:func:`treelab.store.merging.merge`), in one transaction, so counts and value sums are exact sums,
+proofs must agree and a tree of another game or a bad row is refused, leaving the database as it
+was. Importing the same rows twice doubles every count.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any, Literal
 
 from ..errors import ImportFormatError, UnknownOptionError
@@ -21,6 +19,7 @@ from ..games import find_game
 from ..tree import Tree
 from .graphs import gml_text, node_link, read_graph
 from .rows import from_rows, row_of, tree_nodes, tree_rows, write_rows
+from .streaming import ImportSummary, import_rows, import_tree
 from .views import explorer_view, katago_view
 
 __all__ = ["EXPORT_FORMATS", "IMPORT_FORMATS", "ImportSummary", "export", "import_file", "import_tree", "read_tree"]
@@ -34,27 +33,6 @@ ExportFormat = Literal["rows", "node-link", "gml", "explorer", "katago"]
 """One of :data:`EXPORT_FORMATS`."""
 
 
-@dataclass(frozen=True)
-class ImportSummary:
-    """What an import did."""
-
-    out: str
-    """The database written."""
-    game: str
-    """The tree's game."""
-    nodes: int
-    """Nodes in the imported tree."""
-    total: int
-    """Nodes in the database after the import."""
-    simulations: int
-    """The database root's visits after the import."""
-
-    def describe(self) -> str:
-        """One readable line for the terminal."""
-        return (f"imported {self.nodes:,} {self.game} nodes into {self.out}: {self.total:,} nodes, "
-                f"{self.simulations:,} simulations")
-
-
 def read_tree(file: str | os.PathLike[str], fmt: str, game: str) -> Tree:
     """The tree in ``file`` (``fmt`` one of :data:`IMPORT_FORMATS`) as a tree of ``game``.
 
@@ -65,44 +43,33 @@ def read_tree(file: str | os.PathLike[str], fmt: str, game: str) -> Tree:
     the_game = find_game(game)
     if fmt == "rows":
         return from_rows(file, the_game)
-    if fmt not in IMPORT_FORMATS:
-        raise UnknownOptionError(f"import format {fmt!r} is not one of {', '.join(IMPORT_FORMATS)}")
-    named, rows = read_graph(os.fspath(file), fmt)
-    if named is not None and named != the_game.name:
-        raise ImportFormatError(f"{os.fspath(file)}: the graph is of {named}, not {the_game.name}: "
-                                f"import it with game {named!r}")
-    return from_rows(rows, the_game)
-
-
-def import_tree(tree: Tree, db: str | os.PathLike[str]) -> ImportSummary:
-    """Save ``tree`` into ``db``: a new file gets it, an existing one adds it (as ``treelab merge``).
-
-    Raises:
-        GameMismatchError: ``db`` holds a tree of another game (nothing is written).
-        ProofConflictError: a proof disagrees with the database's (nothing is written).
-    """
-    from ..store.dbfile import is_empty
-    from ..store.increments import merge
-    from ..store.persistence import save
-
-    nodes = len(tree)
-    if not Path(db).exists() or is_empty(db):
-        save(tree, db)
-        return ImportSummary(os.fspath(db), tree.game.name, nodes, nodes, tree.root.nb_visit)
-    path = Path(db)
-    tmp = path.with_name(f".{path.name}.import-{os.getpid()}-{os.urandom(4).hex()}.db")
-    try:
-        save(tree, tmp)
-        done = merge(db, tmp)
-    finally:
-        for extra in ("", "-wal", "-shm", "-journal"):
-            Path(f"{tmp}{extra}").unlink(missing_ok=True)
-    return ImportSummary(os.fspath(db), tree.game.name, nodes, done.nodes, done.simulations)
+    return from_rows(_graph_rows(file, fmt, the_game), the_game)
 
 
 def import_file(file: str | os.PathLike[str], fmt: str, game: str, db: str | os.PathLike[str]) -> ImportSummary:
-    """Read ``file`` (:func:`read_tree`) and add it to ``db`` (:func:`import_tree`): all checked before writing."""
-    return import_tree(read_tree(file, fmt, game), db)
+    """Add the tree in ``file`` (``fmt`` one of :data:`IMPORT_FORMATS`) to ``db`` (created if missing), as
+    ``treelab merge`` adds a file: every row checked, streamed into ``db`` in one transaction
+    (:func:`treelab.interop.streaming.import_rows`; a graph file is parsed whole first).
+
+    Raises:
+        ImportFormatError: a malformed row or node, an illegal path, a file of another game (nothing is written).
+        UnknownOptionError: ``fmt`` is not an import format.
+        GameMismatchError: ``db`` holds a tree of another game (nothing is written).
+    """
+    the_game = find_game(game)
+    if fmt == "rows":
+        return import_rows(file, the_game, db)
+    return import_rows(_graph_rows(file, fmt, the_game), the_game, db)
+
+
+def _graph_rows(file: str | os.PathLike[str], fmt: str, game: Any) -> list[dict[str, Any]]:
+    if fmt not in IMPORT_FORMATS:
+        raise UnknownOptionError(f"import format {fmt!r} is not one of {', '.join(IMPORT_FORMATS)}")
+    named, rows = read_graph(os.fspath(file), fmt)
+    if named is not None and named != game.name:
+        raise ImportFormatError(f"{os.fspath(file)}: the graph is of {named}, not {game.name}: "
+                                f"import it with game {named!r}")
+    return rows
 
 
 def _rows_with_movers(tree: Tree, top: Any, depth: int | None) -> Iterator[tuple[Mapping[str, Any], int]]:

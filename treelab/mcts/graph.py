@@ -71,9 +71,12 @@ def select_graph(table: PositionTable) -> SelectFn:
             row = rows.get(key(kid))
             if row is None or not row[0]:
                 value = kid.mean
-            else:
-                visits, ones, draws = row
-                value = ((ones if kid.mover == 1 else visits - ones - draws) + 0.5 * draws) / visits
+            else:  # treelab.positions.mover_mean, inline
+                visits, ones, draws, values = row
+                if kid.mover == 1:
+                    value = (ones + 0.5 * draws + 0.5 * values) / visits
+                else:
+                    value = (visits - ones - 0.5 * draws - 0.5 * values) / visits
             score = ucb1_score(value * selected, 0, selected, total, c)  # graph_score's operations, inlined
             if score > best_score:
                 best_score = score

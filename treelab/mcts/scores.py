@@ -47,7 +47,7 @@ class Edge:
     value_sum: float = 0.0
     """The child's value sum (evaluator values, :func:`treelab.nodes.mean_reward`)."""
     position: Sequence[int] | None = None
-    """The merged counts of the child's position, ``(nb_visit, player 1's wins, nb_draw[, nb_path])`` (graph;
+    """The merged counts of the child's position, ``(nb_visit, player 1's wins, nb_draw[, nb_path], value_sum)`` (graph;
     None or no visits: none yet, and the child's own mean stands in, as in the search)."""
 
     @classmethod
@@ -82,7 +82,8 @@ def score_terms(statistics: Statistics, edge: Edge, c: float) -> Score:
     own = mean_reward(edge.wins, edge.draws, edge.visits, edge.value_sum)
     if statistics == "graph":
         row = edge.position
-        value = mover_mean(row[0], row[1], row[2], edge.mover) if row is not None and row[0] else own
+        value = (mover_mean(row[0], row[1], row[2], edge.mover, row[-1] if len(row) > 3 else 0.0)
+                 if row is not None and row[0] else own)  # a row's value sum comes last (in memory and stored)
         explore = edge_exploration(edge.selected, edge.selections, c)
         total = graph_score(value, edge.selected, edge.selections, c)
     else:

@@ -94,6 +94,10 @@ def _snapshot(tree: Tree) -> Path:
         src, dst = pairs.pop()
         dst.nb_visit, dst.nb_win, dst.nb_draw = src.nb_visit, src.nb_win, src.nb_draw
         dst.proven, dst.created_game = src.proven, src.created_game
+        if src.value_sum:
+            dst.value_sum, copy.valued = src.value_sum, True
+        if src in tree.priors:
+            copy.priors[dst] = tree.priors[src]
         pairs.extend((kid, copy.add_child(dst, kid.name)) for kid in src.kids)
     folder = Path(tempfile.mkdtemp(prefix="treelab-explore-"))
     atexit.register(shutil.rmtree, folder, True)

@@ -83,6 +83,8 @@ def revert(tree: Tree) -> int:
     for node, (visits, wins, draws, selected) in changed:
         node.nb_visit, node.nb_win, node.nb_draw, node.nb_select = visits, wins, draws, selected
         old[node.node_id] = node
+    for node, value in tree.value_baselines.items():  # value sums as stored (PUCT with an evaluator added some)
+        node.value_sum = value
     ids = sorted(old)
     with reading(os.fspath(binding.path)) as (conn, _):
         for nid, proven in proofs(conn, ids):

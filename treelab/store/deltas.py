@@ -89,6 +89,8 @@ class Delta:
     """What each adds to its position's row, ``(nb_visit, player 1's wins, nb_draw)`` (:mod:`.positiontable`)."""
     values: Values | None = None
     """Value sums to add and priors, positioned as :attr:`proofs` (None: none; :mod:`treelab.store.values`)."""
+    position_values: np.ndarray | None = None
+    """What each adds to its position's ``value_sum``, player 1's, as :attr:`position_counts` (None: nothing)."""
 
     def __len__(self) -> int:
         return len(self.known) + len(self.moves)
@@ -322,7 +324,8 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
         add_values(conn, delta.values, where)
     if delta.keys is not None and delta.position_counts is not None:
-        positiontable.add_delta(conn, delta.keys, delta.position_counts, len(delta.known), fresh)
+        positiontable.add_delta(conn, delta.keys, delta.position_counts, len(delta.known), fresh,
+                                delta.position_values)
     return ids, fresh, grew
 
 

@@ -133,11 +133,12 @@ def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], 
 
 
 def snapshot(conn: sqlite3.Connection, root: int, counts: list[int]) -> dict[str, Any]:
-    """A ``history`` row but its game id: the tree's size now (``counts``: nodes per depth) and its root's children."""
+    """A ``history`` row but its game id: the tree's size now (``counts``: nodes per depth) and its root's children
+    (``move: [nb_visit, nb_win, nb_draw]``, and the value sum fourth where it is not 0)."""
     visits = conn.execute("SELECT nb_visit FROM nodes WHERE id = ?", (root,)).fetchone()[0]
     children = {
-        move: [v, w, d] for move, v, w, d in conn.execute(
-            "SELECT move, nb_visit, nb_win, nb_draw FROM nodes WHERE parent_id = ? ORDER BY id", (root,)
+        move: [v, w, d, s] if s else [v, w, d] for move, v, w, d, s in conn.execute(
+            "SELECT move, nb_visit, nb_win, nb_draw, value_sum FROM nodes WHERE parent_id = ? ORDER BY id", (root,)
         )
     }
     return {"nodes": sum(counts), "max_depth": len(counts) - 1, "root_visits": visits,

@@ -1,10 +1,10 @@
-"""The ``positions`` table: a tree's counts merged by position (schema 3), beside ``nodes``.
+"""The ``positions`` table: a tree's counts merged by position (schema 3; ``value_sum`` schema 5), beside ``nodes``.
 
-``positions(key TEXT PRIMARY KEY, nb_visit, nb_win, nb_draw, nb_path) WITHOUT ROWID``: one row per
-position key (:meth:`treelab.games.Game.position_key`, transpositions and symmetric images merged),
+``positions(key TEXT PRIMARY KEY, nb_visit, nb_win, nb_draw, nb_path, value_sum) WITHOUT ROWID``: one row
+per position key (:meth:`treelab.games.Game.position_key`, transpositions and symmetric images merged),
 with the sums over the nodes that reach it: ``nb_visit``, ``nb_win`` counted for **player 1** (the
-first player, a fixed point of view), ``nb_draw``, and ``nb_path`` (how many stored nodes, that is
-move paths, reach it). See :mod:`treelab.positions`.
+first player, a fixed point of view), ``nb_draw``, ``nb_path`` (how many stored nodes, that is
+move paths, reach it) and ``value_sum`` (the nodes' value sums, player 1's). See :mod:`treelab.positions`.
 
 It is a function of ``nodes``, kept by the one write path: :func:`treelab.store.deltas.apply` adds
 each save's increments (a :class:`~treelab.store.deltas.Delta` carries its nodes' keys) by
@@ -23,20 +23,21 @@ import numpy as np
 
 from ..errors import NotationError
 from ..games import Game, State
-from ..positions import counts_of_nodes, node_keys
+from ..positions import counts_of_nodes, node_keys, player_one_value, value_changes
 from ..tree import Tree, TreeNode
 
 __all__ = ["CREATE", "add", "add_delta", "after_moves", "create", "delta_fields", "exists", "read", "rebuild", "row",
            "rows_of", "write_tree"]
 
 CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit INTEGER NOT NULL, "
-          "nb_win INTEGER NOT NULL, nb_draw INTEGER NOT NULL, nb_path INTEGER NOT NULL) WITHOUT ROWID")
-"""The table (schema 3)."""
+          "nb_win INTEGER NOT NULL, nb_draw INTEGER NOT NULL, nb_path INTEGER NOT NULL, "
+          "value_sum REAL NOT NULL DEFAULT 0) WITHOUT ROWID")
+"""The table (schema 5; schema 3 and 4 without ``value_sum``)."""
 
-_UPSERT = ("INSERT INTO positions (key, nb_visit, nb_win, nb_draw, nb_path) VALUES (?, ?, ?, ?, ?) "
+_UPSERT = ("INSERT INTO positions (key, nb_visit, nb_win, nb_draw, nb_path, value_sum) VALUES (?, ?, ?, ?, ?, ?) "
            "ON CONFLICT(key) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit, "
            "nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw, "
-           "nb_path = nb_path + excluded.nb_path")
+           "nb_path = nb_path + excluded.nb_path, value_sum = value_sum + excluded.value_sum")
 
 
 def create(conn: sqlite3.Connection) -> None:
@@ -51,8 +52,9 @@ def exists(conn: sqlite3.Connection) -> bool:
 
 
 def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Add ``(key, nb_visit, player 1's wins, nb_draw, nb_path)`` rows (zero rows are skipped)."""
-    conn.executemany(_UPSERT, (r for r in rows if r[1] or r[2] or r[3] or r[4]))
+    """Add ``(key, nb_visit, player 1's wins, nb_draw, nb_path, player 1's value sum)`` rows (zero rows are
+    skipped)."""
+    conn.executemany(_UPSERT, (r for r in rows if r[1] or r[2] or r[3] or r[4] or r[5]))
 
 
 def write_tree(conn: sqlite3.Connection, tree: Tree) -> None:
@@ -63,31 +65,37 @@ def write_tree(conn: sqlite3.Connection, tree: Tree) -> None:
 
 def delta_fields(tree: Tree, nodes: list[TreeNode], known_counts: np.ndarray, new_counts: np.ndarray
                  ) -> dict[str, Any]:
-    """A :class:`~treelab.store.deltas.Delta`'s ``keys`` and ``position_counts`` for ``nodes`` (its changed stored
-    nodes, then its new ones), from their counts (``known_counts``: increments; ``new_counts``: whole)."""
+    """A :class:`~treelab.store.deltas.Delta`'s ``keys``, ``position_counts`` and ``position_values`` for
+    ``nodes`` (its changed stored nodes, then its new ones), from their counts (``known_counts``: increments;
+    ``new_counts``: whole) and value sums."""
     keys = node_keys(tree, nodes)
     amounts = np.concatenate([known_counts[:, :3], new_counts]) if nodes else np.zeros((0, 3), dtype=np.int64)
     ones = np.fromiter((node.mover == 1 for node in nodes), dtype=bool, count=len(nodes))
     amounts[:, 1] = np.where(ones, amounts[:, 1], amounts[:, 0] - amounts[:, 1] - amounts[:, 2])
-    return {"keys": [keys[node] for node in nodes], "position_counts": amounts}
+    values = value_changes(tree, nodes)
+    return {"keys": [keys[node] for node in nodes], "position_counts": amounts,
+            "position_values": np.array(values, dtype=np.float64) if any(values) else None}
 
 
 def add_delta(conn: sqlite3.Connection, keys: Sequence[str], amounts: np.ndarray, known: int,
-              fresh: np.ndarray) -> None:
-    """Add a delta's position counts (``amounts``, a row per key) to the table: the first ``known`` rows are stored
-    nodes' increments, the rest new nodes', each one more path where it was inserted (``fresh``)."""
+              fresh: np.ndarray, values: np.ndarray | None = None) -> None:
+    """Add a delta's position counts (``amounts``, a row per key; ``values``: player 1's value sums, None: none)
+    to the table: the first ``known`` rows are stored nodes' increments, the rest new nodes', each one more path
+    where it was inserted (``fresh``)."""
     paths = np.zeros(len(keys), dtype=np.int64)
     paths[known:] = fresh
-    table: dict[str, list[int]] = {}
-    for key, (visits, ones, draws), path in zip(keys, amounts.tolist(), paths.tolist(), strict=True):
+    sums = [0.0] * len(keys) if values is None else values.tolist()
+    table: dict[str, list[Any]] = {}
+    for key, (visits, ones, draws), path, value in zip(keys, amounts.tolist(), paths.tolist(), sums, strict=True):
         row = table.get(key)
         if row is None:
-            table[key] = [visits, ones, draws, path]
+            table[key] = [visits, ones, draws, path, value]
         else:
             row[0] += visits
             row[1] += ones
             row[2] += draws
             row[3] += path
+            row[4] += value
     add(conn, ((key, *row) for key, row in table.items()))
 
 
@@ -103,9 +111,11 @@ def rebuild(conn: sqlite3.Connection, game: Game) -> int:
     above: dict[int, State] = {}
     level: dict[int, State] = {}
     depth = -1
-    rows = conn.execute("SELECT id, parent_id, depth, move, nb_visit, nb_win, nb_draw FROM nodes ORDER BY depth, id")
-    table: dict[str, list[int]] = {}
-    for nid, pid, d, move, visits, wins, draws in rows:
+    valued = "value_sum" if "value_sum" in {row[1] for row in conn.execute("PRAGMA table_info(nodes)")} else "0.0"
+    rows = conn.execute(f"SELECT id, parent_id, depth, move, nb_visit, nb_win, nb_draw, {valued} FROM nodes "
+                        "ORDER BY depth, id")
+    table: dict[str, list[Any]] = {}
+    for nid, pid, d, move, visits, wins, draws, value in rows:
         if d != depth:
             _flush(conn, table)
             above, level, depth = level, {}, d
@@ -118,49 +128,61 @@ def rebuild(conn: sqlite3.Connection, game: Game) -> int:
         k = key(state)
         r = table.get(k)
         if r is None:
-            r = table[k] = [0, 0, 0, 0]
+            r = table[k] = [0, 0, 0, 0, 0.0]
         r[0] += visits
         r[1] += wins if mover == 1 else visits - wins - draws
         r[2] += draws
         r[3] += 1
+        if value:
+            r[4] += player_one_value(mover, value)
     _flush(conn, table)
     return int(conn.execute("SELECT count(*) FROM positions").fetchone()[0])
 
 
-def _flush(conn: sqlite3.Connection, table: dict[str, list[int]]) -> None:
+def _flush(conn: sqlite3.Connection, table: dict[str, list[Any]]) -> None:
     add(conn, ((k, *v) for k, v in table.items()))
     table.clear()
 
 
-def read(conn: sqlite3.Connection) -> dict[str, list[int]] | None:
-    """The whole table as ``key -> [nb_visit, player 1's wins, nb_draw]``; None if the file has none."""
+def read(conn: sqlite3.Connection) -> dict[str, list[Any]] | None:
+    """The whole table as ``key -> [nb_visit, player 1's wins, nb_draw, player 1's value sum]`` (a
+    :data:`treelab.positions.Row`); None if the file has none."""
     if not exists(conn):
         return None
-    return {k: [v, w, d] for k, v, w, d in conn.execute("SELECT key, nb_visit, nb_win, nb_draw FROM positions")}
+    return {k: [v, w, d, s] for k, v, w, d, s in conn.execute(
+        f"SELECT key, nb_visit, nb_win, nb_draw, {_value(conn)} FROM positions")}
 
 
-def rows_of(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, tuple[int, int, int, int]]:
+def _value(conn: sqlite3.Connection) -> str:
+    """``value_sum``, or 0 in a table of schema 3 or 4 (read as it is)."""
+    return "value_sum" if any(r[1] == "value_sum" for r in conn.execute("PRAGMA table_info(positions)")) else "0.0"
+
+
+def rows_of(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, tuple[int, int, int, int, float]]:
     """The rows of ``keys`` that are stored (none without the table), as :func:`row` gives them."""
     if not exists(conn):
         return {}
     found = {}
+    query = f"SELECT nb_visit, nb_win, nb_draw, nb_path, {_value(conn)} FROM positions WHERE key = ?"
     for k in keys:
-        got = conn.execute("SELECT nb_visit, nb_win, nb_draw, nb_path FROM positions WHERE key = ?", (k,)).fetchone()
+        got = conn.execute(query, (k,)).fetchone()
         if got is not None:
-            found[k] = (got[0], got[1], got[2], got[3])
+            found[k] = (got[0], got[1], got[2], got[3], got[4])
     return found
 
 
-def row(conn: sqlite3.Connection, key: str) -> tuple[int, int, int, int] | None:
-    """``(nb_visit, player 1's wins, nb_draw, nb_path)`` of one position; None if not stored (or no table)."""
+def row(conn: sqlite3.Connection, key: str) -> tuple[int, int, int, int, float] | None:
+    """``(nb_visit, player 1's wins, nb_draw, nb_path, player 1's value sum)`` of one position; None if not stored
+    (or no table)."""
     if not exists(conn):
         return None
-    found = conn.execute("SELECT nb_visit, nb_win, nb_draw, nb_path FROM positions WHERE key = ?", (key,)).fetchone()
-    return None if found is None else (found[0], found[1], found[2], found[3])
+    found = conn.execute(f"SELECT nb_visit, nb_win, nb_draw, nb_path, {_value(conn)} FROM positions WHERE key = ?",
+                         (key,)).fetchone()
+    return None if found is None else (found[0], found[1], found[2], found[3], found[4])
 
 
 def after_moves(conn: sqlite3.Connection, game: Game, state: State,
-                labels: Iterable[str]) -> dict[str, tuple[int, int, int, int]]:
+                labels: Iterable[str]) -> dict[str, tuple[int, int, int, int, float]]:
     """The stored rows (as :func:`row`) of the positions after each move label at ``state``, by label; a label
     that is no legal move here (a row no treelab wrote) or a position not stored has none."""
     keys = {}

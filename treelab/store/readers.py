@@ -43,10 +43,10 @@ def growth_rows(conn: sqlite3.Connection) -> tuple[list[Any], list[Any], list[An
 
 
 def rows_until(conn: sqlite3.Connection, game_id: int) -> tuple[list[Any], Any]:
-    """The node rows ``(id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game)`` that existed
-    after game ``game_id`` (in id order), and the last ``(root_visits, root_children)`` history row by then."""
+    """The node rows ``(id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, value_sum)`` that
+    existed after game ``game_id`` (in id order), and the last ``(root_visits, root_children)`` history row by then."""
     rows = conn.execute(
-        "SELECT id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game FROM nodes "
+        "SELECT id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, value_sum FROM nodes "
         "WHERE created_game IS NULL OR created_game <= ? ORDER BY id",
         (game_id,),
     ).fetchall()

@@ -130,8 +130,9 @@ def totals(conn: sqlite3.Connection, meta: dict[str, str]) -> tuple[int, int, in
     return (root[0] if root else 0), games, last_game, nodes
 
 
-def logged_root(conn: sqlite3.Connection, game_id: int) -> tuple[int, dict[str, list[int]]] | None:
-    """The root's visits and its children's ``[visits, wins, draws]`` logged after ``game_id`` (None: no history)."""
+def logged_root(conn: sqlite3.Connection, game_id: int) -> tuple[int, dict[str, list[Any]]] | None:
+    """The root's visits and its children's ``[visits, wins, draws]`` (a value sum fourth, if any) logged after
+    ``game_id`` (None: no history)."""
     try:
         snap = conn.execute(
             "SELECT root_visits, root_children FROM history WHERE game_id <= ? ORDER BY game_id DESC LIMIT 1",
@@ -170,10 +171,10 @@ def child_visits(conn: sqlite3.Connection, node_id: int, whole: bool) -> Iterato
 
 
 def subtree_table(conn: sqlite3.Connection, top: int, root_depth: int, max_depth: int | None, no_proof: int,
-                  name: str, game: Game) -> tuple[list[tuple[int, ...]], list[str], list[int] | None]:
+                  name: str, game: Game) -> tuple[list[tuple[int, ...]], list[str], list[int] | None, list[float]]:
     """The rows below (and at) row ``top`` down to ``max_depth`` levels (None: all), in id order, as
     ``(id, parent_id or -1, depth, nb_visit, nb_win, nb_draw, proven or no_proof, created_game or -1,
-    nb_select)``; their moves; their movers (None for a game whose players alternate)."""
+    nb_select)``; their moves; their movers (None for a game whose players alternate); their value sums."""
     from .movers import column
 
     cols = (
@@ -191,22 +192,24 @@ def subtree_table(conn: sqlite3.Connection, top: int, root_depth: int, max_depth
         )
         source, where, args = "nodes n JOIN sub USING (id)", "", (top, limit)
     rows = conn.execute(f"{prefix}SELECT {cols} FROM {source} {where} ORDER BY n.id", args).fetchall()
-    moves = [m for (m,) in conn.execute(f"{prefix}SELECT n.move FROM {source} {where} ORDER BY n.id", args)]
+    pairs = conn.execute(f"{prefix}SELECT n.move, n.value_sum FROM {source} {where} ORDER BY n.id", args).fetchall()
+    moves, values = [m for m, _ in pairs], [v for _, v in pairs]
     # only the subtree's movers: the table joined on the same rows, in the same order
     mover = None if game.alternating else column(conn, (prefix, source, where, args), name, game.name)
-    return rows, moves, mover
+    return rows, moves, mover, values
 
 
 LEVEL_CHUNK = 65_536
 """Rows :func:`level_tables` fetches at a time."""
-LEVEL_COLUMNS = ("id", "parent_id", "depth", "nb_visit", "nb_win", "nb_draw", "key", "mover")
-"""The columns of a table :func:`level_tables` yields (``parent_id`` -1 for none, ``mover`` 0 when not stored)."""
+LEVEL_COLUMNS = ("id", "parent_id", "depth", "nb_visit", "nb_win", "nb_draw", "key", "mover", "value_sum")
+"""The columns of a table :func:`level_tables` yields (``parent_id`` -1 for none, ``mover`` 0 when not stored,
+``value_sum`` a float64's bits: read it with ``table[:, 8].view(np.float64)``)."""
 
 
 def level_tables(conn: sqlite3.Connection, top: int, root_depth: int, max_depth: int | None, name: str, game: Game,
                  key: Callable[[Sequence[str]], Any], *, labelled: int = 2) -> Iterator[tuple[Any, list[str]]]:
     """The nodes below (and at) row ``top`` down to ``max_depth`` levels (None: all), one depth at a time, in id
-    order within it: an ``(N, 8)`` int64 array of :data:`LEVEL_COLUMNS` (``key``: ``key(moves)``), and the
+    order within it: an ``(N, 9)`` int64 array of :data:`LEVEL_COLUMNS` (``key``: ``key(moves)``), and the
     moves of the depths down to ``labelled`` below ``top`` (else an empty list).
 
     One pass over the rows spools each depth to a temporary file, so the memory is that of the widest depth, not
@@ -240,7 +243,7 @@ def level_tables(conn: sqlite3.Connection, top: int, root_depth: int, max_depth:
         have = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone()
         join = " LEFT JOIN movers m ON m.node_id = n.id" if have else " LEFT JOIN (SELECT NULL AS mover) m ON 0"
         mover = "m.mover"
-    cursor = conn.execute(f"{prefix}SELECT {cols}, {mover} FROM {source}{join} {where}", args)
+    cursor = conn.execute(f"{prefix}SELECT {cols}, {mover}, n.value_sum FROM {source}{join} {where}", args)
     width = len(LEVEL_COLUMNS)
     shallow: dict[int, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="treelab-levels-") as spool:
@@ -254,6 +257,7 @@ def level_tables(conn: sqlite3.Connection, top: int, root_depth: int, max_depth:
             check_table(table, 2, list(moves), game)
             rows = np.empty((len(chunk), width), dtype=np.int64)
             rows[:, :6], rows[:, 6], rows[:, 7] = table[:, :6], key(moves), columns[9]
+            rows[:, 8] = np.array(columns[10], dtype=np.float64).view(np.int64)
             order = np.argsort(rows[:, 2], kind="stable")
             cuts = np.flatnonzero(np.diff(rows[order, 2])) + 1
             for run in np.split(order, cuts):

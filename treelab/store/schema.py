@@ -46,7 +46,7 @@ __all__ = [
     "read_meta",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The newest schema this treelab reads and writes."""
 
 DbPath = str | os.PathLike[str]
@@ -131,8 +131,22 @@ def _columns_v4(db: sqlite_utils.Database) -> None:
     conn.execute("ALTER TABLE nodes ADD COLUMN prior REAL")
 
 
+def _positions_v5(db: sqlite_utils.Database) -> None:
+    """Version 5: ``positions.value_sum`` (the value sums of the nodes that reach the position, player 1's),
+    rebuilt from the nodes if any holds a value sum (a table made by a migration from before version 3 has it)."""
+    from ..games import find_game
+    from .positiontable import rebuild
+
+    conn = db.conn
+    if not any(row[1] == "value_sum" for row in conn.execute("PRAGMA table_info(positions)")):
+        conn.execute("ALTER TABLE positions ADD COLUMN value_sum REAL NOT NULL DEFAULT 0")
+    if conn.execute("SELECT 1 FROM nodes WHERE value_sum != 0 LIMIT 1").fetchone() is not None:
+        game = conn.execute("SELECT value FROM meta WHERE key = 'game'").fetchone()
+        rebuild(conn, find_game(game[0]))
+
+
 MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [
-    (1, _create_v1), (2, _columns_v2), (3, _positions_v3), (4, _columns_v4),
+    (1, _create_v1), (2, _columns_v2), (3, _positions_v3), (4, _columns_v4), (5, _positions_v5),
 ]
 """Ordered ``(version, step)`` pairs; a step takes the database from ``version - 1`` to ``version``."""
 

@@ -17,7 +17,8 @@ __all__ = ["share_top"]
 
 
 def share_top(db: DbPath, tree: Tree, depth: int) -> int:
-    """Give ``tree``'s stored nodes down to ``depth`` the file's counts and proofs: what the other workers added there.
+    """Give ``tree``'s stored nodes down to ``depth`` the file's counts, value sums, proofs and priors: what the other
+    workers added there.
 
     Only for a worker's copy with nothing to hand on (right after :func:`take` or
     :func:`start`): the counts set here are no change of its own, so no delta carries them.
@@ -35,11 +36,17 @@ def share_top(db: DbPath, tree: Tree, depth: int) -> int:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id INTEGER PRIMARY KEY)")
         conn.execute("DELETE FROM temp.wanted")
         conn.executemany("INSERT INTO temp.wanted VALUES (?)", ((i,) for i in nodes))
-        rows = conn.execute("SELECT n.id, n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven "
-                            "FROM temp.wanted AS w JOIN main.nodes AS n ON n.id = w.id").fetchall()
-    for nid, visits, wins, draws, selects, proven in rows:
+        rows = conn.execute("SELECT n.id, n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven, n.value_sum, "
+                            "n.prior FROM temp.wanted AS w JOIN nodes AS n ON n.id = w.id").fetchall()
+    priors = tree.priors
+    for nid, visits, wins, draws, selects, proven, value, prior in rows:
         node = nodes[nid]
         node.nb_visit, node.nb_win, node.nb_draw, node.nb_select = visits, wins, draws, selects
         if proven is not None and node.proven is None:
             node.proven = Proof.of(proven)
+        if value or node.value_sum:
+            node.value_sum = float(value)
+            tree.valued = tree.valued or bool(value)
+        if prior is not None and node not in priors:
+            priors[node] = float(prior)
     return len(rows)

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import NotATreelabDatabaseError
 from ..tree import Tree, TreeNode
 
-__all__ = ["ADD", "Values", "add_values", "collect", "read", "write_new"]
+__all__ = ["ADD", "Values", "add_values", "collect", "of_rows", "read", "write_new"]
 
 ADD = "UPDATE nodes SET value_sum = value_sum + ?, prior = coalesce(prior, ?) WHERE id = ?"
 """The one statement that adds a node's value sum and keeps its first prior."""
@@ -80,6 +80,15 @@ def collect(tree: Tree, known: Sequence[TreeNode], new: Sequence[TreeNode]) -> V
     if not pos:
         return None
     return Values(np.array(pos, dtype=np.int64), np.array(sums, dtype=np.float64), np.array(prior, dtype=np.float64))
+
+
+def of_rows(sums: Sequence[float], priors: Sequence[float | None]) -> Values | None:
+    """The value sums and priors of a chunk of rows (``treelab merge``'s, ``treelab import``'s), a position each
+    as the rows are; None if it has none."""
+    table = np.array([math.nan if p is None else p for p in priors], dtype=np.float64)
+    sum_array = np.array(sums, dtype=np.float64)
+    pos = np.flatnonzero((sum_array != 0) | ~np.isnan(table))
+    return Values(pos, sum_array[pos], table[pos]) if len(pos) else None
 
 
 def add_values(conn: sqlite3.Connection, values: Values | None, where: Sequence[int]) -> None:

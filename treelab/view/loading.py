@@ -140,7 +140,7 @@ def load_view(
             tree.statistics = "graph"
             keys = node_keys(tree, list(walk(tree.root)))
             found = positiontable.rows_of(conn, set(keys.values()))
-            table = tree.position_table = PositionTable(tree, {k: list(v[:3]) for k, v in found.items()})
+            table = tree.position_table = PositionTable(tree, {k: [*v[:3], v[4]] for k, v in found.items()})
             table.keys.update(keys)
     tree.forget_changes()  # a view, not new nodes: saving it must never write anything
     return tree, below

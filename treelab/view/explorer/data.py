@@ -34,7 +34,7 @@ from ...games import Game, State, find_game
 from ...learn.model import Model
 from ...mcts.scores import Edge, score_terms
 from ...nodes import Proof, proof_word
-from ...positions import mover_mean, player_one
+from ...positions import mover_mean, player_one, player_one_value
 from ...store.dbfile import reading
 from ...store.positiontable import after_moves
 from ...store.positiontable import row as position_row
@@ -232,7 +232,7 @@ class TreeFile:
         }
 
     def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None,
-               state: State, merged: tuple[tuple[int, int, int, int] | None, bool],
+               state: State, merged: tuple[Sequence[Any] | None, bool],
                priors: dict[int, float]) -> dict[str, Any]:
         game, c = self.game, self.c
         visited = kid.nb_visit > 0
@@ -270,11 +270,13 @@ def _positions(conn: Any, game: Game, state: State, labels: Sequence[str]) -> di
     return found
 
 
-def _position_json(row: tuple[int, int, int, int], mover: int) -> dict[str, Any]:
-    """A position's merged counts for the player who moves into it, and how many stored paths reach it."""
-    visits, ones, draws, paths = row
+def _position_json(row: Sequence[Any], mover: int) -> dict[str, Any]:
+    """A position's merged counts for the player who moves into it (its value sum, if any), and how many stored
+    paths reach it."""
+    visits, ones, draws, paths, value = row
     return {"nb_visit": visits, "nb_win": player_one(mover, visits, ones, draws), "nb_draw": draws,
-            "mean": mover_mean(visits, ones, draws, mover), "paths": paths}
+            "mean": mover_mean(visits, ones, draws, mover, value), "paths": paths,
+            **({"value_sum": player_one_value(mover, value)} if value else {})}
 
 
 def _line_paths(game: Game, moves: Sequence[int], line: list[str]) -> list[str | None]:
@@ -302,7 +304,7 @@ def _check_existed(rows: list[tuple[Any, ...]], replay: Replay, game: Game, move
 
 
 def _chain(
-    rows: list[tuple[Any, ...]], kid_rows: list[tuple[Any, ...]], logged: tuple[int, dict[str, list[int]]] | None
+    rows: list[tuple[Any, ...]], kid_rows: list[tuple[Any, ...]], logged: tuple[int, dict[str, list[Any]]] | None
 ) -> list[TreeNode]:
     """TreeNodes for the path and the last node's children, so UCB1 and means use the tree's own rules."""
     chain: list[TreeNode] = []
@@ -316,13 +318,14 @@ def _chain(
     if logged is not None:  # the root and its children as logged after that game
         visits, kids = logged
         root = chain[0]
-        counts = {move: ([*list(v), 0, 0, 0])[:3] for move, v in kids.items()}
+        counts: dict[str, list[Any]] = {move: ([*v, 0, 0, 0, 0.0])[:4] for move, v in kids.items()}  # a value sum
         for kid in root.kids:  # all of them (at the root), or the one on the path
-            kid.nb_visit, kid.nb_win, kid.nb_draw = counts.get(kid.name, [0, 0, 0])
-        # the root's own wins (player 2's) and draws follow from its children's
+            kid.nb_visit, kid.nb_win, kid.nb_draw, kid.value_sum = counts.get(kid.name, [0, 0, 0, 0.0])
+        # the root's own wins (player 2's), draws and value sum follow from its children's
         root.nb_visit = visits
-        root.nb_draw = sum(d for _, _, d in counts.values())
-        root.nb_win = sum(n - w - d for n, w, d in counts.values())
+        root.nb_draw = sum(c[2] for c in counts.values())
+        root.nb_win = sum(c[0] - c[1] - c[2] for c in counts.values())
+        root.value_sum = -sum(c[3] for c in counts.values())
     return chain
 
 

@@ -1,0 +1,308 @@
+"""``treelab merge`` and ``treelab import``: trees added into a database file, streamed, in one transaction.
+
+A node's counts and value sum in a sum of trees are the sums of the nodes at the same move path in
+each summand (:mod:`treelab.store.increments` holds the rule in memory). :func:`merge` adds whole
+database files into one, logging every game with where it came from; :func:`add_rows` adds a tree
+given as rows (an import's, :mod:`treelab.interop.streaming`). Both read their trees a chunk of
+rows at a time and write them through :func:`treelab.store.deltas.apply`, the one write path of
+every save, without a tree in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import GameMismatchError, ProofConflictError, StoreError
+from ..games import Game, find_game
+from ..tree import SQRT2, Tree
+from . import positiontable
+from .dbfile import is_empty, reading, writing
+from .deltas import COUNT_COLUMNS, LOCAL, Delta, apply, depth_counts
+from .idmap import IdMap
+from .increments import log_sources
+from .persistence import first_rows
+from .schema import DbPath, display, file_key
+from .values import of_rows
+
+__all__ = ["KEYED", "ROW", "MergeSummary", "add_rows", "merge"]
+
+_CHUNK = 50_000
+"""Rows :func:`merge` reads and adds at a time (their arrays: a few MB)."""
+
+
+@dataclass(frozen=True)
+class MergeSummary:
+    """What :func:`merge` did."""
+
+    out: str
+    """The database written."""
+    game: str
+    """The game of every tree."""
+    inputs: int
+    """Trees added to it (not counting OUT's own tree, if it existed)."""
+    nodes: int
+    """Nodes in the merged tree."""
+    new_nodes: int
+    """Nodes the merge created in OUT."""
+    simulations: int
+    """The merged root's visits (the sum of the summands')."""
+    games: int
+    """Games logged in OUT after the merge."""
+
+    def describe(self) -> str:
+        """One readable line for the terminal."""
+        return (f"merged {self.inputs} {self.game} tree{'s' * (self.inputs != 1)} into {self.out}: "
+                f"{self.nodes:,} nodes (+{self.new_nodes:,}), {self.simulations:,} simulations, {self.games} games")
+
+
+def _game_of(db: DbPath) -> str:
+    with reading(db) as (_, meta):
+        return meta["game"]
+
+
+def merge(out: DbPath, *inputs: DbPath) -> MergeSummary:
+    """Add the trees in ``inputs`` into ``out`` along identical move paths, in one transaction.
+
+    ``out`` is created if missing; if it holds a tree, that tree is one of the
+    summands. Every count of every node is the exact sum; the games are the
+    union (each input's games get new ids after ``out``'s, and a row in
+    :data:`~treelab.store.increments.SOURCES` naming the file and the game's id there); proofs are merged.
+
+    It streams: each input's rows are read in id order, :data:`_CHUNK` at a time, and added
+    to ``out`` through :func:`treelab.store.deltas.apply` (the one write path of every
+    save) without a tree in memory; besides those rows it holds only the row id each
+    input node got in ``out`` (16 bytes a node of the largest input).
+
+    Raises:
+        StoreError: no inputs, or a file named twice (``out`` among the inputs too).
+        GameMismatchError: the trees are of different games (nothing is written, no ``out`` created).
+        ProofConflictError: two proofs of one node disagree (nothing is written).
+        StoreError: a file is missing, not a treelab database, or locked.
+    """
+    if not inputs:
+        raise StoreError("nothing to merge: give at least one input database")
+    seen: dict[Hashable, str] = {}
+    for db in (out, *inputs):
+        key = file_key(db)
+        if key in seen:
+            also = "" if display(db) == seen[key] else f" (as {seen[key]!r}: a link or another spelling)"
+            raise StoreError(
+                f"{display(db)!r} is named twice{also}: name each file once (an existing OUT is already a summand)"
+            )
+        seen[key] = display(db)
+    game = _game_of(inputs[0])
+    for db in inputs[1:]:
+        other = _game_of(db)
+        if other != game:
+            raise GameMismatchError(
+                f"{display(db)!r} holds a {other} tree, not {game} like {display(inputs[0])!r}: "
+                "merge only trees of one game"
+            )
+    with _adding(out, game) as into:
+        for db in inputs:
+            with reading(db, game) as (src, _):
+                try:
+                    into.add(_stored_rows(src, into.game), display(db), src.execute("SELECT count(*) FROM nodes"
+                                                                                    ).fetchone()[0])
+                except ProofConflictError as exc:
+                    raise ProofConflictError(f"proofs disagree merging {display(db)!r}: {exc}") from None
+                into.next_game = _add_games(conn=into.conn, src=src, game=into.game, root=into.root,
+                                            counts=into.counts, next_game=into.next_game, source=os.fspath(db))
+    return into.summary(out, len(inputs))
+
+
+def add_rows(out: DbPath, game: str, rows: Iterable[Sequence[tuple[Any, ...]]], source: str) -> MergeSummary:
+    """Add a tree given as chunks of :data:`ROW` rows to ``out`` (created if missing), as :func:`merge` adds a
+    file's: every count and value sum the exact sum, proofs merged, in one transaction (``treelab import``).
+
+    Rows are numbered by their ``id`` (a parent's before its children's), the first row is the root, and
+    ``rows`` is read one chunk at a time: an exception it raises rolls everything back.
+
+    Raises:
+        GameMismatchError: ``out`` holds a tree of another game (nothing is written).
+        ProofConflictError: a proof disagrees with ``out``'s (nothing is written).
+    """
+    with _adding(out, game) as into:
+        into.add(rows, source)
+    return into.summary(out, 1)
+
+
+ROW = ("id", "parent_id", "move", "depth", "proven", "mover", "value_sum", "prior", *COUNT_COLUMNS)
+"""A row of a tree added by :func:`_add_nodes`: its id in its source (-1: no parent), move, depth, proof or None,
+mover (None: a game whose players alternate), value sum, prior or None, then the counts of
+:data:`~treelab.store.deltas.COUNT_COLUMNS`."""
+KEYED = (*ROW, "key", "ones", "value_one")
+"""A :data:`ROW` with its position's key and what it adds to that position's row besides its visits and draws
+(player 1's wins and value sum, :mod:`treelab.store.positiontable`): when every row of every tree added has them,
+the ``positions`` table is added to as the rows are written (as a save adds to it), not rebuilt at the end."""
+
+
+def _same_game(out: DbPath, game: str) -> None:
+    if Path(out).exists() and not is_empty(out):
+        other = _game_of(out)
+        if other != game:
+            raise GameMismatchError(
+                f"{display(out)!r} holds a {other} tree, not {game}: add it to a new file or one of {game}"
+            )
+
+
+@dataclass
+class _Into:
+    """A file trees are being added to, in :func:`_adding`'s transaction."""
+
+    conn: sqlite3.Connection
+    game: Game
+    root: int
+    counts: list[int]
+    """Nodes per depth so far."""
+    name: str
+    next_game: int
+    """The id the next game logged gets."""
+    start_nodes: int
+    visits: int = 0
+    games: int = 0
+    rebuild: bool = False
+    """A tree added without position keys: the ``positions`` table is rebuilt at the end."""
+
+    def add(self, rows: Iterable[Sequence[tuple[Any, ...]]], source: str, size: int = 0) -> None:
+        """Add the tree of ``rows`` (chunks of :data:`ROW` or :data:`KEYED` rows; ``size``: how many, if known)."""
+        self.counts, keyed = _add_nodes(self.conn, rows, self.game, self.root, self.counts, (self.name, source),
+                                        size)
+        self.rebuild = self.rebuild or not keyed
+
+    def summary(self, out: DbPath, inputs: int) -> MergeSummary:
+        return MergeSummary(out=os.fspath(out), game=self.game.name, inputs=inputs, nodes=sum(self.counts),
+                            new_nodes=sum(self.counts) - self.start_nodes, simulations=self.visits, games=self.games)
+
+
+@contextmanager
+def _adding(out: DbPath, game: str) -> Iterator[_Into]:
+    """``out`` (created if missing; its tree, if any, a summand) open in one write transaction to add trees of
+    ``game`` to; after them its positions table, history and meta are brought up to date."""
+    from .binding import stored_counts
+    from .persistence import meta_rows, open_tree, run_meta, snapshot
+    from .schema import check_meta, migrate
+
+    _same_game(out, game)
+    name, the_game = display(out), find_game(game)
+    tree_id: str | None
+    with writing(out) as (conn, meta):
+        if meta is None:  # a new file (built aside, moved into place at the commit): a root to add to
+            tree = open_tree(out, game)
+            first_rows(conn, tree)
+            run, tree_id, generation, counts = run_meta(tree), secrets.token_hex(8), 0, [1]
+        else:
+            migrate(conn, check_meta(meta, name, game))
+            kept = Tree(game, c=float(meta.get("c", repr(SQRT2))))
+            kept.statistics = meta.get("statistics", "classic")
+            run = run_meta(kept)
+            tree_id, generation, counts = meta.get("tree_id"), int(meta.get("generation", 0)), stored_counts(conn, meta)
+        root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
+        first_game = (conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0) + 1
+        into = _Into(conn, the_game, root, counts, name, first_game, sum(counts))
+        yield into
+        counts = into.counts
+        if into.rebuild:
+            positiontable.rebuild(conn, the_game)  # the sum of the inputs' tables, paths counted once
+        now = snapshot(conn, root, counts)  # every merged game's history row: the merged tree
+        conn.execute(f"UPDATE history SET {', '.join(f'{key} = ?' for key in now)} WHERE game_id >= ?",
+                     [*now.values(), first_game])
+        meta_rows(conn, run, tree_id=tree_id, generation=generation + 1, game=game, counts=counts,
+                  created=meta is None)
+        into.visits = conn.execute("SELECT nb_visit FROM nodes WHERE id = ?", (root,)).fetchone()[0]
+        into.games = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
+
+
+def _stored_rows(src: sqlite3.Connection, game: Game) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of the tree in ``src`` as :data:`ROW` rows, in id order, :data:`_CHUNK` at a time."""
+    have = {row[1] for row in src.execute("PRAGMA table_info(nodes)")}
+    picked = ", ".join(f"n.{col}" if col in have else "0" for col in COUNT_COLUMNS)
+    movers = not game.alternating and src.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone() is not None
+    join = "LEFT JOIN movers AS m ON m.node_id = n.id" if movers else ""
+    valued = "n.value_sum, n.prior" if "value_sum" in have else "0.0, NULL"
+    rows = src.execute(f"SELECT n.id, coalesce(n.parent_id, -1), n.move, n.depth, n.proven, "
+                       f"{'m.mover' if movers else 'NULL'}, {valued}, {picked} FROM nodes AS n {join} ORDER BY n.id")
+    while chunk := rows.fetchmany(_CHUNK):
+        yield chunk
+
+
+def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]]], game: Game, root: int,
+               counts: list[int], names: tuple[str, str], size: int) -> tuple[list[int], bool]:
+    """Add the tree of ``rows`` (chunks of :data:`ROW` or :data:`KEYED` rows in id order) to the file of ``conn``
+    (root row ``root``), a chunk at a time; return the nodes per depth after it (``counts``: before) and whether
+    every row had its position key (the ``positions`` table added to). ``names``: the file and the tree's source,
+    as errors name them; ``size``: the rows to come, if known (0: unknown)."""
+    name, source = names
+    where = IdMap(size, source)
+    top = before = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
+    keyed, width = True, len(COUNT_COLUMNS)
+    for chunk in rows:
+        if not chunk:
+            continue
+        nid, pid, moves, depths, proofs, mover, sums, priors, *amounts = zip(*chunk, strict=True)
+        positions: dict[str, Any] = {}
+        if len(amounts) > width:  # KEYED rows: the positions table is added to as a save adds to it
+            keys, ones, value_one = amounts[width:]
+            amounts = amounts[:width]
+            per_position = np.array([amounts[0], ones, amounts[2]], dtype=np.int64).T.copy()
+            value_array = np.array(value_one, dtype=np.float64)
+            positions = {"keys": list(keys), "position_counts": per_position,
+                         "position_values": value_array if value_array.any() else None}
+        else:
+            keyed = False
+        ids, parents = np.array(nid, dtype=np.int64), np.array(pid, dtype=np.int64)
+        k = int(not where.size)  # the first chunk starts with the root: a stored node of ``out``
+        if (parents[k:] == -1).any() or (k and parents[0] != -1):
+            raise StoreError(f"{source!r}: the nodes table has more than one root, or none first: the file is damaged")
+        if k:
+            where.add(ids[:1], np.array([root], dtype=np.int64))
+        below = parents[k:]
+        inner = below >= ids[k] if len(ids) > k else below > 0  # parents in this chunk: new nodes of the delta too
+        out_parents = LOCAL + np.searchsorted(ids, below) - k
+        out_parents[~inner] = where.get(below[~inner])
+        if not game.alternating and None in mover[k:]:
+            raise StoreError(f"{source!r} has no mover for a node of its {game.name} tree: the file is damaged")
+        table = np.array(amounts, dtype=np.int64).T.copy()  # a row per node, as COUNT_COLUMNS
+        delta = Delta(
+            known=np.array([root] * k, dtype=np.int64), known_counts=table[:k], parents=out_parents, first=LOCAL,
+            moves=list(moves[k:]), depths=np.array(depths[k:], dtype=np.int64), counts=table[k:],
+            created=[None] * (len(ids) - k), proofs=[(i, p) for i, p in enumerate(proofs) if p is not None],
+            movers=None if game.alternating else [int(m) for m in mover[k:]], values=of_rows(sums, priors),
+            **positions,
+        )
+        stored, fresh, _ = apply(conn, delta, top=top, name=name, created=False, own_above=before)
+        where.add(ids[k:], stored)
+        top = max(top, int(stored.max(initial=0)))
+        counts = depth_counts(counts, delta.depths[fresh])
+    return counts, keyed
+
+
+def _add_games(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, root: int, counts: list[int],
+               next_game: int, source: str) -> int:
+    """Log the games of ``src`` in the file of ``conn`` from id ``next_game`` on, each with where it came from;
+    return the next free id."""
+    from .persistence import GAME_FIELDS, game_row, log_games
+
+    cols = {row[1] for row in src.execute("PRAGMA table_info(games)")}
+    picked = [f for f in GAME_FIELDS if f in cols]
+    rows = src.execute(f"SELECT {', '.join(picked)} FROM games ORDER BY id")
+    while chunk := rows.fetchmany(_CHUNK):
+        games, sources = [], []
+        for values in chunk:
+            row = game_row(game, dict(zip(picked, values, strict=True)))
+            sources.append((next_game, f"{source}#{row['id']}"))
+            row["id"], next_game = next_game, next_game + 1
+            games.append(row)
+        log_games(conn, root, games, counts)
+        log_sources(conn, sources)
+    return next_game
