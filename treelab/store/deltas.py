@@ -84,9 +84,11 @@ class Delta:
     seen: int = -1
     """The file's save count (``meta.generation``) the worker's copy was loaded at (-1: unknown)."""
     keys: Sequence[str] | None = None
-    """Each node's position key, ``known``'s then the new nodes' (None: the ``positions`` table is rebuilt)."""
+    """The distinct position keys of the nodes, ``known``'s and the new ones' (None: ``positions`` is rebuilt)."""
     position_counts: np.ndarray | None = None
-    """What each adds to its position's row, ``(nb_visit, player 1's wins, nb_draw)`` (:mod:`.positiontable`)."""
+    """What the nodes add to each key's row, ``(nb_visit, player 1's wins, nb_draw)`` summed (:mod:`.positiontable`)."""
+    key_of_new: np.ndarray | None = None
+    """Each new node's position in :attr:`keys` (int64): one more path to that position where it is inserted."""
     values: Values | None = None
     """Value sums to add and priors, positioned as :attr:`proofs` (None: none; :mod:`treelab.store.values`)."""
 
@@ -308,8 +310,8 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         where = np.concatenate([delta.known, ids]).tolist()
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
         add_values(conn, delta.values, where)
-    if delta.keys is not None and delta.position_counts is not None:
-        positiontable.add_delta(conn, delta.keys, delta.position_counts, len(delta.known), fresh)
+    if delta.keys is not None and delta.position_counts is not None and delta.key_of_new is not None:
+        positiontable.add_delta(conn, delta.keys, delta.position_counts, delta.key_of_new, fresh)
     return ids, fresh, grew
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from itertools import chain, compress
 from typing import Any
 
 import numpy as np
@@ -25,17 +26,21 @@ from ..games import Game, State
 from ..positions import counts_of_nodes, node_keys
 from ..tree import Tree, TreeNode
 
-__all__ = ["CREATE", "add", "add_delta", "create", "delta_fields", "exists", "read", "rebuild", "row", "rows_of",
-           "write_tree"]
+__all__ = ["CREATE", "WIDTH", "add", "add_delta", "create", "delta_fields", "exists", "read", "rebuild", "row",
+           "rows_of", "write_tree"]
 
 CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit INTEGER NOT NULL, "
           "nb_win INTEGER NOT NULL, nb_draw INTEGER NOT NULL, nb_path INTEGER NOT NULL) WITHOUT ROWID")
 """The table (schema 3)."""
 
-_UPSERT = ("INSERT INTO positions (key, nb_visit, nb_win, nb_draw, nb_path) VALUES (?, ?, ?, ?, ?) "
-           "ON CONFLICT(key) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit, "
-           "nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw, "
-           "nb_path = nb_path + excluded.nb_path")
+_ADD = ("INSERT INTO positions (key, nb_visit, nb_win, nb_draw, nb_path) VALUES {} "
+        "ON CONFLICT(key) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit, "
+        "nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw, "
+        "nb_path = nb_path + excluded.nb_path")
+WIDTH = 100
+"""Rows per upsert statement (500 parameters): one multi-row statement costs about a quarter less a row than
+``executemany`` of single rows (``benchmarks/parallel.py``'s writer)."""
+_UPSERT, _UPSERT_MANY = _ADD.format("(?, ?, ?, ?, ?)"), _ADD.format(", ".join(["(?, ?, ?, ?, ?)"] * WIDTH))
 
 
 def create(conn: sqlite3.Connection) -> None:
@@ -50,8 +55,16 @@ def exists(conn: sqlite3.Connection) -> bool:
 
 
 def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Add ``(key, nb_visit, player 1's wins, nb_draw, nb_path)`` rows (zero rows are skipped)."""
-    conn.executemany(_UPSERT, (r for r in rows if r[1] or r[2] or r[3] or r[4]))
+    """Add ``(key, nb_visit, player 1's wins, nb_draw, nb_path)`` rows (zero rows are skipped), :data:`WIDTH` a
+    statement (a key may come more than once: its rows add up)."""
+    _upsert(conn, [r for r in rows if r[1] or r[2] or r[3] or r[4]])
+
+
+def _upsert(conn: sqlite3.Connection, kept: list[tuple[Any, ...]]) -> None:
+    full = len(kept) - len(kept) % WIDTH
+    if full:
+        conn.executemany(_UPSERT_MANY, [tuple(chain.from_iterable(kept[i:i + WIDTH])) for i in range(0, full, WIDTH)])
+    conn.executemany(_UPSERT, kept[full:])
 
 
 def write_tree(conn: sqlite3.Connection, tree: Tree) -> None:
@@ -62,32 +75,29 @@ def write_tree(conn: sqlite3.Connection, tree: Tree) -> None:
 
 def delta_fields(tree: Tree, nodes: list[TreeNode], known_counts: np.ndarray, new_counts: np.ndarray
                  ) -> dict[str, Any]:
-    """A :class:`~treelab.store.deltas.Delta`'s ``keys`` and ``position_counts`` for ``nodes`` (its changed stored
-    nodes, then its new ones), from their counts (``known_counts``: increments; ``new_counts``: whole)."""
+    """A :class:`~treelab.store.deltas.Delta`'s ``keys``, ``position_counts`` and ``key_of_new`` for ``nodes`` (its
+    changed stored nodes, then its new ones), from their counts (``known_counts``: increments; ``new_counts``:
+    whole). The worker sums the counts by key, so the writer adds one row a position."""
     keys = node_keys(tree, nodes)
     amounts = np.concatenate([known_counts[:, :3], new_counts]) if nodes else np.zeros((0, 3), dtype=np.int64)
     ones = np.fromiter((node.mover == 1 for node in nodes), dtype=bool, count=len(nodes))
     amounts[:, 1] = np.where(ones, amounts[:, 1], amounts[:, 0] - amounts[:, 1] - amounts[:, 2])
-    return {"keys": [keys[node] for node in nodes], "position_counts": amounts}
+    index: dict[str, int] = {}
+    where = np.fromiter((index.setdefault(keys[node], len(index)) for node in nodes), dtype=np.int64,
+                        count=len(nodes))
+    sums = np.zeros((len(index), 3), dtype=np.int64)
+    np.add.at(sums, where, amounts)
+    return {"keys": list(index), "position_counts": sums, "key_of_new": where[len(known_counts):]}
 
 
-def add_delta(conn: sqlite3.Connection, keys: Sequence[str], amounts: np.ndarray, known: int,
+def add_delta(conn: sqlite3.Connection, keys: Sequence[str], amounts: np.ndarray, key_of_new: np.ndarray,
               fresh: np.ndarray) -> None:
-    """Add a delta's position counts (``amounts``, a row per key) to the table: the first ``known`` rows are stored
-    nodes' increments, the rest new nodes', each one more path where it was inserted (``fresh``)."""
-    paths = np.zeros(len(keys), dtype=np.int64)
-    paths[known:] = fresh
-    table: dict[str, list[int]] = {}
-    for key, (visits, ones, draws), path in zip(keys, amounts.tolist(), paths.tolist(), strict=True):
-        row = table.get(key)
-        if row is None:
-            table[key] = [visits, ones, draws, path]
-        else:
-            row[0] += visits
-            row[1] += ones
-            row[2] += draws
-            row[3] += path
-    add(conn, ((key, *row) for key, row in table.items()))
+    """Add a delta's position counts (``amounts``, a row per key) to the table, and one more path to the key of
+    each new node inserted (``fresh``; ``key_of_new``: each new node's key, by position in ``keys``)."""
+    paths = np.bincount(key_of_new[fresh], minlength=len(keys))
+    table = np.column_stack((amounts, paths))
+    live = table.any(axis=1)
+    _upsert(conn, list(zip(compress(keys, live.tolist()), *table[live].T.tolist(), strict=True)))
 
 
 def rebuild(conn: sqlite3.Connection, game: Game) -> int:
