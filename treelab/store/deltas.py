@@ -265,7 +265,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     stored_proof: dict[int, Any] = {}
     ask = np.nonzero(~local)[0]  # new nodes under stored rows: another worker may have stored them since
     if grown is not None and len(ask):
-        ask = ask[np.isin(parents[ask], grown)]
+        ask = ask[np.isin(parents[ask], grown, kind="table" if len(grown) else None)]  # row ids: a lookup table
     if own_above is not None and len(ask):
         ask = ask[parents[ask] <= own_above]
     moves = delta.moves
