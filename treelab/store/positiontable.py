@@ -96,8 +96,9 @@ def add_delta(conn: sqlite3.Connection, keys: Sequence[str], amounts: np.ndarray
     each new node inserted (``fresh``; ``key_of_new``: each new node's key, by position in ``keys``)."""
     paths = np.bincount(key_of_new[fresh], minlength=len(keys))
     table = np.column_stack((amounts, paths))
-    live = table.any(axis=1)
-    _upsert(conn, list(zip(compress(keys, live.tolist()), *table[live].T.tolist(), strict=True)))
+    live = np.asarray(table.any(axis=1), dtype=bool)
+    wanted: list[bool] = live.tolist()
+    _upsert(conn, list(zip(compress(keys, wanted), *table[live].T.tolist(), strict=True)))
 
 
 def rebuild(conn: sqlite3.Connection, game: Game) -> int:
