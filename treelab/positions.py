@@ -60,7 +60,7 @@ def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
     and keys of the last nodes asked for are kept (at most :data:`_STATE_CAP`, per tree) for the next call.
     A game with a ``key_walk()`` (:meth:`treelab.games.connect4.ConnectFour.key_walk`) steps its light
     tokens instead of playing states; Connect Four's keys are replayed on bitboards in C where the
-    extension is built (``_columns.c``: about a tenth of the walk's time, kept nowhere).
+    extension is built (``_columns.c``: about half the walk's time, kept nowhere).
     """
     game = tree.game
     fast = _compiled_keys(game)
