@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from random_games import random_game
 
 import treelab
-from treelab import Tree, positions, speedups
+from treelab import Tree, speedups
 from treelab.errors import UnknownOptionError
 from treelab.mcts.config import SearchConfig
 from treelab.mcts.graph import select_graph
@@ -272,8 +272,8 @@ def test_compiled_connect_four_keys_match_the_python_reference(monkeypatch: pyte
     search(tree, "4453", limit=Limit(iterations=300), rng=4)  # transpositions and mirror images among them
     nodes = list(walk(tree.root))
     fast = node_keys(tree, nodes)
-    assert positions._compiled_keys(tree.game) is not None
-    monkeypatch.setattr(positions, "_compiled_keys", lambda game: None)
+    assert tree.game.compiled_keys is not None  # type: ignore[attr-defined]
+    monkeypatch.setattr(type(tree.game), "compiled_keys", None)
     assert fast == node_keys(tree, nodes) and len(set(fast.values())) < len(nodes)
     with pytest.raises(ValueError, match="not below the root"):  # a node of another tree is refused, not guessed
         speedups.compiled.connect4_keys(nodes[1:], Tree("connect4").root, {str(m): m for m in range(1, 8)})

@@ -59,11 +59,12 @@ def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
     Every save asks for the nodes it writes, and the top of a tree changes in every game: the positions
     and keys of the last nodes asked for are kept (at most :data:`_STATE_CAP`, per tree) for the next call.
     A game with a ``key_walk()`` (:meth:`treelab.games.connect4.ConnectFour.key_walk`) steps its light
-    tokens instead of playing states; Connect Four's keys are replayed on bitboards in C where the
-    extension is built (``_columns.c``: about half the walk's time, kept nowhere).
+    tokens instead of playing states; one with ``compiled_keys``
+    (:attr:`treelab.games.connect4.ConnectFour.compiled_keys`) computes them all in one call (Connect Four's
+    in C: about half the walk's time).
     """
     game = tree.game
-    fast = _compiled_keys(game)
+    fast = getattr(game, "compiled_keys", None)
     if fast is not None:  # Connect Four: every position replayed on bitboards in C
         asked = list(nodes)
         return dict(zip(asked, fast(asked, tree.root, {game.label(m): m for m in range(1, game.num_moves + 1)}),
@@ -123,17 +124,6 @@ def _parser(game: Game) -> Callable[[str], int]:
 
 def _play(state: State, move: int) -> State:
     return state.play(move)
-
-
-def _compiled_keys(game: Game) -> Callable[[list[TreeNode], TreeNode, dict[str, int]], list[str]] | None:
-    """The compiled :meth:`~treelab.games.Game.position_key` of many nodes for ``game``, or None (not built, or
-    not Connect Four's very rules and keys)."""
-    from .games.connect4 import ConnectFour
-    from .speedups import compiled
-
-    if compiled is None or game.compiled_loop != 0 or type(game).position_key is not ConnectFour.position_key:
-        return None
-    return compiled.connect4_keys  # type: ignore[no-any-return]
 
 
 _KEPT: WeakKeyDictionary[Tree, tuple[dict[TreeNode, Any], dict[TreeNode, str]]] = WeakKeyDictionary()
