@@ -8,12 +8,16 @@ times the same jobs alternately in fresh processes importing the old and the cur
 
 * ``search``: one UCT search of ``--simulations`` from the empty board (connect4, tictactoe);
 * ``record``: ``Tree.record`` of 2,000 random Connect Four games;
-* ``save+load``: a 20,000-simulation Connect Four tree saved to a new file and loaded back.
+* ``save+load``: a 20,000-simulation Connect Four tree saved to a new file and loaded back;
+* ``train:N`` (asked for with ``--jobs``): ``treelab.train`` of a new Connect Four self-play tree at N
+  simulations a move, one game per 6,000 of ``--simulations``, in CPU seconds (the search's process and
+  its writer process: on a shared machine wall time says more about the other jobs).
 
 It prints each job's median over ``--rounds`` alternated rounds and the ratio
 after/before (1.00: the same; above 1: slower now).
 
     .venv/bin/python benchmarks/builtin_speed.py --before main --rounds 5
+    .venv/bin/python benchmarks/builtin_speed.py --before main --jobs train:200 train:400 --simulations 60000
 """
 
 from __future__ import annotations
@@ -49,6 +53,14 @@ elif kind == "record":
     for line, winner in lines:
         tree.record(line, winner=winner)
     dt = time.perf_counter() - t
+elif kind.startswith("train:"):  # self-play training in one process (its writer process saves), from scratch
+    import resource
+    path = os.path.join(tempfile.mkdtemp(), "t.db")
+    used = lambda: sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                       for f in ("ru_utime", "ru_stime"))
+    t = used()
+    treelab.train("connect4", path, games=sims // 6000, iterations=int(kind.split(":")[1]), seed=seed, progress=False)
+    dt = used() - t  # CPU seconds of this process and its writer process: a shared machine stretches wall time
 else:
     tree = Tree("connect4"); search(tree, limit=Limit(iterations=20000), rng=seed)
     path = os.path.join(tempfile.mkdtemp(), "t.db")

@@ -22,6 +22,7 @@ the rounds alternating the modes' order; one line of ratios per budget at the en
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import resource
 import statistics
@@ -49,6 +50,7 @@ def run(folder: Path, name: str, games: int, iterations: int, workers: int | Non
     whole call, and CPU microseconds a simulation in this process (the writer, or the search of one process) and
     in the child processes (the workers, or one process's writer)."""
     db = folder / f"{name.replace(' ', '_').strip('-')}-{seed}.db"
+    gc.collect()  # the trees the runs before loaded to check their counts: not collected on this run's time
     cpu = _cpu()
     began = time.perf_counter()
     summary = treelab.train("connect4", db, games=games, iterations=iterations, workers=workers, seed=seed,

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from random_games import random_game
 
 import treelab
-from treelab import Tree
+from treelab import Tree, speedups
 from treelab.errors import UnknownOptionError
 from treelab.mcts.config import SearchConfig
 from treelab.mcts.graph import select_graph
 from treelab.mcts.selection import select_ucb1
 from treelab.mcts.uct import Limit, search
+from treelab.nodes import walk
 from treelab.positions import PositionTable, counts_of_nodes, node_keys
 from treelab.store import positiontable
 from treelab.store.schema import SCHEMA_VERSION
@@ -91,7 +92,7 @@ def test_connect_fours_key_walk_gives_the_keys_its_states_give(first: list[int],
             state = state.play(move)
             labels.append(str(move))
         tree.path("".join(labels))
-    keys = node_keys(tree, list(tree))  # the walk of light tokens
+    keys = node_keys(tree, list(tree))  # compiled, or the walk of light tokens
     assert keys == {node: tree.game.position_key(tree.game.replay(node.moves)) for node in tree}
     assert counts_of_nodes(tree) == {k: [0, 0, 0, sum(1 for v in keys.values() if v == k), 0.0]
                                      for k in set(keys.values())}
@@ -286,3 +287,17 @@ def test_random_connect_four_positions_and_their_mirrors_share_a_key() -> None:
         assert game.position_key(game.replay(cut)) == game.position_key(game.replay(mirror))
         if cut and cut != mirror:  # a position and one disc more are never merged
             assert game.position_key(game.replay(cut)) != game.position_key(game.replay(cut[:-1]))
+
+
+@pytest.mark.skipif(speedups.compiled is None, reason=speedups.describe())
+def test_compiled_connect_four_keys_match_the_python_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keys a delta carries, replayed on bitboards in C, are ``position_key``'s, node for node."""
+    tree = grown(Tree("connect4"), random.Random(5), games=40, searches=0)
+    search(tree, "4453", limit=Limit(iterations=300), rng=4)  # transpositions and mirror images among them
+    nodes = list(walk(tree.root))
+    fast = node_keys(tree, nodes)
+    assert tree.game.compiled_keys is not None  # type: ignore[attr-defined]
+    monkeypatch.setattr(type(tree.game), "compiled_keys", None)
+    assert fast == node_keys(tree, nodes) and len(set(fast.values())) < len(nodes)
+    with pytest.raises(ValueError, match="not below the root"):  # a node of another tree is refused, not guessed
+        speedups.compiled.connect4_keys(nodes[1:], Tree("connect4").root, {str(m): m for m in range(1, 8)})

@@ -413,6 +413,9 @@ static PyMethodDef methods[] = {
     {"delta_rows", (PyCFunction)(void (*)(void))delta_rows, METH_FASTCALL,
      "delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width) -> the nodes rows of a "
      "delta's kept new nodes, width rows per flat tuple (the last maybe fewer)."},
+    {"connect4_keys", (PyCFunction)(void (*)(void))connect4_keys, METH_FASTCALL,
+     "connect4_keys(nodes, root, move_of) -> the Connect Four position key (ConnectFour.position_key) of each node "
+     "below root, its moves replayed on bitboards (move_of: label -> column)."},
     {"connect4_solve", (PyCFunction)(void (*)(void))c4solve_solve, METH_VARARGS | METH_KEYWORDS,
      "connect4_solve(cur, mask, ply, weak=False, max_nodes=0) -> Pons' score for the player to move (weak: -1, 0, "
      "1): the exact solver of treelab.oracle (_solver.c)."},

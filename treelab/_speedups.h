@@ -89,6 +89,7 @@ PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *int_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *baseline_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *connect4_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* _solver.c: the exact Connect Four solver of treelab.oracle (after Pascal Pons' method). */
 PyObject *c4solve_solve(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *c4solve_exceeds(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -65,9 +65,16 @@ def node_keys(tree: Tree, nodes: Iterable[TreeNode]) -> dict[TreeNode, str]:
     Every save asks for the nodes it writes, and the top of a tree changes in every game: the positions
     and keys of the last nodes asked for are kept (at most :data:`_STATE_CAP`, per tree) for the next call.
     A game with a ``key_walk()`` (:meth:`treelab.games.connect4.ConnectFour.key_walk`) steps its light
-    tokens instead of playing states.
+    tokens instead of playing states; one with ``compiled_keys``
+    (:attr:`treelab.games.connect4.ConnectFour.compiled_keys`) computes them all in one call (Connect Four's
+    in C: about half the walk's time).
     """
     game = tree.game
+    fast = getattr(game, "compiled_keys", None)
+    if fast is not None:  # Connect Four: every position replayed on bitboards in C
+        asked = list(nodes)
+        return dict(zip(asked, fast(asked, tree.root, {game.label(m): m for m in range(1, game.num_moves + 1)}),
+                        strict=True))
     start, step, key = _walk(game)
     kept = _KEPT.get(tree)
     if kept is None or len(kept[0]) > _STATE_CAP:

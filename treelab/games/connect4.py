@@ -292,6 +292,12 @@ class ConnectFour(Game):
         key = state.cur + state.mask  # Pons' key: the sum never carries out of a column, so it mirrors whole
         return str(min(key, _mirrored(key)))
 
+    compiled_keys: Callable[[list[Any], Any, dict[str, int]], list[str]] | None = getattr(
+        speedups.compiled, "connect4_keys", None)
+    """:meth:`position_key` of many nodes at once where the extension is built (:func:`treelab.positions.node_keys`'
+    fastest path): ``compiled_keys(nodes, root, move_of)`` replays each node's moves from ``root`` on bitboards
+    (``move_of``: label -> column). A subclass with other keys sets it to None."""
+
     def key_walk(self) -> tuple[_Token, Callable[[_Token, int], _Token], Callable[[_Token], str]]:
         """:meth:`position_key` without states (:func:`treelab.positions.node_keys`' fast path): the empty
         board's token, ``step(token, move)`` and ``key(token)``. A token is the two bitboards and their

@@ -28,20 +28,24 @@ def advice(workers: int, *, cores: int | None = None, load: float | None = None,
     """How many local worker processes to run for ``--workers N`` here (None: one process), and a note saying why.
 
     Workers only play: every game of every worker is written by one writer (SQLite takes one write at a
-    time), and one process already plays on one core while its writer process saves on the other. So workers
-    pay only where a simulation costs far more to search than to write. Measured on Connect Four
-    (``benchmarks/parallel.py``, CPU time on a loaded 2-core machine): a UCT simulation costs 4-7 microseconds
-    to search and about as much to write (a new row, a few count updates), so at 100 to 2,000 simulations a
-    move one process keeps both cores as busy as workers could, and two workers would reach only 0.70-0.96x
-    one process on two idle cores; a PUCT simulation (its rollout evaluator) costs 110-135 microseconds to
-    search and 21-33 to write, and there two workers would reach 1.36-1.47x. Hence:
+    time), and one process already plays on one core while its writer process saves on the other. With S
+    and W the CPU a simulation costs to search and to write, two workers and their writer on two cores give
+    at most ``2 max(S, W) / (S + W)`` times one process (or one worker): workers pay only where the search
+    costs far more than the writing. Measured on Connect Four (``benchmarks/parallel.py`` and
+    ``benchmarks/parallel_roles.py``, CPU time on a loaded 2-core machine, 2026-11-28): a UCT simulation
+    costs 5-8 microseconds to search and hand on (its delta with the position keys) and 5-10 to write
+    (its ``nodes`` row, its position's row and a share of the commit: the SQLite statements alone 5-6), so
+    two workers would reach 0.89-1.06x one worker on two idle cores at 100 to 2,000 simulations a move
+    (the writer would have to cost under half the search for 1.4x); a PUCT simulation (its rollout
+    evaluator) costs 135-145 microseconds to search and 13-15 to write, and there two workers would reach
+    1.68-1.71x one worker. Hence:
 
     - UCT (``algorithm`` "uct"), or one worker (the same pipeline as one process, plus the hand-over), or
       one core: one process;
     - cores busy with other jobs (load average of 1 or more): one process. Linux shares the CPU between
       sessions (autogroups) and services (cgroups), not processes, so a run's processes together get what
       the other jobs leave: the mode that spends the least CPU a simulation is the fastest (measured:
-      two PUCT workers ran 0.62-0.74x one process at a load average of 10-13, though 1.36-1.47x on CPU time);
+      two PUCT workers ran 0.62-1.27x one process at load averages of 10-15, though 1.36-1.81x on CPU time);
     - never more workers than cores.
 
     Args:
@@ -62,8 +66,8 @@ def advice(workers: int, *, cores: int | None = None, load: float | None = None,
         return None, f"--workers 1: trained in {alone}, the same as a worker and its writer without the hand-over"
     if algorithm == "uct":
         return None, (f"--workers {workers} with UCT: trained in {alone}; a UCT simulation costs about as much "
-                      "to write as to search, and every worker's games go through the one writer, so workers "
-                      "would be slower (they pay with --algorithm puct)")
+                      "to write as to search (5-10 microseconds each), and every worker's games go through the one "
+                      "writer, so workers would not be faster (they pay with --algorithm puct)")
     if load >= 1.0:
         return None, (f"the cores are busy (load average {load:.1f} on {cores} cores): trained in one process, "
                       "which spends the least CPU a simulation (workers would share with the writer what the "

@@ -84,13 +84,16 @@ class Delta:
     seen: int = -1
     """The file's save count (``meta.generation``) the worker's copy was loaded at (-1: unknown)."""
     keys: Sequence[str] | None = None
-    """Each node's position key, ``known``'s then the new nodes' (None: the ``positions`` table is rebuilt)."""
+    """The distinct position keys of the nodes, ``known``'s and the new ones' (None: ``positions`` is rebuilt)."""
     position_counts: np.ndarray | None = None
-    """What each adds to its position's row, ``(nb_visit, player 1's wins, nb_draw)`` (:mod:`.positiontable`)."""
+    """What the nodes add to each key's row, ``(nb_visit, player 1's wins, nb_draw)`` summed (:mod:`.positiontable`)."""
+    key_of_new: np.ndarray | None = None
+    """Each new node's position in :attr:`keys` (int64): one more path to that position where it is inserted."""
     values: Values | None = None
     """Value sums to add and priors, positioned as :attr:`proofs` (None: none; :mod:`treelab.store.values`)."""
     position_values: np.ndarray | None = None
-    """What each adds to its position's ``value_sum``, player 1's, as :attr:`position_counts` (None: nothing)."""
+    """What the nodes add to each key's ``value_sum``, player 1's, summed as :attr:`position_counts` (None:
+    nothing)."""
 
     def __len__(self) -> int:
         return len(self.known) + len(self.moves)
@@ -278,7 +281,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     stored_proof: dict[int, Any] = {}
     ask = np.nonzero(~local)[0]  # new nodes under stored rows: another worker may have stored them since
     if grown is not None and len(ask):
-        ask = ask[np.isin(parents[ask], grown)]
+        ask = ask[np.isin(parents[ask], grown, kind="table" if len(grown) else None)]  # row ids: a lookup table
     if own_above is not None and len(ask):
         ask = ask[parents[ask] <= own_above]
     moves = delta.moves
@@ -323,8 +326,8 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         where = np.concatenate([delta.known, ids]).tolist()
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
         add_values(conn, delta.values, where)
-    if delta.keys is not None and delta.position_counts is not None:
-        positiontable.add_delta(conn, delta.keys, delta.position_counts, len(delta.known), fresh,
+    if delta.keys is not None and delta.position_counts is not None and delta.key_of_new is not None:
+        positiontable.add_delta(conn, delta.keys, delta.position_counts, delta.key_of_new, fresh,
                                 delta.position_values)
     return ids, fresh, grew
 

@@ -254,10 +254,8 @@ def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]
         if len(amounts) > width:  # KEYED rows: the positions table is added to as a save adds to it
             keys, ones, value_one = amounts[width:]
             amounts = amounts[:width]
-            per_position = np.array([amounts[0], ones, amounts[2]], dtype=np.int64).T.copy()
-            value_array = np.array(value_one, dtype=np.float64)
-            positions = {"keys": list(keys), "position_counts": per_position,
-                         "position_values": value_array if value_array.any() else None}
+            per_node = np.array([amounts[0], ones, amounts[2]], dtype=np.int64).T.copy()
+            positions = positiontable.by_key(keys, per_node, value_one, int(not where.size))
         else:
             keyed = False
         ids, parents = np.array(nid, dtype=np.int64), np.array(pid, dtype=np.int64)

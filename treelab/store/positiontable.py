@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from itertools import chain, compress
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,8 @@ from ..games import Game, State
 from ..positions import counts_of_nodes, node_keys, player_one_value, value_changes
 from ..tree import Tree, TreeNode
 
-__all__ = ["CREATE", "add", "add_delta", "after_moves", "create", "delta_fields", "exists", "read", "rebuild", "row",
+__all__ = ["CREATE", "WIDTH", "add", "add_delta", "after_moves", "by_key", "create", "delta_fields", "exists", "read",
+           "rebuild", "row",
            "rows_of", "write_tree"]
 
 CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit INTEGER NOT NULL, "
@@ -34,10 +36,14 @@ CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit 
           "value_sum REAL NOT NULL DEFAULT 0) WITHOUT ROWID")
 """The table (schema 5; schema 3 and 4 without ``value_sum``)."""
 
-_UPSERT = ("INSERT INTO positions (key, nb_visit, nb_win, nb_draw, nb_path, value_sum) VALUES (?, ?, ?, ?, ?, ?) "
-           "ON CONFLICT(key) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit, "
-           "nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw, "
-           "nb_path = nb_path + excluded.nb_path, value_sum = value_sum + excluded.value_sum")
+_ADD = ("INSERT INTO positions (key, nb_visit, nb_win, nb_draw, nb_path, value_sum) VALUES {} "
+        "ON CONFLICT(key) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit, "
+        "nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw, "
+        "nb_path = nb_path + excluded.nb_path, value_sum = value_sum + excluded.value_sum")
+WIDTH = 100
+"""Rows per upsert statement (600 parameters): one multi-row statement costs about a quarter less a row than
+``executemany`` of single rows (``benchmarks/parallel.py``'s writer)."""
+_UPSERT, _UPSERT_MANY = _ADD.format("(?, ?, ?, ?, ?, ?)"), _ADD.format(", ".join(["(?, ?, ?, ?, ?, ?)"] * WIDTH))
 
 
 def create(conn: sqlite3.Connection) -> None:
@@ -53,8 +59,15 @@ def exists(conn: sqlite3.Connection) -> bool:
 
 def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     """Add ``(key, nb_visit, player 1's wins, nb_draw, nb_path, player 1's value sum)`` rows (zero rows are
-    skipped)."""
-    conn.executemany(_UPSERT, (r for r in rows if r[1] or r[2] or r[3] or r[4] or r[5]))
+    skipped), :data:`WIDTH` a statement (a key may come more than once: its rows add up)."""
+    _upsert(conn, [r for r in rows if r[1] or r[2] or r[3] or r[4] or r[5]])
+
+
+def _upsert(conn: sqlite3.Connection, kept: list[tuple[Any, ...]]) -> None:
+    full = len(kept) - len(kept) % WIDTH
+    if full:
+        conn.executemany(_UPSERT_MANY, [tuple(chain.from_iterable(kept[i:i + WIDTH])) for i in range(0, full, WIDTH)])
+    conn.executemany(_UPSERT, kept[full:])
 
 
 def write_tree(conn: sqlite3.Connection, tree: Tree) -> None:
@@ -65,38 +78,44 @@ def write_tree(conn: sqlite3.Connection, tree: Tree) -> None:
 
 def delta_fields(tree: Tree, nodes: list[TreeNode], known_counts: np.ndarray, new_counts: np.ndarray
                  ) -> dict[str, Any]:
-    """A :class:`~treelab.store.deltas.Delta`'s ``keys``, ``position_counts`` and ``position_values`` for
-    ``nodes`` (its changed stored nodes, then its new ones), from their counts (``known_counts``: increments;
-    ``new_counts``: whole) and value sums."""
+    """A :class:`~treelab.store.deltas.Delta`'s ``keys``, ``position_counts``, ``position_values`` and
+    ``key_of_new`` for ``nodes`` (its changed stored nodes, then its new ones), from their counts
+    (``known_counts``: increments; ``new_counts``: whole) and value sums. The worker sums them by key, so the
+    writer adds one row a position."""
     keys = node_keys(tree, nodes)
     amounts = np.concatenate([known_counts[:, :3], new_counts]) if nodes else np.zeros((0, 3), dtype=np.int64)
     ones = np.fromiter((node.mover == 1 for node in nodes), dtype=bool, count=len(nodes))
     amounts[:, 1] = np.where(ones, amounts[:, 1], amounts[:, 0] - amounts[:, 1] - amounts[:, 2])
-    values = value_changes(tree, nodes)
-    return {"keys": [keys[node] for node in nodes], "position_counts": amounts,
-            "position_values": np.array(values, dtype=np.float64) if any(values) else None}
+    return by_key([keys[node] for node in nodes], amounts, value_changes(tree, nodes), len(known_counts))
 
 
-def add_delta(conn: sqlite3.Connection, keys: Sequence[str], amounts: np.ndarray, known: int,
+def by_key(keys: Sequence[str], amounts: np.ndarray, values: Sequence[float] | None, known: int) -> dict[str, Any]:
+    """A delta's position fields from a key, counts ``(nb_visit, player 1's wins, nb_draw)`` and player 1's value
+    sum per node (the first ``known`` stored nodes, then new ones): ``keys`` each once, the counts and value sums
+    summed by key, and each new node's key (``key_of_new``, by position in ``keys``)."""
+    index: dict[str, int] = {}
+    where = np.fromiter((index.setdefault(key, len(index)) for key in keys), dtype=np.int64, count=len(keys))
+    sums = np.zeros((len(index), 3), dtype=np.int64)
+    np.add.at(sums, where, amounts)
+    summed: np.ndarray | None = None
+    if values is not None and any(values):
+        summed = np.zeros(len(index), dtype=np.float64)
+        np.add.at(summed, where, np.asarray(values, dtype=np.float64))
+    return {"keys": list(index), "position_counts": sums, "key_of_new": where[known:], "position_values": summed}
+
+
+def add_delta(conn: sqlite3.Connection, keys: Sequence[str], amounts: np.ndarray, key_of_new: np.ndarray,
               fresh: np.ndarray, values: np.ndarray | None = None) -> None:
-    """Add a delta's position counts (``amounts``, a row per key; ``values``: player 1's value sums, None: none)
-    to the table: the first ``known`` rows are stored nodes' increments, the rest new nodes', each one more path
-    where it was inserted (``fresh``)."""
-    paths = np.zeros(len(keys), dtype=np.int64)
-    paths[known:] = fresh
-    sums = [0.0] * len(keys) if values is None else values.tolist()
-    table: dict[str, list[Any]] = {}
-    for key, (visits, ones, draws), path, value in zip(keys, amounts.tolist(), paths.tolist(), sums, strict=True):
-        row = table.get(key)
-        if row is None:
-            table[key] = [visits, ones, draws, path, value]
-        else:
-            row[0] += visits
-            row[1] += ones
-            row[2] += draws
-            row[3] += path
-            row[4] += value
-    add(conn, ((key, *row) for key, row in table.items()))
+    """Add a delta's position counts (``amounts``, a row per key; ``values``: player 1's value sums by key, None:
+    none) to the table, and one more path to the key of each new node inserted (``fresh``; ``key_of_new``: each
+    new node's key, by position in ``keys``)."""
+    paths = np.bincount(key_of_new[fresh], minlength=len(keys))
+    sums = np.zeros(len(keys), dtype=np.float64) if values is None else values
+    live = np.asarray(amounts.any(axis=1) | (paths != 0) | (sums != 0), dtype=bool)
+    wanted: list[bool] = live.tolist()
+    rows = zip(compress(keys, wanted), *amounts[live].T.tolist(), paths[live].tolist(), sums[live].tolist(),
+               strict=True)
+    _upsert(conn, list(rows))
 
 
 def rebuild(conn: sqlite3.Connection, game: Game) -> int:
