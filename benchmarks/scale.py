@@ -158,7 +158,7 @@ def main() -> None:
     t_load = measure_load(db, args.rounds, f"load of the UCT-grown tree ({total:,} nodes)", 182)
 
     node = tree.root
-    while node.nb_visit > 2000 and node.kids:
+    while node.nb_visit > 2000 and node.children_view:
         node = best_child(node)
     path = "".join(node.moves)
     parts = [fresh("partial", str(db), path, "3") for _ in range(args.rounds)]
@@ -167,7 +167,7 @@ def main() -> None:
           f"{100 * t_part / t_load:.2f}% of a whole load (target <= 1%)")
     if args.recorded_nodes:
         recorded = record_games(args.recorded_nodes)
-        chains = sum(1 for n in recorded if len(n.kids) == 1)
+        chains = sum(1 for n in recorded if len(n.children_view) == 1)
         print(f"recorded {len(recorded):,} nodes of random games ({100 * chains / len(recorded):.0f}% with one child)")
         recorded.save(tmp / "recorded.db")
         del recorded

@@ -50,7 +50,7 @@ def _check_nodes(tree, start_depth: int) -> tuple[int, int]:
         if node.proven is not None and node.depth >= start_depth:
             checked += 1
             wrong += node.proven != -exact.value(state)
-        stack.extend((kid, state.play(int(kid.name))) for kid in node.kids)
+        stack.extend((kid, state.play(int(kid.name))) for kid in node.children_view)
     return checked, wrong
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from treelab import speedups
 from treelab.store import background
-from treelab.store.deltas import Delta, Earlier
+from treelab.store.deltas import AssignedIds, Delta
 from treelab.store.deltawriter import DeltaWriter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -66,7 +66,7 @@ def replay(start: Path, deltas: list[Delta], work: Path) -> tuple[float, int, in
             began = time.perf_counter()
             _, [ids] = writer.store([(None, {"id": 10**6 + i, "moves": "4", "winner": None}, delta)], earlier=earlier)
             spent += time.perf_counter() - began
-            earlier = Earlier(delta.first, np.array(ids, dtype=np.int64))
+            earlier = AssignedIds(delta.first, np.array(ids, dtype=np.int64))
             root = np.flatnonzero(delta.known == 1)  # the root's row: its visits are the game's simulations
             sims += int(delta.known_counts[root[0], 0]) if len(root) else 0
             rows += len(delta)

@@ -51,14 +51,15 @@ def test_arrays_match_the_tree(c4: treelab.Tree, c4_db: Path) -> None:
     assert (a.parent[1:] < np.arange(1, len(a))).all()  # parents come first
     nodes = list(c4)
     assert int(a.visits.sum()) == sum(n.nb_visit for n in nodes)
-    assert int(a.is_leaf.sum()) == sum(1 for n in nodes if not n.kids)
+    assert int(a.is_leaf.sum()) == sum(1 for n in nodes if not n.children_view)
     b = TreeArrays.from_db(c4_db)
     for name in ("parent", "depth", "visits", "wins", "draws", "proven", "created"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert list(a.moves) == list(b.moves)
     sub = TreeArrays.from_db(c4_db, "44", max_depth=2)
     assert sub.root_depth == 2 and sub.depth.max() == 2
-    assert len(sub) == 1 + len(c4.find("44").kids) + sum(len(k.kids) for k in c4.find("44").kids)
+    top = c4.find("44").children_view
+    assert len(sub) == 1 + len(top) + sum(len(k.children_view) for k in top)
 
 
 def test_concentration_matches_plain_python(c4: treelab.Tree) -> None:
@@ -66,7 +67,7 @@ def test_concentration_matches_plain_python(c4: treelab.Tree) -> None:
     entropy, g = a.concentration()
     ordered = sorted(_bfs(c4.root), key=lambda n: (n.depth, n.node_id))  # the arrays' order
     for i, node in enumerate(ordered[:400]):
-        visits = [k.nb_visit for k in node.kids]
+        visits = [k.nb_visit for k in node.children_view]
         e, gg = normalised_entropy(visits), gini(visits)
         assert (math.isnan(entropy[i]) if e is None else entropy[i] == pytest.approx(e)), node
         assert (math.isnan(g[i]) if gg is None else g[i] == pytest.approx(gg)), node
@@ -79,7 +80,7 @@ def test_concentration_matches_plain_python(c4: treelab.Tree) -> None:
 def _bfs(root: treelab.TreeNode) -> list[treelab.TreeNode]:
     out = [root]
     for node in out:
-        out.extend(node.kids)
+        out.extend(node.children_view)
     return out
 
 
@@ -144,7 +145,7 @@ def test_stats_agree_with_the_database(c4_db: Path) -> None:
 
 def test_children_table_is_the_analyse_table(c4: treelab.Tree) -> None:
     node = c4.find("4")
-    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven) for k in node.kids]
+    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven) for k in node.children_view]
     ours = child_rows(node.nb_visit, kids, c4.c)
     theirs = summarize(c4, "4", iterations=0, c=c4.c).to_dict()["children"]
     assert ours == theirs
@@ -209,8 +210,9 @@ def test_tree_as_it_was_after_a_game(trained: Path) -> None:
             "SELECT count(*) FROM nodes WHERE created_game IS NULL OR created_game <= ?", (g,)
         ).fetchone()[0]
         assert old.root.nb_visit == data.root_visits[g - 1]
-        assert {k.name: k.nb_visit for k in old.root.kids} == {m: int(v[g - 1]) for m, v in data.root_children.items()
-                                                                 if v[g - 1] or m in {k.name for k in old.root.kids}}
+        kids = old.root.children_view
+        assert {k.name: k.nb_visit for k in kids} == {m: int(v[g - 1]) for m, v in data.root_children.items()
+                                                      if v[g - 1] or m in {k.name for k in kids}}
         assert old.depth_counts == [int(x) for x in data.depth_counts[g - 1] if x]
     conn.close()
     assert tree_at(trained, 12).size == treelab.load(trained).size

@@ -45,7 +45,7 @@ def test_breadth_first_order_and_parent_positions(grown: treelab.Tree) -> None:
     assert list(where) == sorted(where)  # so parent_id order follows id order
     for node in nodes:  # siblings keep their order
         kids = [n for n in nodes if n.parent is node]
-        assert kids == list(node.kids)
+        assert kids == list(node.children_view)
         if len(kids) > 3:
             break
 
@@ -137,7 +137,7 @@ def test_a_first_save_numbers_the_file_breadth_first(
     assert {tuple(n.moves): (n.nb_visit, n.nb_win, n.nb_draw) for n in tree} == by_path
     back = treelab.load(db)
     assert ids(back) == ids(tree)
-    assert [[k.name for k in n.kids] for n in back] == [[k.name for k in n.kids] for n in tree]
+    assert [[k.name for k in n.children_view] for n in back] == [[k.name for k in n.children_view] for n in tree]
     # and it keeps growing with fresh ids, saved incrementally
     treelab.search(tree, "44", limit=treelab.Limit(iterations=50), rng=1)
     changed = tree.unsaved

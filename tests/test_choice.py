@@ -46,10 +46,10 @@ def test_a_search_rooted_mid_game_selects_only_below_its_start(monkeypatch: pyte
     assert root.nb_visit == 500 and root.nb_select == 0
     assert four.nb_select == before["4"] and start.nb_select == before.get("4/4", 0)  # passed through only
     earlier = sum(v for seq, v in before.items() if seq.startswith("4/4/") and seq.count("/") == 2)
-    assert sum(k.nb_select for k in start.kids) == earlier + 200
+    assert sum(k.nb_select for k in start.children_view) == earlier + 200
     for node in tree:  # a node is selected at most as often as it is visited, and only by simulations through it
         assert 0 <= node.nb_select <= node.nb_visit
-        assert sum(k.nb_select for k in node.kids) <= node.nb_visit
+        assert sum(k.nb_select for k in node.children_view) <= node.nb_visit
 
 
 @needs_compiled
@@ -77,7 +77,7 @@ def test_puct_and_record_keep_the_selected_count() -> None:
     assert [n.nb_select for n in tree.path("159")[0]] == [0, 1, 1, 1]
     treelab.puct_search(tree, "15", limit=treelab.Limit(iterations=50), rng=1)
     assert tree.find("15").nb_select == 1 and tree.find("1").nb_select == 1
-    assert sum(k.nb_select for k in tree.find("15").kids) == 50 + 1
+    assert sum(k.nb_select for k in tree.find("15").children_view) == 50 + 1
 
 
 def test_the_selected_count_is_saved_and_loaded(tmp_path: Path) -> None:
@@ -181,17 +181,17 @@ def _bad_pv_start(node: TreeNode, first: str | None) -> bool:
         return False
     kid = node.child(first)
     assert kid is not None
-    return kid.proven == -1 and any(k.proven != -1 for k in node.kids)
+    return kid.proven == -1 and any(k.proven != -1 for k in node.children_view)
 
 
 def test_no_principal_variation_starts_with_a_proven_loss(solved_ttt: tuple[Tree, Path]) -> None:
     tree, db = solved_ttt
     checked = proven_losses = 0
     for node in tree:
-        if node.depth > 3 or not node.kids:
+        if node.depth > 3 or not node.children_view:
             continue
         checked += 1
-        proven_losses += any(k.proven == -1 for k in node.kids)
+        proven_losses += any(k.proven == -1 for k in node.children_view)
         moves = "".join(node.moves)
         in_memory = stats(tree, moves)["principal_variation"]
         from_sql = db_stats(db, moves)["principal_variation"]

@@ -68,7 +68,7 @@ def test_compact_or_vacuum_during_train_never_damages(tmp_path: Path, how: str) 
         tree = treelab.load(db)
         info = treelab.info(db)
         assert info["games"] == 27 and tree.size == info["nodes"]
-        assert tree.root.nb_visit == info["simulations"] == sum(k.nb_visit for k in tree.root.kids)
+        assert tree.root.nb_visit == info["simulations"] == sum(k.nb_visit for k in tree.root.children_view)
 
 
 def test_the_file_check_never_opens_a_descriptor_of_the_database(tmp_path: Path,

@@ -116,11 +116,11 @@ def test_the_selection_hook_replaces_ucb1_and_the_compiled_walk_is_its_fast_path
     assert snapshot(hooked) == snapshot(default)
 
     def first_child(node, c, solver):
-        return node.kids[0]
+        return node.children_view[0]
 
     greedy = treelab.Tree("connect4")
     treelab.search(greedy, limit=treelab.Limit(iterations=500), rng=4, select=first_child)
-    kids = greedy.root.kids
+    kids = greedy.root.children_view
     assert len(kids) == 7 and kids[0].nb_visit == 500 - 6  # once every move is tried, always the first
 
 

@@ -62,5 +62,5 @@ def test_same_results_as_the_python_reference_in_distribution() -> None:
 def test_search_with_decisive_playouts_uses_it_and_finds_the_win() -> None:
     tree = treelab.Tree("connect4")
     treelab.search(tree, "445566", limit=treelab.Limit(iterations=2000), playout="decisive", rng=1)
-    best = max(tree.find("445566").kids, key=lambda kid: kid.nb_visit)
+    best = max(tree.find("445566").children_view, key=lambda kid: kid.nb_visit)
     assert best.name in ("3", "7")  # either completes the bottom row

@@ -20,7 +20,7 @@ from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
 from treelab.store import deltas
 from treelab.store.binding import binding_of
-from treelab.store.deltas import LOCAL, Earlier, renumber, stamp, start, take
+from treelab.store.deltas import LOCAL, AssignedIds, renumber, stamp, start, take
 from treelab.store.deltawriter import DeltaWriter
 from treelab.store.sharing import share_top
 from treelab.tree import Tree
@@ -156,7 +156,7 @@ def test_a_delta_taken_before_the_last_was_stored_names_its_nodes_by_local_id(tm
     tree = start(treelab.load(db))
     expected = by_path(db)
     rng = random.Random(8)
-    earlier, held = None, None  # the stored delta's Earlier; the delta and nodes awaiting their ids
+    earlier, held = None, None  # the stored delta's AssignedIds; the delta and nodes awaiting their ids
     for _ in range(5):
         before = counts_by_path(tree)
         search(tree, limit=Limit(iterations=250), rng=rng.randrange(1 << 30))  # reaches the last game's nodes
@@ -166,7 +166,7 @@ def test_a_delta_taken_before_the_last_was_stored_names_its_nodes_by_local_id(tm
             assert (delta.known >= LOCAL).any()  # nodes of the game not stored yet, changed again
             (old_delta, old_new) = held
             _, [ids] = writer.store([(None, None, old_delta)], earlier=earlier)
-            earlier = Earlier(old_delta.first, np.array(ids, dtype=np.int64))
+            earlier = AssignedIds(old_delta.first, np.array(ids, dtype=np.int64))
             renumber(old_new, ids)
         held = (delta, new)
     _, [ids] = writer.store([(None, None, held[0])], earlier=earlier)

@@ -32,7 +32,7 @@ def _paths(tree: treelab.Tree, moves: str = "") -> set[tuple[str, ...]]:
     while stack:
         node = stack.pop()
         out.add(node.moves)
-        stack.extend(node.kids)
+        stack.extend(node.children_view)
     return out
 
 
@@ -50,8 +50,8 @@ def test_diff_counts_match_an_in_memory_alignment(pair: tuple[Path, Path], path:
     na = ta.find(path).nb_visit if path in ta else 0
     nb = tb.find(path).nb_visit if path in tb else 0
     assert result.root_visit_delta == nb - na
-    kids_a = {k.name: k for k in ta.find(path).kids} if path in ta else {}
-    kids_b = {k.name: k for k in tb.find(path).kids} if path in tb else {}
+    kids_a = {k.name: k for k in ta.find(path).children_view} if path in ta else {}
+    kids_b = {k.name: k for k in tb.find(path).children_view} if path in tb else {}
     assert {m.move for m in result.children} == set(kids_a) | set(kids_b)
     for m in result.children:
         ka, kb = kids_a.get(m.move), kids_b.get(m.move)

@@ -366,7 +366,7 @@ def test_explore_an_in_memory_tree_leaves_it_untouched() -> None:
         node = view.api("node", path="5")
         here = tree.find("5")
         assert node["nb_visit"] == here.nb_visit
-        assert {k["move"]: k["nb_visit"] for k in node["children"]} == {k.name: k.nb_visit for k in here.kids}
+        assert {k["move"]: k["nb_visit"] for k in node["children"]} == {k.name: k.nb_visit for k in here.children_view}
         assert view.api("info")["nodes"] == size
     finally:
         view.stop()

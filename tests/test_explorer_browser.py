@@ -179,7 +179,7 @@ def test_an_imported_search_shows_its_value_sums_and_priors(browser: Any, tmp_pa
         page = browser.new_page()
         page.goto(srv.url)
         _ready(page, "")
-        best = max(tree.root.kids, key=lambda k: k.nb_visit)
+        best = max(tree.root.children_view, key=lambda k: k.nb_visit)
         shown = page.locator(f'#children tbody tr[data-move="{best.name}"] .valued').inner_text()
         assert f"prior {tree.priors[best]:.3f}" in shown and f"value sum {best.value_sum:+.3f}" in shown
 

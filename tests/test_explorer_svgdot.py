@@ -56,7 +56,7 @@ def test_the_explorer_diagram_is_the_lean_one(db: Path) -> None:
     svg, kids = draw(source, "4", depth=2, top=3, replay=None)
     assert svg == lean.lean_svg(source_dot(db, path="4", depth=2, top=3))
     node = load(db).find("4")
-    assert kids == [f"4{k.name}" for k in sorted(node.kids, key=lambda k: -k.nb_visit)][:3]  # the drawn ones
+    assert kids == [f"4{k.name}" for k in sorted(node.children_view, key=lambda k: -k.nb_visit)][:3]  # the drawn ones
 
 
 def test_the_likely_next_diagrams_are_laid_out_ahead_once(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -98,5 +98,5 @@ def test_damaged_databases_meet_clean_errors_or_correct_answers(valid: Path, tmp
     except TreelabError:
         return
     root = tree.root
-    assert root.nb_visit >= sum(k.nb_visit for k in root.kids) or "nb_visit" in what, what
+    assert root.nb_visit >= sum(k.nb_visit for k in root.children_view) or "nb_visit" in what, what
     assert all(isinstance(n.nb_visit, int) and n.nb_visit >= 0 for n in (root, *root.descendants)), what

@@ -236,7 +236,7 @@ def test_alphazero_general_statistics_replayed_into_paths() -> None:
     stats = treelab.AlphaZeroStats(nsa=azg.Nsa, qsa=azg.Qsa, ns=azg.Ns, ps=azg.Ps)
     tree = treelab.from_alphazero(stats, game, lambda state: state.key(), moves="5")
     top = tree.find("5")
-    assert top.nb_visit == azg.Ns[start.key()] == sum(k.nb_visit for k in top.kids)
+    assert top.nb_visit == azg.Ns[start.key()] == sum(k.nb_visit for k in top.children_view)
     seen = 0
     for node in tree:
         if node.depth < 2:
@@ -279,7 +279,7 @@ def test_the_recorder_turns_a_hand_written_search_into_a_tree(tmp_path: Path) ->
     tree = recorder.tree
     assert recorder.simulations == tree.root.nb_visit == 300
     for node in tree:
-        assert node.nb_visit >= sum(k.nb_visit for k in node.kids)
+        assert node.nb_visit >= sum(k.nb_visit for k in node.children_view)
         assert node.nb_draw == node.nb_visit and abs(node.value_sum) <= node.nb_visit
     out = tmp_path / "rec.jsonl"
     assert recorder.write(out) == len(tree)
@@ -318,7 +318,7 @@ def test_networkx_reads_the_node_link_and_gml_exports(tmp_path: Path) -> None:
     graph = nx.node_link_graph(json.loads((tmp_path / "t.json").read_text()))
     assert graph.number_of_nodes() == len(tree) and nx.is_arborescence(graph)
     assert graph.nodes["root"]["visits"] == tree.root.nb_visit
-    kid = tree.root.kids[0]
+    kid = tree.root.children_view[0]
     assert graph.nodes[kid.name]["mean"] == kid.mean and graph.has_edge("root", kid.name)
     assert run(*["export", "gml", str(db), "-o", str(tmp_path / "t.gml")]).exit_code == 0
     gml = nx.read_gml(tmp_path / "t.gml")
@@ -331,7 +331,7 @@ def test_explorer_and_katago_exports_describe_a_position(tmp_path: Path) -> None
     tree.save(db)
     run(*["export", "explorer", str(db), "-o", str(tmp_path / "e.json")])
     view = json.loads((tmp_path / "e.json").read_text())
-    assert view["visits"] == tree.root.nb_visit and len(view["moves"]) == len(tree.root.kids)
+    assert view["visits"] == tree.root.nb_visit and len(view["moves"]) == len(tree.root.children_view)
     for move in view["moves"]:
         node = tree.find(move["uci"])
         assert move["white"] + move["draws"] + move["black"] == node.nb_visit == move["visits"]
@@ -340,9 +340,9 @@ def test_explorer_and_katago_exports_describe_a_position(tmp_path: Path) -> None
     lines = [json.loads(line) for line in (tmp_path / "k.jsonl").read_text().splitlines()]
     first = lines[0]
     assert first["rootInfo"]["visits"] == tree.root.nb_visit and first["rootInfo"]["currentPlayer"] == "B"
-    assert [m["order"] for m in first["moveInfos"]] == list(range(len(tree.root.kids)))
+    assert [m["order"] for m in first["moveInfos"]] == list(range(len(tree.root.children_view)))
     assert first["moveInfos"][0]["pv"][0] == first["moveInfos"][0]["move"]
-    assert len(lines) == 1 + sum(1 for k in tree.root.kids if k.nb_visit)
+    assert len(lines) == 1 + sum(1 for k in tree.root.children_view if k.nb_visit)
 
 
 # -- the command line: adds like merge, one clear line for bad input, nothing written ------------------------------
@@ -380,7 +380,7 @@ def test_importing_twice_adds_exactly_and_imported_trees_work_in_every_command(t
     assert run(*["merge", str(merged), str(db)]).exit_code == 0
     diff = json.loads(run(*["diff", str(db), str(merged), "--json"]).output)
     assert diff["root_visit_delta"] == 0 and all(k["mean_a"] == k["mean_b"] for k in diff["children"])
-    kid = max(twice.root.kids, key=lambda k: k.nb_visit)
+    kid = max(twice.root.children_view, key=lambda k: k.nb_visit)
     assert next(k for k in diff["children"] if k["move"] == kid.name)["mean_a"] == kid.mean
     info = json.loads(run(*["info", str(db), "--json"]).output)
     assert info["nodes"] == len(tree)
@@ -390,17 +390,17 @@ def test_the_explorer_api_shows_values_and_priors(tmp_path: Path) -> None:
     from treelab.view.explorer.data import TreeFile
 
     tree = _random_tree(3, 100, "tictactoe")
-    for kid in tree.root.kids:
-        tree.priors[kid] = 1 / len(tree.root.kids)
+    for kid in tree.root.children_view:
+        tree.priors[kid] = 1 / len(tree.root.children_view)
     db = tmp_path / "t.db"
     tree.save(db)
     data = TreeFile.open(db).node("")
-    valued = [k for k in tree.root.kids if k.value_sum]
+    valued = [k for k in tree.root.children_view if k.value_sum]
     assert valued
     for kid in valued:
         shown = next(k for k in data["children"] if k["move"] == kid.name)
         assert shown["value_sum"] == kid.value_sum and shown["mean"] == kid.mean
-        assert shown["prior"] == 1 / len(tree.root.kids)
+        assert shown["prior"] == 1 / len(tree.root.children_view)
 
 
 @pytest.mark.parametrize(("lines", "message"), [
@@ -481,7 +481,7 @@ def test_puct_keeps_an_evaluators_values_instead_of_rounding_them(tmp_path: Path
             value = evaluate(position, random.Random(0)).value  # the player to move's
             assert (node.nb_win, node.nb_draw) == (0, 1) and node.mean == pytest.approx(1.0 - value, abs=1e-12)
             exact += 1
-    for kid in top.kids:
+    for kid in top.children_view:
         if kid.nb_visit:
             seen.append((kid.moves, kid.mean))
             assert kid.value_sum != 0.0 and 0.0 < kid.mean < 1.0

@@ -42,7 +42,7 @@ def test_loop_refits_every_k_games_and_logs_which_model_played(tmp_path: Path) -
     assert all(row["model_version"] == 1 and row["algorithm"] == "puct" for row in rows[10:])
     tree = treelab.load(db)
     # every simulation passed through the root, but PUCT's very first one, which evaluated the empty board
-    assert tree.root.nb_visit == sum(k.nb_visit for k in tree.root.kids) + 1
+    assert tree.root.nb_visit == sum(k.nb_visit for k in tree.root.children_view) + 1
 
 
 def test_loop_resumes_tree_and_model_where_it_stopped(tmp_path: Path) -> None:
@@ -98,4 +98,4 @@ def test_loop_with_workers_plays_and_refits(tmp_path: Path) -> None:
     assert len(rows) == 12 and all(row.get("model_version") == 1 for row in rows[6:])
     tree = treelab.load(db)
     # every simulation passed through the root but the first of each worker, which evaluated the empty board
-    assert tree.root.nb_visit - sum(k.nb_visit for k in tree.root.kids) in (1, 2)
+    assert tree.root.nb_visit - sum(k.nb_visit for k in tree.root.children_view) in (1, 2)

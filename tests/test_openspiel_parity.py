@@ -85,7 +85,7 @@ def test_stats_json_children_carry_openspiel_action_strings(tmp_path: Path) -> N
     game = find_game("openspiel:breakthrough")
     tree = Tree(game)
     search(tree, limit=Limit(iterations=300), rng=1)
-    line = game.parse(tree.root.kids[0].name)
+    line = game.parse(tree.root.children_view[0].name)
     search(tree, line, limit=Limit(iterations=200), rng=2)
     db = tmp_path / "bt.db"
     tree.save(db)
@@ -137,7 +137,7 @@ def test_a_subtree_reads_only_its_own_movers(tmp_path: Path) -> None:
     search(tree, limit=Limit(iterations=400), rng=6)
     db = tmp_path / "dots.db"
     tree.save(db)
-    first, second = sorted(tree.root.kids, key=lambda k: -k.nb_visit)[:2]
+    first, second = sorted(tree.root.children_view, key=lambda k: -k.nb_visit)[:2]
     whole = TreeArrays.from_db(db, first.name)
     with sqlite3.connect(db) as conn:  # damage a mover outside the first child's subtree
         conn.execute("DELETE FROM movers WHERE node_id = ?", (second.node_id,))

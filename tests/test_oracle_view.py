@@ -77,7 +77,7 @@ def test_oracle_refused_for_a_game_without_one(tmp_path: Path) -> None:
 def test_perfect_and_worst_choosers(ttt_db: Path) -> None:
     tree = treelab.load(ttt_db)
     positions = tree_positions(tree, 50)
-    assert positions and all(sum(k.nb_select for k in tree.find(p).kids) >= 50 for p in positions)
+    assert positions and all(sum(k.nb_select for k in tree.find(p).children_view) >= 50 for p in positions)
 
     def best(state, moves):
         values = solve_state("tictactoe", state)

@@ -40,7 +40,7 @@ def check_consistent(db: Path, iterations: int, *, exact: bool = True) -> int:
     """Every node's counts add up, and the root's visits are iterations x moves of the logged games."""
     tree = treelab.load(db)
     for node in tree:
-        kids = node.kids
+        kids = node.children_view
         assert node.nb_win + node.nb_draw <= node.nb_visit
         assert node.nb_visit >= sum(k.nb_visit for k in kids), node
     games = treelab.read_games(db)

@@ -53,7 +53,7 @@ def test_uct_finds_boutons_winning_moves() -> None:
     search(tree, "d7", limit=Limit(iterations=6000), solver=True, rng=2)
     node = tree.find("d7")
     assert node.proven == -1  # the mover into "d7" loses: the position is won for the player to move
-    winners = {kid.name for kid in node.kids if kid.proven == 1}
+    winners = {kid.name for kid in node.children_view if kid.proven == 1}
     good = {game.label(m) for m in state.legal_moves() if _nim_sum(state.play(m).piles) == 0}
     assert winners and winners <= good
 

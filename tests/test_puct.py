@@ -38,7 +38,7 @@ def check_counts(tree: treelab.Tree) -> None:
     """The tree's invariants: visits cover the children's, wins and draws fit in visits."""
     for node in tree:
         assert node.nb_win + node.nb_draw <= node.nb_visit
-        assert node.nb_visit >= sum(k.nb_visit for k in node.kids)
+        assert node.nb_visit >= sum(k.nb_visit for k in node.children_view)
         if node in tree.pending and node.proven is None:
             priors = all_priors(tree, node)
             assert math.isclose(sum(priors.values()), 1.0) or not priors
@@ -47,7 +47,7 @@ def check_counts(tree: treelab.Tree) -> None:
 def all_priors(tree: treelab.Tree, node: treelab.TreeNode) -> dict[str, float]:
     """The priors of every move PUCT evaluated at ``node``: its children's, and those of the moves it
     has not made a node for yet (``tree.pending``)."""
-    return {**{k.name: tree.priors[k] for k in node.kids if k in tree.priors}, **tree.pending.get(node, {})}
+    return {**{k.name: tree.priors[k] for k in node.children_view if k in tree.priors}, **tree.pending.get(node, {})}
 
 
 def fixed(priors: dict[int, float], value: float = 0.5):
@@ -68,29 +68,29 @@ def test_selection_takes_the_highest_puct_score(c_puct):
     tree = treelab.Tree("tictactoe")
     puct_search(tree, limit=limit(1), evaluator="rollout", rng=1)  # evaluates the root: 9 moves wait
     root = tree.root
-    assert root.nb_visit == 1 and not root.kids and len(tree.pending[root]) == 9
+    assert root.nb_visit == 1 and not root.children_view and len(tree.pending[root]) == 9
     for label in list(tree.pending[root]):  # make every child (the search makes one when it first selects it)
         tree.add_child(root, label, 1)
     tree.pending[root] = {}
     rng = random.Random(3)
-    for kid in root.kids:  # give the children arbitrary statistics and priors
+    for kid in root.children_view:  # give the children arbitrary statistics and priors
         kid.nb_visit = rng.randint(1, 30)
         kid.nb_win = rng.randint(0, kid.nb_visit)
         kid.nb_draw = rng.randint(0, kid.nb_visit - kid.nb_win)
         tree.priors[kid] = rng.random()
-    total = sum(tree.priors[k] for k in root.kids)
-    for kid in root.kids:
+    total = sum(tree.priors[k] for k in root.children_view)
+    for kid in root.children_view:
         tree.priors[kid] /= total
-    root.nb_visit = sum(k.nb_visit for k in root.kids) + 1
+    root.nb_visit = sum(k.nb_visit for k in root.children_view) + 1
 
     def score(kid):
         q = (kid.nb_win + 0.5 * kid.nb_draw) / kid.nb_visit
         return q + c_puct * tree.priors[kid] * math.sqrt(root.nb_visit) / (1 + kid.nb_visit)
 
-    expected = max(root.kids, key=score)
-    before = {k.name: k.nb_visit for k in root.kids}
+    expected = max(root.children_view, key=score)
+    before = {k.name: k.nb_visit for k in root.children_view}
     puct_search(tree, limit=limit(1), c_puct=c_puct, evaluator="rollout", rng=2)
-    grown = [k.name for k in root.kids if k.nb_visit != before[k.name]]
+    grown = [k.name for k in root.children_view if k.nb_visit != before[k.name]]
     assert grown == [expected.name]
 
 
@@ -99,7 +99,7 @@ def test_unvisited_children_use_the_parents_value_and_their_prior():
     tree = treelab.Tree("connect4")
     evaluator = fixed({1: 0.05, 2: 0.05, 3: 0.1, 4: 0.5, 5: 0.1, 6: 0.1, 7: 0.1})
     puct_search(tree, limit=limit(2), evaluator=evaluator, rng=1)
-    assert [k.name for k in tree.root.kids if k.nb_visit] == ["4"]
+    assert [k.name for k in tree.root.children_view if k.nb_visit] == ["4"]
     assert math.isclose(tree.priors[tree.find("4")], 0.5)
 
 
@@ -107,7 +107,7 @@ def test_priors_steer_the_search():
     tree = treelab.Tree("connect4")
     evaluator = fixed({3: 0.8, 5: 0.2}, value=0.5)  # moves without a prior get 0
     puct_search(tree, limit=limit(200), evaluator=evaluator, rng=1, solver=False)
-    visits = {k.name: k.nb_visit for k in tree.root.kids}
+    visits = {k.name: k.nb_visit for k in tree.root.children_view}
     assert visits["3"] > visits["5"] > 0
     assert sum(visits.values()) == 199
 
@@ -183,7 +183,7 @@ def test_root_dirichlet_noise_changes_the_search_but_not_the_stored_priors():
     puct_search(quiet, limit=limit(400), evaluator="heuristic", rng=1)
     puct_search(noisy, limit=limit(400), evaluator="heuristic", rng=1, dirichlet_alpha=0.3, dirichlet_fraction=0.5)
     assert all_priors(quiet, quiet.root) == all_priors(noisy, noisy.root)
-    assert [k.nb_visit for k in quiet.root.kids] != [k.nb_visit for k in noisy.root.kids]
+    assert [k.nb_visit for k in quiet.root.children_view] != [k.nb_visit for k in noisy.root.children_view]
     assert dirichlet_alpha_for(7) == pytest.approx(10 / 7)
 
 
@@ -191,7 +191,7 @@ def test_temperature_zero_is_greedy_and_large_temperature_near_uniform():
     tree = treelab.Tree("connect4")
     puct_search(tree, limit=limit(500), evaluator="rollout", c_puct=3.0, rng=1)
     root = tree.root
-    top = max(root.kids, key=lambda k: k.nb_visit)
+    top = max(root.children_view, key=lambda k: k.nb_visit)
     assert choose_puct_move(root).name == top.name
     rng = random.Random(2)
     picks = Counter(choose_puct_move(root, temperature=100.0, rng=rng).name for _ in range(7000))
@@ -389,7 +389,7 @@ def test_a_fresh_puct_files_root_has_one_visit_more_than_its_children(tmp_path: 
     result = run("analyse", "connect4", "--algorithm", "puct", "--iterations", "200", "--db", str(db), "--seed", "1")
     assert result.exit_code == 0, result.output
     root = treelab.load(db).root
-    assert root.nb_visit == 200 and sum(k.nb_visit for k in root.kids) == 199
+    assert root.nb_visit == 200 and sum(k.nb_visit for k in root.children_view) == 199
     fresh = treelab.Tree("connect4")  # UCT makes a child in its first simulation
     treelab.search(fresh, limit=Limit(iterations=200), rng=1)
-    assert fresh.root.nb_visit == sum(k.nb_visit for k in fresh.root.kids) == 200
+    assert fresh.root.nb_visit == sum(k.nb_visit for k in fresh.root.children_view) == 200

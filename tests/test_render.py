@@ -139,7 +139,7 @@ def test_view_from_database_draws_exactly_the_in_memory_diagram(c4: treelab.Tree
 def test_cut_children_are_summarised(c4: treelab.Tree) -> None:
     sel = select(c4.root, depth=1, top_k=2)
     hidden = sel.hidden[c4.root]
-    others = sorted(c4.root.kids, key=lambda k: -k.nb_visit)[2:]
+    others = sorted(c4.root.children_view, key=lambda k: -k.nb_visit)[2:]
     assert (hidden.count, hidden.visits) == (len(others), sum(k.nb_visit for k in others))
     text = to_dot(c4, depth=1, top=2)
     assert f"+{hidden.count} more moves<BR/>{hidden.visits:,} visits" in text
@@ -234,7 +234,7 @@ def test_real_dot_makes_svg_png_and_pdf(c4: treelab.Tree, tmp_path: Path) -> Non
 def test_a_tree_or_node_shows_a_bounded_diagram_by_default(c4: treelab.Tree) -> None:
     from treelab.view.jupyter import DISPLAY_DEPTH, DISPLAY_TOP
 
-    assert c4.size > 300 and len(c4.root.kids) == 7
+    assert c4.size > 300 and len(c4.root.children_view) == 7
     for shown, start in ((c4, c4.root), (c4.find("4"), c4.find("4"))):
         svg = ET.fromstring(shown._repr_mimebundle_()["image/svg+xml"])
         ns = {"s": "http://www.w3.org/2000/svg"}

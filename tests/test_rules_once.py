@@ -14,7 +14,7 @@ import treelab
 from treelab.mcts.policies import ucb1
 from treelab.mcts.selection import select_ucb1
 from treelab.mcts.solver import propagate
-from treelab.nodes import KIDS_SLOT, PARENT_SLOT, Proof, TreeNode, proof_word, ucb1_score
+from treelab.nodes import CHILDREN_SLOT, PARENT_SLOT, Proof, TreeNode, proof_word, ucb1_score
 
 PACKAGE = Path(treelab.__file__).resolve().parent
 
@@ -87,14 +87,14 @@ def test_the_mangled_slot_names_are_spelled_once_in_python_and_match_the_c_sourc
     names = re.findall(r'"([^"]+)"', table.group(1))
     assert len(names) == fields.index("N_FIELDS")
     by_field = dict(zip(fields, names, strict=False))
-    assert by_field["F_KIDS"] == KIDS_SLOT and by_field["F_PARENT"] == PARENT_SLOT
-    slots = set(TreeNode.__slots__) | {KIDS_SLOT, PARENT_SLOT}
+    assert by_field["F_KIDS"] == CHILDREN_SLOT and by_field["F_PARENT"] == PARENT_SLOT
+    slots = set(TreeNode.__slots__) | {CHILDREN_SLOT, PARENT_SLOT}
     assert set(names) <= slots, set(names) - slots
     rows_c = (PACKAGE / "_rows.c").read_text()
     assert "LightNodeMixin" not in rows_c and "F_KIDS" in rows_c  # _rows.c reaches the slots through _nodes.c
     node = TreeNode("root")
     kid = TreeNode("4", node)
-    assert getattr(kid, PARENT_SLOT) is node and getattr(node, KIDS_SLOT) is kid  # one child: kept without a list
+    assert getattr(kid, PARENT_SLOT) is node and getattr(node, CHILDREN_SLOT) is kid  # one child: kept without a list
 
 
 @pytest.mark.parametrize(("w", "d", "n", "big_n", "c"), [(3, 0, 4, 1, 1.4), (3, 2, 10, 100, 1.0), (0, 0, 1, 2, 0.0),
@@ -114,7 +114,7 @@ def test_selection_takes_the_best_ucb1_score_and_unvisited_first():
     a = TreeNode("1", root, nb_visit=10, nb_win=6)
     b = TreeNode("2", root, nb_visit=15, nb_win=10)
     TreeNode("3", root, nb_visit=5, nb_win=1)
-    assert select_ucb1(root, 1.0, False) is max(root.kids, key=lambda k: k.ucb1(1.0))
+    assert select_ucb1(root, 1.0, False) is max(root.children_view, key=lambda k: k.ucb1(1.0))
     assert select_ucb1(root, 0.0, False) is b
     b.proven = Proof.WIN
     assert select_ucb1(root, 0.0, True) is a  # the solver never descends into a proven move
@@ -146,7 +146,7 @@ def test_propagation_proves_a_parent_with_a_winning_move_and_one_whose_moves_all
     path2, _ = tree2.path("1")
     for move in "23456789":
         tree2.path("1" + move)
-    for k in path2[1].kids:
+    for k in path2[1].children_view:
         k.proven = Proof.LOSS
     propagate(tree2, path2, lambda i: 9 if i == 0 else 8, first=1)
     assert path2[1].proven is Proof.WIN and leaf_parent.proven is None

@@ -53,7 +53,7 @@ def scores_at(tree: treelab.Tree, table: dict[str, tuple[int, int, int]], path: 
     """Each child of ``path``: its position's value for its mover and its graph score (None: +inf), from the rows."""
     game = tree.game
     state = game.replay(path)
-    kids = tree.find(path).kids
+    kids = tree.find(path).children_view
     total = sum(k.nb_select for k in kids)
     out = {}
     for kid in kids:
@@ -87,7 +87,7 @@ def shown(children: list[dict[str, object]]) -> dict[str, float]:
 def positions(db: Path) -> list[str]:
     """Stored positions with several selected children, the root first."""
     tree = treelab.load(db)
-    found = [n for n in tree if sum(1 for k in n.kids if k.nb_select) >= 3 and n.depth <= 4]
+    found = [n for n in tree if sum(1 for k in n.children_view if k.nb_select) >= 3 and n.depth <= 4]
     return ["".join(n.moves) for n in sorted(found, key=lambda n: (n.depth, n.node_id))][:4]
 
 
@@ -133,9 +133,9 @@ def test_choice_ucb1_plays_the_best_graph_score(graph_db: Path, tmp_path: Path) 
     tree, table = treelab.load(graph_db), positions_table(graph_db)
     differ = []  # positions where the graph score and classic UCB1 pick different moves
     for node in tree:
-        if sum(1 for k in node.kids if k.nb_select) >= 2 and node.depth <= 6:
+        if sum(1 for k in node.children_view if k.nb_select) >= 2 and node.depth <= 6:
             scores = scores_at(tree, table, "".join(node.moves))
-            if best(scores) != max(node.kids, key=lambda k: k.ucb1(C)).name:
+            if best(scores) != max(node.children_view, key=lambda k: k.ucb1(C)).name:
                 differ.append("".join(node.moves))
     assert differ  # the test tells the two rules apart
     for path in differ[:3]:

@@ -23,7 +23,7 @@ def snapshot(tree: Tree) -> list[tuple]:
 
 def check_invariants(tree: Tree) -> None:
     for node in tree:
-        kids = node.kids
+        kids = node.children_view
         assert node.nb_visit >= sum(k.nb_visit for k in kids)
         assert 0 <= node.nb_win + node.nb_draw <= node.nb_visit
         assert len({k.name for k in kids}) == len(kids)

@@ -49,7 +49,7 @@ def check_every_proof(tree: treelab.Tree, exact: ExactSolver, min_depth: int = 0
             truth = -exact.value(state)  # the exact value is for the player to move; proven for the mover
             assert node.proven == truth, f"wrong proof at {node.sequence}: {node.proven} != {truth}"
             checked += 1
-        for kid in node.kids:
+        for kid in node.children_view:
             stack.append((kid, state.play(tree.game.parse_move(kid.name))))
     return checked
 
@@ -199,7 +199,7 @@ def test_choose_move_plays_an_unvisited_proven_win():
     tree = treelab.Tree("connect4")
     puct_search(tree, "414141", limit=Limit(iterations=1), rng=1)
     node = tree.find("414141")
-    for kid in node.kids:  # the search stopped at once: give the other moves some visits
+    for kid in node.children_view:  # the search stopped at once: give the other moves some visits
         if kid.name != "4":
             tree.backup([kid], None)
     assert choose_move(node).name == "4"
@@ -213,5 +213,5 @@ def test_rendering_marks_proven_nodes(c4_positions):
     search(tree, moves, limit=Limit(iterations=5000), solver=True, rng=1)
     assert tree.find(moves).proven == -1
     dot = to_dot(tree, path=moves, depth=1, board=False, legend=False)
-    winning = [k for k in tree.find(moves).kids if k.proven == 1]
+    winning = [k for k in tree.find(moves).children_view if k.proven == 1]
     assert winning and "proven win" in dot and "peripheries=2" in dot

@@ -238,12 +238,12 @@ def test_compiled_select_and_descend_pick_the_python_children():
     rng = random.Random(4)
     for game in ("connect4", "tictactoe"):
         tree = grown_tree(game)
-        nodes = [n for n in tree if n.kids]
+        nodes = [n for n in tree if n.children_view]
         for node in nodes[:: max(1, len(nodes) // 400)]:
-            for kid in node.kids:  # some proofs, sometimes all of them, for the solver rule
+            for kid in node.children_view:  # some proofs, sometimes all of them, for the solver rule
                 kid.proven = rng.choice([None, None, -1, 0, 1]) if rng.random() < 0.3 else None
             if rng.random() < 0.05:
-                for kid in node.kids:
+                for kid in node.children_view:
                     kid.proven = -1
             for c in (0.0, 0.7071, 1.4142, 5.0):
                 for solver in (False, True):
@@ -319,7 +319,7 @@ def test_compiled_walk_falls_back_to_getattr_for_other_node_classes():
         kid.nb_visit, kid.nb_win = n, w
     for c in (0.0, 1.0, 3.0):
         assert speedups.compiled.select(root, c, False) is _select(root, c, False)  # type: ignore[union-attr]
-    path = [root, *root.kids]
+    path = [root, *root.children_view]
     speedups.compiled.backup(path, 1)  # type: ignore[union-attr]
     assert [n.nb_visit for n in path] == [31, 11, 13, 9]
     assert [n.nb_win for n in path] == [0, 5, 7, 3]
@@ -431,7 +431,8 @@ def test_compiled_child_is_the_python_node():
         deep = make(TreeNode, first, "4", 4, 7)
         got = [tuple(getattr(n, s) for s in slots) for n in (first, second, deep)]
         assert got == [("4", 1, 0, 0, 0, None, 2, None), ("3", 1, 0, 0, 0, None, 3, 7), ("4", 2, 0, 0, 0, None, 4, 7)]
-        assert list(root.kids) == [first, second] and deep.parent is first and list(first.kids) == [deep]
+        assert list(root.children_view) == [first, second] and deep.parent is first
+        assert list(first.children_view) == [deep]
         assert not hasattr(first, "__dict__") and deep.path == (root, first, deep)
     for make in (c.child, lambda cls, parent, name, nid, game: cls(name, parent, node_id=nid, created_game=game)):
         with pytest.raises(AttributeError, match="depth"):  # not a node, as TreeNode itself says

@@ -90,7 +90,7 @@ def files(folder: Path) -> dict[str, bytes]:
 
 def check_invariants(tree: Tree, simulations: int | None = None) -> None:
     for node in tree:
-        kids = node.kids
+        kids = node.children_view
         assert node.nb_visit >= sum(k.nb_visit for k in kids)
         assert node.nb_win + node.nb_draw <= node.nb_visit
         for kid in kids:
@@ -273,8 +273,8 @@ def test_reading_changes_nothing(saved: tuple[Tree, Path]) -> None:
 
 def test_partial_load(saved: tuple[Tree, Path]) -> None:
     tree, db = saved
-    target = max(tree.root.kids, key=lambda n: n.nb_visit)
-    path = target.name + max(target.kids, key=lambda n: len(n.kids)).name
+    target = max(tree.root.children_view, key=lambda n: n.nb_visit)
+    path = target.name + max(target.children_view, key=lambda n: len(n.children_view)).name
     top = tree.find(path)
     part = load(db, path=path, depth=2)
     # the chain from the root, then the subtree down to 2 levels below the path
@@ -283,12 +283,12 @@ def test_partial_load(saved: tuple[Tree, Path]) -> None:
     for node in tree:
         if top.depth <= node.depth <= top.depth + 2 and top in (node, *node.ancestors):
             expected.add(node.node_id)
-            if node.depth == top.depth + 2 and node.kids:
+            if node.depth == top.depth + 2 and node.children_view:
                 cut.add(node.node_id)
     assert set(tree_rows(part)) == expected
     assert {i: r for i, r in tree_rows(tree).items() if i in expected} == tree_rows(part)
     assert {n.node_id for n in cut_of(part)} == cut | {tree.root.node_id} | (
-        {target.node_id} if len(target.kids) > 1 else set())
+        {target.node_id} if len(target.children_view) > 1 else set())
     assert part.find(path).nb_visit == top.nb_visit and part.root.nb_visit == 60
     assert part.size == len(expected) and sum(part.depth_counts) == part.size
     assert part.next_id == tree.next_id
@@ -540,7 +540,7 @@ def test_node_slots_survive_a_round_trip(tmp_path: Path) -> None:
     back = load(tmp_path / "t.db").find("12")
     for slot in TreeNode.__slots__:  # a new slot fails here until the store keeps it (``_x``: read as ``x``)
         assert getattr(back, slot.lstrip("_")) == getattr(leaf, slot.lstrip("_")), slot
-    assert isinstance(back, TreeNode) and back.kids == () and back.name == "2"
+    assert isinstance(back, TreeNode) and back.children_view == () and back.name == "2"
 
 
 def _snapshot(tree: Tree) -> list[tuple[Any, ...]]:
@@ -549,7 +549,7 @@ def _snapshot(tree: Tree) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = [(tree.size, tuple(tree.depth_counts), cut)]
     for n in tree:
         out.append((n.node_id, n.name, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.created_game,
-                    n.parent.node_id if n.parent else None, [k.node_id for k in n.kids]))
+                    n.parent.node_id if n.parent else None, [k.node_id for k in n.children_view]))
     return out
 
 
@@ -579,6 +579,6 @@ def test_compiled_loader_refuses_bad_rows() -> None:
     build(TreeNode, [(1, None, "root", 3, 1, 1, None, None, 0, 0), (2, 1, "4", 2, 1, 0, 1, 7, 2, 1),
                      (3, 1, "3", 1, 0, 1, None, 7, 1, 0)], nodes, counts, {}, cut := set())
     root = nodes[1]
-    assert counts == [1, 2] and [k.name for k in root.kids] == ["4", "3"] and cut == {nodes[2]}
+    assert counts == [1, 2] and [k.name for k in root.children_view] == ["4", "3"] and cut == {nodes[2]}
     assert nodes[2].depth == 1 and nodes[2].proven == 1 and nodes[2].created_game is nodes[3].created_game
     assert [nodes[i].nb_select for i in (1, 2, 3)] == [0, 2, 1]

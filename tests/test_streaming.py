@@ -270,7 +270,7 @@ def test_streamed_shape_is_the_in_memory_shape(game: str, seed: int, games: int,
         db = saved(tree, Path(tmp) / "t.db", games=1)
         path = None
         if below:  # a subtree: the most visited child's
-            path = max(tree.root.kids, key=lambda kid: kid.nb_visit).name
+            path = max(tree.root.children_view, key=lambda kid: kid.nb_visit).name
         arrays = TreeArrays.from_db(db, path, max_depth=max_depth)
         same_levels(stream_levels(db, path, max_depth=max_depth), levels(arrays))
         ax = plot_icicle(stream_levels(db, path, max_depth=max_depth), game=arrays.game,

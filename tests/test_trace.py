@@ -70,7 +70,7 @@ def test_a_model_guided_trace_carries_the_value_sums_exactly(tmp_path: Path) -> 
     assert tree.root.value_sum != 0 and valued and all(len(r["values"]) == len(r["backup"]) for r in valued)
     assert replayed(treelab.Tree("tictactoe"), tracer.records) == snapshot(tree)
     curves = converge_records(tracer.records)
-    for kid in tree.root.kids:  # the fresh tree's root moves: the curve ends at the node's one mean
+    for kid in tree.root.children_view:  # the fresh tree's root moves: the curve ends at the node's one mean
         assert curves.means[kid.name][-1] == pytest.approx(kid.mean)
 
 

@@ -283,7 +283,7 @@ def test_find_touches_only_the_path(monkeypatch):
     for moves, _ in records[::37]:
         path_nodes = [tree.root]
         for label in moves:  # the expected path, walked through the children lists directly
-            path_nodes.append(next(k for k in path_nodes[-1].kids if k.name == label))
+            path_nodes.append(next(k for k in path_nodes[-1].children_view if k.name == label))
         calls.clear()
         assert tree.find(moves) is path_nodes[-1]
         assert [label for _, label in calls] == list(moves)

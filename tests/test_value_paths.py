@@ -119,7 +119,7 @@ def test_a_workers_refresh_brings_the_files_value_sums_and_priors(tmp_path: Path
     tree.save(db)
     mine = start(treelab.load(db))
     more = valued_tree("connect4", 6, 60)
-    for kid in more.root.kids:
+    for kid in more.root.children_view:
         more.priors[kid] = 0.25
     streaming.import_tree(more, db)
     share_top(db, mine, 1)
@@ -159,11 +159,11 @@ def test_the_history_and_a_replay_carry_the_roots_children_value_sums(tmp_path: 
     recorder.simulation("1", value=-0.75, player=1)
     db = tmp_path / "t.db"
     recorder.tree.save(db, games=[{"moves": "5"}])
-    then = {k.name: k.mean for k in recorder.tree.root.kids}
+    then = {k.name: k.mean for k in recorder.tree.root.children_view}
     recorder.simulation("5", value=-1.0, player=1)
     recorder.tree.save(db, games=[{"moves": "5"}])
     past = tree_at(db, 1)
-    assert {k.name: k.mean for k in past.root.kids} == then == {"5": 0.75, "1": 0.125}
+    assert {k.name: k.mean for k in past.root.children_view} == then == {"5": 0.75, "1": 0.125}
     assert past.root.value_sum == -0.5 + 0.75 and past.root.mean == pytest.approx(1 - (1 + (0.5 - 0.75) / 2) / 2)
     shown = TreeFile.open(db).node("", Replay(game=1))
     assert {k["move"]: k["mean"] for k in shown["children"]} == then

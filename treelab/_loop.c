@@ -161,7 +161,7 @@ static int simulate(Batch *b, PyObject **path, int *len) {
     path[0] = node;
     for (;;) {
         Py_ssize_t n_kids;
-        PyObject **items = kid_items(node, &n_kids);
+        PyObject **items = child_items(node, &n_kids);
         if (n_kids < 0) return -1;
         unsigned untried = 0;
         if (n_kids < b->num_moves) {

@@ -130,7 +130,7 @@ int nodes_init(void) {
 
 static const char KIDS_ERROR[] = "nodes must keep their children in anytree's plain slot (TreeNode)";
 
-PyObject **kid_items(PyObject *node, Py_ssize_t *n) {
+PyObject **child_items(PyObject *node, Py_ssize_t *n) {
     Py_ssize_t off = offset_of(node, F_KIDS);
     if (off < 0) {
         *n = -1;
@@ -155,7 +155,7 @@ PyObject **kid_items(PyObject *node, Py_ssize_t *n) {
     return slot;
 }
 
-int add_kid(PyObject *parent, PyObject *child) {
+int append_child(PyObject *parent, PyObject *child) {
     Py_ssize_t off = offset_of(parent, F_KIDS);
     if (off < 0) {
         PyErr_SetString(PyExc_TypeError, KIDS_ERROR);
@@ -178,7 +178,7 @@ int add_kid(PyObject *parent, PyObject *child) {
     return set_field(child, F_PARENT, parent);
 }
 
-int seal_kids(PyObject *node) {
+int seal_children(PyObject *node) {
     Py_ssize_t off = offset_of(node, F_KIDS);
     PyObject **slot = off >= 0 ? (PyObject **)((char *)node + off) : NULL;
     if (slot == NULL || *slot == NULL || !PyList_CheckExact(*slot)) return 0;
@@ -199,7 +199,7 @@ PyObject *best_child(PyObject *node, double c, int solver) {
     double best_score = -Py_HUGE_VAL;
     Py_ssize_t n_kids;
     PyObject **items; /* re-read at every step: converting an exotic count could run Python code */
-    for (Py_ssize_t i = 0; (items = kid_items(node, &n_kids)), i < n_kids; i++) {
+    for (Py_ssize_t i = 0; (items = child_items(node, &n_kids)), i < n_kids; i++) {
         PyObject *kid = items[i];
         Py_INCREF(kid);
         double n = get_double(kid, F_VISIT), win = 0, draw = 0;
@@ -240,7 +240,7 @@ PyObject *best_child(PyObject *node, double c, int solver) {
     }
     if (best == NULL) { /* every move proven but the node not: the first most visited */
         double most = 0;
-        for (Py_ssize_t i = 0; (items = kid_items(node, &n_kids)), i < n_kids; i++) {
+        for (Py_ssize_t i = 0; (items = child_items(node, &n_kids)), i < n_kids; i++) {
             PyObject *kid = items[i];
             Py_INCREF(kid);
             double n = get_double(kid, F_VISIT);
@@ -282,7 +282,7 @@ PyObject *select_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         return NULL;
     }
     if (parse_walk(args, 1, &c, &solver) < 0) return NULL;
-    kid_items(args[0], &n_kids);
+    child_items(args[0], &n_kids);
     if (n_kids < 0) return NULL;
     if (n_kids == 0) {
         PyErr_SetString(PyExc_ValueError, "select needs a node with children");
@@ -307,7 +307,7 @@ PyObject *descend(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_INCREF(node);
     for (;;) {
         Py_ssize_t n_kids;
-        kid_items(node, &n_kids);
+        child_items(node, &n_kids);
         if (n_kids < 0) {
             Py_DECREF(node);
             return NULL;

@@ -31,7 +31,7 @@
 #endif
 
 /* What node's children slot holds (a list, a tuple, the one child) when it is a plain slot, else NULL
- * (no exception): only a memory hint for look_ahead; the children are read with kid_items. */
+ * (no exception): only a memory hint for look_ahead; the children are read with child_items. */
 static inline PyObject *kids_slot(PyObject *node) {
     Py_ssize_t off = slot_offset(node, F_KIDS);
     return off >= 0 ? *(PyObject **)((char *)node + off) : NULL;
@@ -52,7 +52,7 @@ static inline void look_ahead(PyObject *order, Py_ssize_t i) {
         if (kids != NULL && PyList_CheckExact(kids)) PREFETCH(((PyListObject *)kids)->ob_item);
     }
     if (i + 2 < n) {
-        PyObject **items = kid_items(PyList_GET_ITEM(order, i + 2), &k);
+        PyObject **items = child_items(PyList_GET_ITEM(order, i + 2), &k);
         if (k < 0) PyErr_Clear(); /* breadth_first reports it when it gets there */
         for (Py_ssize_t j = 0; j < k; j++) PREFETCH(items[j]);
     }
@@ -71,7 +71,7 @@ PyObject *breadth_first(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(order); i++) {
         look_ahead(order, i);
         Py_ssize_t n;
-        kid_items(PyList_GET_ITEM(order, i), &n);
+        child_items(PyList_GET_ITEM(order, i), &n);
         if (n < 0) goto fail;
         if (used + n > cap) {
             while (used + n > cap) cap *= 2;
@@ -83,7 +83,7 @@ PyObject *breadth_first(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             parents = more;
         }
         for (Py_ssize_t k = 0; k < n; k++) { /* re-read: an append may run the garbage collector */
-            if (PyList_Append(order, kid_items(PyList_GET_ITEM(order, i), &n)[k]) < 0) goto fail;
+            if (PyList_Append(order, child_items(PyList_GET_ITEM(order, i), &n)[k]) < 0) goto fail;
             parents[used++] = i;
         }
     }
@@ -240,11 +240,11 @@ static PyObject *make_node(PyTypeObject *cls, PyObject *parent, PyObject *const 
         Py_DECREF(above);
         if (*depth == 0 && PyErr_Occurred()) goto fail;
         if (last != NULL && *last != parent) {
-            if (*last != NULL && seal_kids(*last) < 0) goto fail;
+            if (*last != NULL && seal_children(*last) < 0) goto fail;
             Py_INCREF(parent);
             Py_XSETREF(*last, parent);
         }
-        if (add_kid(parent, node) < 0) goto fail;
+        if (append_child(parent, node) < 0) goto fail;
     }
     if ((value = PyLong_FromLong(*depth)) == NULL || set_field(node, F_DEPTH, value) < 0) goto fail;
     Py_DECREF(value);
@@ -419,7 +419,7 @@ PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_DECREF(rows);
     Py_XDECREF(labels);
     if (status == 0 && !PyErr_Occurred()) status = add_counts(args[3], per_depth, depths);
-    if (status == 0 && !PyErr_Occurred() && last != NULL) status = seal_kids(last);
+    if (status == 0 && !PyErr_Occurred() && last != NULL) status = seal_children(last);
     Py_XDECREF(last);
     PyMem_Free(per_depth);
     if (status < 0 || PyErr_Occurred()) return NULL;

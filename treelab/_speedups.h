@@ -59,15 +59,15 @@ Py_ssize_t slot_offset(PyObject *obj, int field);             /* >= 0: a plain s
 PyObject *get_field(PyObject *obj, int field);                /* a new reference, NULL on error */
 int set_field(PyObject *obj, int field, PyObject *value);     /* 0, or -1 with an exception */
 /* A node's children slot holds nothing (no children), the one child itself, or a list/tuple of two or more.
- * kid_items: the children as a borrowed item array, *n of them (a list's or tuple's items, or the slot's
+ * child_items: the children as a borrowed item array, *n of them (a list's or tuple's items, or the slot's
  * own address for one child), without allocating; NULL with *n == 0 for none, NULL with *n == -1 and an
  * exception for a node without the plain slot. Valid until the children change: re-read it after any
- * call that may run Python code. add_kid: link child as parent's last child (both slots; a tuple
- * becomes a list); 0 or -1. seal_kids: a list of children becomes an exact-size tuple (a load's nodes
+ * call that may run Python code. append_child: link child as parent's last child (both slots; a tuple
+ * becomes a list); 0 or -1. seal_children: a list of children becomes an exact-size tuple (a load's nodes
  * seldom grow: a tuple of k costs 40 + 8k bytes, an appended list 56 and its over-allocated items). */
-PyObject **kid_items(PyObject *node, Py_ssize_t *n);
-int add_kid(PyObject *parent, PyObject *child);
-int seal_kids(PyObject *node);
+PyObject **child_items(PyObject *node, Py_ssize_t *n);
+int append_child(PyObject *parent, PyObject *child);
+int seal_children(PyObject *node);
 
 int increment(PyObject *obj, int field);                     /* obj.<field> += 1; 0 or -1 */
 int note_baseline(PyObject *baselines, PyObject *node);       /* node's counts into baselines unless there; 0/-1 */

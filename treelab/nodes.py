@@ -6,11 +6,11 @@ A :class:`TreeNode` is one stored position, named by the move that leads to it. 
 
 This module is the one place for what other modules (and the C sources) rely on:
 :func:`ucb1_score`, the only scalar UCB1 in treelab; :func:`mean_reward`, the only mean; the
-:class:`Proof` values with their words; :data:`KIDS_SLOT` / :data:`PARENT_SLOT`, anytree's mangled
+:class:`Proof` values with their words; :data:`CHILDREN_SLOT` / :data:`PARENT_SLOT`, anytree's mangled
 slot names, which ``_nodes.c`` spells too (``tests/test_rules_once.py`` checks that they agree);
 and the children slot's shape: nothing for a leaf, the one child itself for a node with one child,
-and a list (or a load's exact-size tuple) for more. :func:`kids_of` reads it and :func:`link` /
-:func:`unlink` / :func:`seal` write it (``kid_items``, ``add_kid`` and ``seal_kids`` in
+and a list (or a load's exact-size tuple) for more. :func:`children_of` reads it and :func:`link` /
+:func:`unlink` / :func:`seal` write it (``child_items``, ``append_child`` and ``seal_children`` in
 ``_nodes.c``); :class:`TreeNode` overrides what ``LightNodeMixin`` does with the slot (``parent``,
 ``children``, ``is_leaf``, ``height``), so anytree's public API behaves as before.
 """
@@ -28,8 +28,8 @@ from .errors import TreelabError
 from .games import mover_at_depth
 
 __all__ = [
-    "HOOKS", "KIDS_SLOT", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "best_index", "display", "kids_of", "link",
-    "mean_reward", "preference", "proof_word", "seal", "ucb1_score", "unlink", "walk", "wire",
+    "CHILDREN_SLOT", "HOOKS", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "best_index", "children_of", "display",
+    "link", "mean_reward", "preference", "proof_word", "seal", "ucb1_score", "unlink", "walk", "wire",
 ]
 
 SQRT2 = math.sqrt(2.0)
@@ -52,13 +52,13 @@ def display(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, str
     return {"text/plain": repr(obj)} if hook is None else hook(obj, include, exclude)
 
 
-KIDS_SLOT = "_LightNodeMixin__children"
+CHILDREN_SLOT = "_LightNodeMixin__children"
 """anytree's mangled slot holding a node's children: unset (or None), the one child, or a list/tuple of them
-(``FIELD_NAMES`` in ``_nodes.c``; read it with :func:`kids_of`, write it with :func:`link` and :func:`unlink`)."""
+(``FIELD_NAMES`` in ``_nodes.c``; read it with :func:`children_of`, write it with :func:`link` and :func:`unlink`)."""
 PARENT_SLOT = "_LightNodeMixin__parent"
 """anytree's mangled slot holding a node's parent (``FIELD_NAMES`` in ``_nodes.c``)."""
 
-_NO_KIDS: tuple[TreeNode, ...] = ()
+_NO_CHILDREN: tuple[TreeNode, ...] = ()
 
 
 def mean_reward(wins: float, draws: float, visits: float, value_sum: float = 0.0) -> float:
@@ -146,14 +146,14 @@ def proof_word(value: int | None) -> str | None:
     return None if proof is None else proof.word
 
 
-def kids_of(node: TreeNode) -> Sequence[TreeNode]:
+def children_of(node: TreeNode) -> Sequence[TreeNode]:
     """The children of ``node`` in order, as the slot holds them (a list or tuple), ``(kid,)`` for one, ``()``.
 
     Read only: change the children through :func:`link` and :func:`unlink`.
     """
-    kids = getattr(node, KIDS_SLOT, None)
+    kids = getattr(node, CHILDREN_SLOT, None)
     if kids is None:
-        return _NO_KIDS
+        return _NO_CHILDREN
     if isinstance(kids, LightNodeMixin):
         return (kids,)
     return kids  # type: ignore[no-any-return]
@@ -240,11 +240,11 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
     if TYPE_CHECKING:
 
         @property
-        def kids(self) -> Sequence[TreeNode]:
-            """The children, without anytree's copy into a new tuple (read only!): :func:`kids_of`."""
+        def children_view(self) -> Sequence[TreeNode]:
+            """The children, without anytree's copy into a new tuple (read only!): :func:`children_of`."""
 
     else:  # the reader itself as the getter: one call, not two (selection reads it at every step)
-        kids = property(kids_of, doc="The children, without anytree's copy into a new tuple (read only!).")
+        children_view = property(children_of, doc="The children, without anytree's copy into a new tuple (read only!).")
 
     @property
     def moves(self) -> tuple[str, ...]:
@@ -264,7 +264,7 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
 
     def child(self, label: str) -> TreeNode | None:
         """The child reached by move ``label``, or None (scans only this node's children)."""
-        for kid in kids_of(self):
+        for kid in children_of(self):
             if kid.name == label:
                 return kid
         return None
@@ -291,7 +291,7 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
             self._post_attach(value)
 
     def _children(self) -> tuple[TreeNode, ...]:
-        return tuple(kids_of(self))
+        return tuple(children_of(self))
 
     children = property(  # anytree's setter and deleter work through ``parent`` and this getter
         _children, LightNodeMixin.children.fset, LightNodeMixin.children.fdel, LightNodeMixin.children.__doc__
@@ -300,12 +300,12 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
     @property
     def is_leaf(self) -> bool:
         """Whether the node has no children (anytree's ``is_leaf``)."""
-        return not kids_of(self)
+        return not children_of(self)
 
     @property
     def height(self) -> int:
         """Edges on the longest path down to a leaf (anytree's ``height``)."""
-        kids = kids_of(self)
+        kids = children_of(self)
         return max(kid.height for kid in kids) + 1 if kids else 0
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
@@ -329,32 +329,32 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
 
 
 def link(child: TreeNode, parent: TreeNode) -> None:
-    """Attach ``child`` as the last child of ``parent`` in O(1) (``add_kid`` in ``_nodes.c``).
+    """Attach ``child`` as the last child of ``parent`` in O(1) (``append_child`` in ``_nodes.c``).
 
     anytree's ``parent`` setter walks to the root to rule out loops; a new
     node cannot form a loop, so this sets the same two slots directly. The
     slot grows from nothing to the child itself, then to a list (a load's tuple
     becomes a list too).
     """
-    kids = getattr(parent, KIDS_SLOT, None)
+    kids = getattr(parent, CHILDREN_SLOT, None)
     if kids is None:
-        setattr(parent, KIDS_SLOT, child)
+        setattr(parent, CHILDREN_SLOT, child)
     elif kids.__class__ is list:
         kids.append(child)
     else:
-        setattr(parent, KIDS_SLOT, [*kids, child] if kids.__class__ is tuple else [kids, child])
+        setattr(parent, CHILDREN_SLOT, [*kids, child] if kids.__class__ is tuple else [kids, child])
     setattr(child, PARENT_SLOT, parent)
 
 
 def seal(node: TreeNode) -> None:
-    """Keep ``node``'s list of children as an exact-size tuple (``seal_kids`` in ``_nodes.c``).
+    """Keep ``node``'s list of children as an exact-size tuple (``seal_children`` in ``_nodes.c``).
 
     A load's nodes seldom get more children: a tuple of k costs 40 + 8k bytes, an
     appended list 56 and its over-allocated item array. :func:`link` makes it a list again.
     """
-    kids = getattr(node, KIDS_SLOT, None)
+    kids = getattr(node, CHILDREN_SLOT, None)
     if kids.__class__ is list:
-        setattr(node, KIDS_SLOT, tuple(kids))
+        setattr(node, CHILDREN_SLOT, tuple(kids))
 
 
 def unlink(child: TreeNode) -> None:
@@ -362,13 +362,13 @@ def unlink(child: TreeNode) -> None:
     parent = getattr(child, PARENT_SLOT, None)
     if parent is None:
         return
-    rest = [kid for kid in kids_of(parent) if kid is not child]
+    rest = [kid for kid in children_of(parent) if kid is not child]
     if len(rest) > 1:
-        setattr(parent, KIDS_SLOT, rest)
+        setattr(parent, CHILDREN_SLOT, rest)
     elif rest:
-        setattr(parent, KIDS_SLOT, rest[0])
+        setattr(parent, CHILDREN_SLOT, rest[0])
     else:
-        delattr(parent, KIDS_SLOT)
+        delattr(parent, CHILDREN_SLOT)
     setattr(child, PARENT_SLOT, None)
 
 
@@ -378,7 +378,7 @@ def walk(top: TreeNode) -> Iterator[TreeNode]:
     while stack:
         node = stack.pop()
         yield node
-        kids = kids_of(node)
+        kids = children_of(node)
         if kids:
             stack.extend(reversed(kids))
 

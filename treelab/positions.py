@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from .games import Game, State
-from .nodes import HOOKS, TreeNode, kids_of, mean_reward
+from .nodes import HOOKS, TreeNode, children_of, mean_reward
 
 if TYPE_CHECKING:
     from .tree import Tree
@@ -193,7 +193,7 @@ def counts_of_nodes(tree: Tree, top: TreeNode | None = None) -> dict[str, list[A
         row[3] += 1
         if node.value_sum:
             row[4] += player_one_value(node.mover, node.value_sum)
-        for kid in kids_of(node):
+        for kid in children_of(node):
             stack.append((kid, step(state, parse(kid.name))))
     return table
 

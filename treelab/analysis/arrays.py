@@ -91,7 +91,7 @@ class TreeArrays:
         start = source.find(path) if isinstance(source, Tree) else source
         nodes: list[TreeNode] = [start]
         for node in nodes:  # grows while iterating: breadth first
-            nodes.extend(node.kids)
+            nodes.extend(node.children_view)
         n = len(nodes)
         ids = np.fromiter((x.node_id for x in nodes), np.int64, n)
         parent_ids = np.fromiter((-1 if x is start else getattr(x, PARENT_SLOT).node_id for x in nodes), np.int64, n)
@@ -329,7 +329,7 @@ def stats(source: Tree | TreeNode, path: Moves = None, *, c: float | None = None
     rule: Statistics = source.statistics if isinstance(source, Tree) else "classic"  # type: ignore[assignment]
     table = PositionTable.of(source) if isinstance(source, Tree) and rule == "graph" else None
     kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven, k.value_sum, priors.get(k), k.nb_select,
-             None if table is None else table.row(k)) for k in start.kids]
+             None if table is None else table.row(k)) for k in start.children_view]
     return assemble(game, start.moves, start.proven, start.nb_visit, arrays=arrays, kids=kids, c=c, statistics=rule)
 
 

@@ -226,13 +226,13 @@ def tree_at(db: str | os.PathLike[str], game_id: int) -> Tree:
     if snap is not None:
         root = tree.root
         logged = json.loads(snap[1])
-        for kid in root.kids:  # [visits, wins, draws], a value sum fourth if any
+        for kid in root.children_view:  # [visits, wins, draws], a value sum fourth if any
             kid.nb_visit, kid.nb_win, kid.nb_draw, kid.value_sum = [*logged.get(kid.name, [0, 0, 0]), 0.0][:4]
         # the root's own wins (player 2's), draws and value sum follow from its children's
         root.nb_visit = snap[0]
-        root.nb_draw = sum(k.nb_draw for k in root.kids)
-        root.nb_win = sum(k.nb_visit - k.nb_win - k.nb_draw for k in root.kids)
-        root.value_sum = -sum(k.value_sum for k in root.kids)
+        root.nb_draw = sum(k.nb_draw for k in root.children_view)
+        root.nb_win = sum(k.nb_visit - k.nb_win - k.nb_draw for k in root.children_view)
+        root.value_sum = -sum(k.value_sum for k in root.children_view)
         root.proven = None
     tree.forget_changes()
     return tree

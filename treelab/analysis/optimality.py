@@ -235,10 +235,10 @@ def tree_positions(tree: Tree, min_selections: int = 200, *, max_depth: int | No
     while level and (max_depth is None or depth <= max_depth):
         nxt: list[tuple[TreeNode, tuple[int, ...]]] = []
         for node, moves in level:
-            kids = node.kids
+            kids = node.children_view
             if depth >= min_depth and kids and sum(k.nb_select for k in kids) >= min_selections:
                 found.append(moves)
-            nxt.extend((k, (*moves, game.parse_move(k.name))) for k in kids if k.kids)
+            nxt.extend((k, (*moves, game.parse_move(k.name))) for k in kids if k.children_view)
         level = nxt
         depth += 1
     return found

@@ -85,7 +85,7 @@ def _positions(tree: Tree, top: Any, depth: int | None) -> Iterator[Any]:
         if left == 0:
             return
         left -= 1
-        level = [kid for node in level for kid in node.kids if kid.nb_visit]
+        level = [kid for node in level for kid in node.children_view if kid.nb_visit]
 
 
 def export(db: str | os.PathLike[str], fmt: str, out: IO[str], *, path: Any = None, depth: int | None = None,

@@ -29,7 +29,7 @@ __all__ = ["explorer_view", "katago_view", "position_value"]
 
 def _ordered(node: TreeNode) -> list[TreeNode]:
     """The children in the move-choice rule's order (the move played first; ties keep creation order)."""
-    kids = list(node.kids)
+    kids = list(node.children_view)
     return sorted(kids, key=lambda k: preference(None if k.proven is None else int(k.proven), k.nb_select,
                                                  k.nb_visit), reverse=True)
 
@@ -37,10 +37,10 @@ def _ordered(node: TreeNode) -> list[TreeNode]:
 def position_value(node: TreeNode) -> float | None:
     """The value of ``node``'s position for the player to move there: its children's rewards over their visits
     (as ``analyse --json``'s ``value``), None when no child was visited."""
-    visits = sum(k.nb_visit for k in node.kids)
+    visits = sum(k.nb_visit for k in node.children_view)
     if not visits:
         return None
-    return sum(k.mean * k.nb_visit for k in node.kids) / visits
+    return sum(k.mean * k.nb_visit for k in node.children_view) / visits
 
 
 def _results(node: TreeNode) -> dict[str, int]:

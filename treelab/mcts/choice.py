@@ -41,7 +41,7 @@ __all__ = [
 
 def best_child(node: TreeNode) -> TreeNode | None:
     """The child to play from ``node`` by the rule above, or None for a leaf."""
-    kids = node.kids
+    kids = node.children_view
     i = best_index([(k.proven, k.nb_select, k.nb_visit) for k in kids])
     return None if i is None else kids[i]
 
@@ -103,7 +103,7 @@ def choose_move(
     best = best_child(node)
     if best is None or best.proven == 1 or (noise == 0 and choice == "visits" and temperature == 0):
         return best
-    kids = [k for k in node.kids if k.nb_visit > 0] or list(node.kids)
+    kids = [k for k in node.children_view if k.nb_visit > 0] or list(node.children_view)
     safe = [k for k in kids if k.proven != -1] or kids
     rng = rng or random.Random()
     if choice == "ucb1":

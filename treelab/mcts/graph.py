@@ -56,7 +56,7 @@ def select_graph(table: PositionTable) -> SelectFn:
     rows, key = table.rows, table.key
 
     def select(node: TreeNode, c: float, solver: bool) -> TreeNode:
-        kids = node.kids
+        kids = node.children_view
         total = 0
         for kid in kids:
             total += kid.nb_select

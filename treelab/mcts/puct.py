@@ -175,7 +175,7 @@ class PUCTPhases:
                     return leaf
                 waiting = pending[node]
             if node is start and self.noise is not None and not self.root_priors:
-                self.root_priors.update(_noisy_priors(node.kids, waiting, priors, self.noise, rng))
+                self.root_priors.update(_noisy_priors(node.children_view, waiting, priors, self.noise, rng))
             node = pick(node, c_puct, solver)
             leaf.position = position = position.play(self.move_of[node.name])
             path.append(node)
@@ -196,7 +196,7 @@ class PUCTPhases:
         if node in state.cut:
             return True
         _expand(state.tree, node, position, evaluation.priors, state.solver)
-        if state.solver and any(k.proven is not None for k in node.kids):
+        if state.solver and any(k.proven is not None for k in node.children_view):
             full = state.above + leaf.path
             propagate(state.tree, full, legal_counter(state, leaf), first=len(full) - 1)
         return node.nb_visit == 0 or (state.solver and node.proven is not None)

@@ -108,7 +108,7 @@ def _pick(node: TreeNode, waiting: Mapping[str, float], priors: Mapping[TreeNode
     fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
     best: TreeNode | str | None = None
     best_score = -math.inf
-    for kid in node.kids:
+    for kid in node.children_view:
         if solver and kid.proven is not None:
             continue
         n = kid.nb_visit
@@ -124,7 +124,7 @@ def _pick(node: TreeNode, waiting: Mapping[str, float], priors: Mapping[TreeNode
             best_score = score
             best = label
     if best is None:  # every move proven but the node not (a tree grown without proofs)
-        best = max(node.kids, key=lambda k: k.nb_visit)
+        best = max(node.children_view, key=lambda k: k.nb_visit)
     return best
 
 
@@ -147,7 +147,7 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
     zero becomes uniform), so an evaluator may return raw weights.
     """
     game = tree.game
-    have = {kid.name: kid for kid in node.kids}
+    have = {kid.name: kid for kid in node.children_view}
     legal = state.legal_moves()
     weights = [float(priors.get(move, 0.0)) for move in legal]
     for move, weight in zip(legal, weights, strict=True):

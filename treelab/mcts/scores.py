@@ -56,7 +56,7 @@ class Edge:
         parent = kid.parent
         return cls(kid.nb_win, kid.nb_draw, kid.nb_visit, kid.nb_select,
                    0 if parent is None else parent.nb_visit,
-                   0 if parent is None else sum(k.nb_select for k in parent.kids),
+                   0 if parent is None else sum(k.nb_select for k in parent.children_view),
                    kid.mover if mover is None else mover, kid.value_sum, position)
 
 

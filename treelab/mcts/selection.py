@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from .. import speedups
-from ..nodes import TreeNode, kids_of, ucb1_score
+from ..nodes import TreeNode, children_of, ucb1_score
 
 __all__ = [
     "PYTHON_WALK",
@@ -42,7 +42,7 @@ def select_ucb1(node: TreeNode, c: float, solver: bool) -> TreeNode:
     With ``solver``, proven children are skipped; if all are, the first most
     visited. ``treelab._speedups.select`` does exactly this in C.
     """
-    kids = node.kids
+    kids = node.children_view
     big_n = node.nb_visit
     best = None
     best_score = -math.inf
@@ -74,7 +74,7 @@ def descend(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_mo
     ``treelab._speedups.descend`` does exactly this in C.
     """
     while True:
-        if len(kids_of(node)) < max_moves:
+        if len(children_of(node)) < max_moves:
             return node
         node = select_ucb1(node, c, solver)
         path.append(node)
@@ -104,7 +104,7 @@ def descend_by(select: SelectFn) -> DescendFn:
 
     def descend_with(node: TreeNode, path: list[TreeNode], c: float, solver: bool, max_moves: int) -> TreeNode:
         while True:
-            if len(kids_of(node)) < max_moves:
+            if len(children_of(node)) < max_moves:
                 return node
             node = select(node, c, solver)
             path.append(node)

@@ -51,7 +51,7 @@ def propagate(tree: Tree, path: Sequence[TreeNode], legal_count: LegalCount, *, 
         node = path[i]
         if node.proven is not None:
             return
-        kids = node.kids
+        kids = node.children_view
         same = bool(kids) and kids[0].mover == node.mover  # the same player moves again (dots and boxes)
         if any(k.proven == Proof.WIN for k in kids):
             proof = Proof.WIN if same else Proof.LOSS  # the player to move here has a winning move

@@ -169,7 +169,7 @@ def summarize(
     parsed = game.parse(moves)
     node = tree.find(parsed)
     state = game.replay(parsed)
-    kids = sorted(node.kids, key=lambda k: (-k.nb_visit, game.parse_move(k.name)))  # ties: in move order
+    kids = sorted(node.children_view, key=lambda k: (-k.nb_visit, game.parse_move(k.name)))  # ties: in move order
     visits = sum(k.nb_visit for k in kids)
     reward = sum(k.mean * k.nb_visit for k in kids)
     if best is None and not state.is_terminal:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import speedups
 from ..games import Game, State
-from ..nodes import Proof, TreeNode, kids_of, proof_word, walk
+from ..nodes import Proof, TreeNode, children_of, proof_word, walk
 from ..tree import Moves, Tree
 from .config import SearchConfig
 from .loop import Limit
@@ -167,7 +167,7 @@ class Tracer:
         open_rows = 0
         waiting = getattr(terms, "waiting", None)
         later = self._pending.get(node, {}) if waiting is not None else {}
-        candidates: list[Any] = [*kids_of(node), *map(Unmade, later)]
+        candidates: list[Any] = [*children_of(node), *map(Unmade, later)]
         for kid in candidates:
             if isinstance(kid, Unmade) and waiting is not None:  # a move whose node is made when first selected
                 mean, explore, prior = waiting(node, kid.name, later[kid.name], c)
@@ -211,7 +211,7 @@ class Tracer:
                 return str(leaf.name)
             return None
         made = set(new)  # PUCT makes the node a simulation first selects, and the moves there that end the game
-        if leaf in made or any(kid in made for kid in kids_of(leaf)):
+        if leaf in made or any(kid in made for kid in children_of(leaf)):
             return str(leaf.name) if len(path) > 1 else ""
         return None
 
@@ -251,7 +251,7 @@ class Tracer:
         parent, new = path[-2], path[-1]
         game = state.tree.game
         position = state.position.play_all([game.parse_move(n.name) for n in path[1:-1]])
-        tried = {kid.name for kid in kids_of(parent) if kid is not new}
+        tried = {kid.name for kid in children_of(parent) if kid is not new}
         untried = [game.label(m) for m in position.legal_moves() if game.label(m) not in tried]
         level = self._level(parent, new, state.c, state.solver, self._terms)
         level["candidates"] = [r for r in level["candidates"] if r["move"] != new.name]
@@ -275,7 +275,7 @@ def _touched(above: Sequence[TreeNode], path: Sequence[TreeNode], new: Sequence[
     yield from above
     for node in path:
         yield node
-        yield from kids_of(node)
+        yield from children_of(node)
     yield from new
 
 

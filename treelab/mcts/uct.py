@@ -20,7 +20,7 @@ from typing import Any
 from .. import speedups
 from ..errors import BudgetError
 from ..games import Game, State
-from ..nodes import kids_of
+from ..nodes import children_of
 from ..positions import PositionTable
 from ..tree import SQRT2, Moves, Tree, TreeNode
 from .config import MAX_NEW_NODES, STATISTICS, Statistics, check_name
@@ -152,7 +152,7 @@ class UCTPhases:
             if entry is None:
                 entry = frontier[node] = [_replay(state.position, path, self.move_of), None]
             position, untried = entry
-            kids = kids_of(node)
+            kids = children_of(node)
             if untried is None:
                 if position.is_terminal:
                     return Leaf(path, position)

@@ -98,7 +98,7 @@ def _snapshot(tree: Tree) -> Path:
             dst.value_sum, copy.valued = src.value_sum, True
         if src in tree.priors:
             copy.priors[dst] = tree.priors[src]
-        pairs.extend((kid, copy.add_child(dst, kid.name)) for kid in src.kids)
+        pairs.extend((kid, copy.add_child(dst, kid.name)) for kid in src.children_view)
     folder = Path(tempfile.mkdtemp(prefix="treelab-explore-"))
     atexit.register(shutil.rmtree, folder, True)
     out = folder / f"{tree.game.name.replace(':', '_').replace('/', '_')}.db"

@@ -122,7 +122,7 @@ def search_position(game: Game, moves: Moves, limit: Limit, cfg: SearchConfig, *
         write(tree, db)
     node = tree.find(parsed)
     best = (choose_move(node, choice=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng,
-                        table=table_for(tree) if cfg.choice == "ucb1" else None) if node.kids else None)
+                        table=table_for(tree) if cfg.choice == "ucb1" else None) if node.children_view else None)
     summary = summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed,
                         statistics=cfg.rule(tree))
     if cfg.model is not None:  # the model's value of the position and its prior of each move

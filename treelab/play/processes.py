@@ -38,7 +38,7 @@ from typing import Any
 
 from ..errors import WorkerError
 from ..store.background import spawn
-from ..store.deltas import Earlier
+from ..store.deltas import AssignedIds
 from ..store.deltawriter import simulations
 from .console import stop_on_signals
 from .workers import Job, Result, Worker, Writer
@@ -153,7 +153,7 @@ def run_processes(
     owes = dict.fromkeys(range(1, workers + 1), 0)  # games sent and not answered yet
     closed: set[int] = set()  # workers told to stop (None sent)
     dead: list[str] = []
-    chains: dict[str, Earlier | None] = {}  # each worker's deltas' row ids, for local ids its next deltas name
+    chains: dict[str, AssignedIds | None] = {}  # each worker's deltas' row ids, for local ids its next deltas name
 
     def top_up(i: int, interrupted: Callable[[], bool]) -> None:
         """Send worker ``i`` game ids until it holds AHEAD of them (one near the end), or None once none are left."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import SpecError, StoreError
 from ..games import Game, State
-from ..nodes import PARENT_SLOT, kids_of, unlink
+from ..nodes import PARENT_SLOT, children_of, unlink
 from ..positions import PositionTable
 from ..store.binding import binding_of, cut_of
 from ..tree import Tree, TreeNode
@@ -69,7 +69,7 @@ def revert(tree: Tree) -> int:
     counts, cut = tree.depth_counts, cut_of(tree)
     for node in reversed(new):  # the newest first: each is then the last child of its parent
         parent = getattr(node, PARENT_SLOT)
-        assert kids_of(parent)[-1] is node, "new nodes come after their parents' stored children"
+        assert children_of(parent)[-1] is node, "new nodes come after their parents' stored children"
         unlink(node)
         counts[node.depth] -= 1
         tree.priors.pop(node, None)

@@ -38,7 +38,7 @@ from typing import Any
 from ..errors import StoreError
 from ..games import Game, State, find_game
 from ..store.binding import binding_of
-from ..store.deltas import Delta, Earlier, renumber, stamp, start, take
+from ..store.deltas import AssignedIds, Delta, renumber, stamp, start, take
 from ..store.deltawriter import DeltaWriter, trimmed
 from ..store.persistence import open_tree
 from ..store.sharing import share_top
@@ -105,7 +105,7 @@ class Result:
     """What the game added to the tree."""
     named_from: int | None = None
     """The lowest local id this delta may name (the nodes of the worker's earlier deltas whose row ids it had not
-    had yet, :class:`~treelab.store.deltas.Earlier`): the writer forgets the row ids of local ids below it."""
+    had yet, :class:`~treelab.store.deltas.AssignedIds`): the writer forgets the row ids of local ids below it."""
 
 
 class Worker:
@@ -227,7 +227,8 @@ class Writer(DeltaWriter):
         super().__init__(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
 
     def write(self, results: list[Result], *, chained: bool = False, wait: bool = True,
-              chains: dict[str, Earlier | None] | None = None) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+              chains: dict[str, AssignedIds | None] | None = None
+              ) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         """Add ``results`` to the file, with their games, in one transaction (see :meth:`DeltaWriter.store`).
 
         A result without its game row (a game cut short when the run stopped) is dropped: the file holds

@@ -49,7 +49,7 @@ import numpy as np
 from ..errors import StoreError, WorkerError
 from ..tree import Tree, TreeNode
 from .binding import binding_of
-from .deltas import Earlier, renumber, stamp, start, take
+from .deltas import AssignedIds, renumber, stamp, start, take
 from .deltawriter import DeltaWriter
 from .persistence import run_meta, save
 from .schema import DbPath, display
@@ -69,7 +69,7 @@ def _write(db: str, game: str, conn: Any) -> None:
     if not _answer(conn, (_READY,)):  # imported: the file is opened at the first game (the parent may create it)
         return
     writer: DeltaWriter | None = None
-    earlier: Earlier | None = None  # the last game's new nodes: the next delta may name them by local id
+    earlier: AssignedIds | None = None  # the last game's new nodes: the next delta may name them by local id
     known = -1  # the file's save count the tree knows everything up to (its own games, not others' saves)
     try:
         while True:
@@ -91,7 +91,7 @@ def _write(db: str, game: str, conn: Any) -> None:
                 _answer(conn, (_FAILED, _portable(exc)))
                 return
             ids = stored[0] or []
-            earlier = Earlier(delta.first, np.array(ids, dtype=np.int64))
+            earlier = AssignedIds(delta.first, np.array(ids, dtype=np.int64))
             if not _answer(conn, (_STORED, rows, ids)):
                 return
     finally:

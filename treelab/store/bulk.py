@@ -26,7 +26,7 @@ from itertools import chain
 from typing import Any
 
 from .. import speedups
-from ..nodes import kids_of, seal
+from ..nodes import children_of, seal
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from .binding import cut_of
@@ -53,7 +53,7 @@ def _insert(count: int) -> str:
 def _breadth_first(root: TreeNode) -> tuple[list[TreeNode], bytes]:
     order, parents = [root], array("q", [-1])
     for i, node in enumerate(order):  # ``order`` grows while it is read: a queue
-        kids = kids_of(node)
+        kids = children_of(node)
         if kids:
             order.extend(kids)
             parents.extend([i] * len(kids))

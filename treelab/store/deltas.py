@@ -39,7 +39,8 @@ from ..tree import Tree, TreeNode
 from . import bulk, positiontable
 from .values import Values, add_values, collect
 
-__all__ = ["COUNT_COLUMNS", "LOCAL", "Delta", "Earlier", "apply", "depth_counts", "renumber", "stamp", "start", "take"]
+__all__ = ["COUNT_COLUMNS", "LOCAL", "AssignedIds", "Delta", "apply", "depth_counts", "renumber", "stamp", "start",
+           "take"]
 
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
@@ -127,7 +128,7 @@ def take(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
 
     Nodes of an earlier take whose row ids are not known yet (:func:`renumber`
     has not run) are named by their local ids: the writer maps them with the
-    :class:`Earlier` of that take. The tree then counts as handed on: its change
+    :class:`AssignedIds` of that take. The tree then counts as handed on: its change
     tracking starts again empty.
     """
     delta, new = changes(tree, seen)
@@ -178,7 +179,7 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
 
 
 @dataclass(frozen=True)
-class Earlier:
+class AssignedIds:
     """A stored delta's local ids and the row ids they got: a later delta of the same tree may name those nodes."""
 
     first: int
@@ -240,7 +241,7 @@ def renumber(nodes: Sequence[TreeNode], ids: Sequence[int]) -> None:
 
 
 def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, created: bool = True,
-          grown: np.ndarray | None = None, earlier: Earlier | None = None,
+          grown: np.ndarray | None = None, earlier: AssignedIds | None = None,
           own_above: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Add ``delta`` to the file in the caller's transaction; return the new nodes' row ids and more (below).
 

@@ -23,7 +23,7 @@ from ..errors import StoreError, UnknownGameError
 from ..games import find_game
 from .binding import stored_counts
 from .dbfile import is_empty, reading, writing
-from .deltas import Delta, Earlier, apply, depth_counts
+from .deltas import AssignedIds, Delta, apply, depth_counts
 from .increments import Increment, log_sources, read
 from .kept import KeptConnection
 from .schema import DbPath, check_meta, display, migrate
@@ -129,8 +129,9 @@ class DeltaWriter:
         return self._generation
 
     def store(self, batch: Sequence[tuple[str | None, dict[str, Any] | None, Delta]], *,
-              earlier: Earlier | None = None, chained: bool = False, wait: bool = True,
-              chains: dict[str, Earlier | None] | None = None) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
+              earlier: AssignedIds | None = None, chained: bool = False, wait: bool = True,
+              chains: dict[str, AssignedIds | None] | None = None
+              ) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         """Add a batch of ``(source, game row or None, delta)`` to the file in one transaction.
 
         A game's source (its worker, its machine) is logged in :data:`~treelab.store.increments.SOURCES`;
@@ -139,7 +140,7 @@ class DeltaWriter:
         ``chained``: the batch's deltas are consecutive takes of one tree (a worker that held its
         games while the file was busy), so each may name the new nodes of those before it by local id.
         ``chains``: instead, one tree per source (workers that go on playing while their deltas are
-        written): each source's :class:`~treelab.store.deltas.Earlier` (see :func:`trimmed`), used for
+        written): each source's :class:`~treelab.store.deltas.AssignedIds` (see :func:`trimmed`), used for
         its deltas and extended by them (the dict is updated only once the batch is committed).
         ``wait`` False: a file another process is writing now is a
         :class:`~treelab.errors.DatabaseBusyError` at once, and nothing is written.
@@ -210,7 +211,7 @@ class DeltaWriter:
         self._kept.close()
 
 
-def trimmed(earlier: Earlier | None, named_from: int, first: int) -> Earlier | None:
+def trimmed(earlier: AssignedIds | None, named_from: int, first: int) -> AssignedIds | None:
     """The part of a source's ``earlier`` that a delta with new nodes from local id ``first`` on, naming no local id
     below ``named_from``, may name (None: none); the rest is forgotten.
 
@@ -221,16 +222,16 @@ def trimmed(earlier: Earlier | None, named_from: int, first: int) -> Earlier | N
         return None
     if earlier is None or named_from < earlier.first or earlier.first + len(earlier.ids) != first:
         raise StoreError("a worker's delta names nodes of deltas that were not stored: store them in order")
-    return Earlier(named_from, earlier.ids[named_from - earlier.first:])
+    return AssignedIds(named_from, earlier.ids[named_from - earlier.first:])
 
 
-def _chain(earlier: Earlier | None, delta: Delta, ids: np.ndarray) -> Earlier:
+def _chain(earlier: AssignedIds | None, delta: Delta, ids: np.ndarray) -> AssignedIds:
     """``earlier`` extended by ``delta``'s new nodes and their row ids (its local ids follow on from earlier's)."""
     if earlier is None or not len(earlier.ids):
-        return Earlier(delta.first, ids)
+        return AssignedIds(delta.first, ids)
     if delta.first != earlier.first + len(earlier.ids):
         raise StoreError("a chained batch's deltas are not consecutive takes of one tree: store them one by one")
-    return Earlier(earlier.first, np.concatenate([earlier.ids, ids]))
+    return AssignedIds(earlier.first, np.concatenate([earlier.ids, ids]))
 
 
 def simulations(delta: Delta) -> int:

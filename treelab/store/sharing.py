@@ -31,7 +31,7 @@ def share_top(db: DbPath, tree: Tree, depth: int) -> int:
     level, nodes = [tree.root], dict[int, TreeNode]()
     for _ in range(depth + 1):
         nodes.update((n.node_id, n) for n in level if n.node_id < LOCAL)
-        level = [kid for n in level for kid in n.kids]
+        level = [kid for n in level for kid in n.children_view]
     with reading(db) as (conn, _):
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id INTEGER PRIMARY KEY)")
         conn.execute("DELETE FROM temp.wanted")

@@ -309,7 +309,8 @@ class _Writer:
         explore = math.inf if score.exploration is None else score.exploration
         if self.positions is not None:
             tip = (f"graph score {fmt(ucb, 4)} = position value {fmt(value, 4)} + exploration {fmt(explore, 4)}"
-                   f" (c={self.c:.4g}, S={sum(k.nb_select for k in parent.kids)}, s={kid.nb_select}: selections of"
+                   f" (c={self.c:.4g}, S={sum(k.nb_select for k in parent.children_view)}, s={kid.nb_select}:"
+                   " selections of"
                    " this edge, never pass-through visits; the value merges every path to the position)"
                    if kid.nb_select else "graph score ∞: an edge never selected here is tried first")
         elif kid.nb_visit:

@@ -133,7 +133,7 @@ def load_view(
                     nxt.extend(shown)
             frontier = nxt
         # every loaded node without loaded children: say what is stored below it
-        bare = [n for n in walk(start) if not n.kids]
+        bare = [n for n in walk(start) if not n.children_view]
         cut_of(tree).update(bare)
         below = _counts(conn, bare) if len(bare) <= 20 * max_nodes else {}
         if meta.get("statistics") == "graph":  # edges show the graph score: the drawn positions' stored rows

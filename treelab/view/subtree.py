@@ -108,7 +108,7 @@ def select(
     for d in range(depth + 1):
         nxt: list[TreeNode] = []
         for node in level:
-            kids = list(node.kids)
+            kids = list(node.children_view)
             if node in unloaded_set and not kids:
                 count, visits = known.get(node, (-1, -1))
                 if count != 0:

@@ -204,7 +204,7 @@ class TreeFile:
             pv = [m for m, _ in principal_variation(conn, rows[-1][0], where=kept, limit=_PV_LIMIT)]
         chain = _chain(rows, kids_found, logged)
         node = chain[-1]
-        kids = sorted(node.kids, key=lambda k: (-k.nb_visit, k.node_id))
+        kids = sorted(node.children_view, key=lambda k: (-k.nb_visit, k.node_id))
         to_move = state.to_move
         reward = sum(k.mean * k.nb_visit for k in kids)
         priors = {r[0]: r[10] for r in kids_found if r[10] is not None}
@@ -319,7 +319,7 @@ def _chain(
         visits, kids = logged
         root = chain[0]
         counts: dict[str, list[Any]] = {move: ([*v, 0, 0, 0, 0.0])[:4] for move, v in kids.items()}  # a value sum
-        for kid in root.kids:  # all of them (at the root), or the one on the path
+        for kid in root.children_view:  # all of them (at the root), or the one on the path
             kid.nb_visit, kid.nb_win, kid.nb_draw, kid.value_sum = counts.get(kid.name, [0, 0, 0, 0.0])
         # the root's own wins (player 2's), draws and value sum follow from its children's
         root.nb_visit = visits

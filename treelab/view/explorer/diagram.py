@@ -138,7 +138,7 @@ def draw(source: TreeFile, path: str, *, depth: int, top: int | None,
     for node in fresh:
         gid = escape(node_id(node), quote=True)
         text = text.replace(f'<g id="{gid}" class="node">', f'<g id="{gid}" class="node new">', 1)
-    kids = sorted(tree.find(moves).kids, key=lambda k: -k.nb_visit)[:top] if depth else []  # the drawn ones
+    kids = sorted(tree.find(moves).children_view, key=lambda k: -k.nb_visit)[:top] if depth else []  # the drawn ones
     return text, [source.game.notation([*moves, source.game.parse_move(k.name)]) for k in kids]
 
 
@@ -149,5 +149,5 @@ def _prune(tree: Tree, replay: Replay) -> None:
     late children of this private, throw-away view are unlinked directly.
     """
     for node in walk(tree.root):  # a node's children are read after it is yielded: the late ones are gone
-        for kid in [k for k in node.kids if k.created_game is not None and k.created_game > replay.game]:
+        for kid in [k for k in node.children_view if k.created_game is not None and k.created_game > replay.game]:
             unlink(kid)

@@ -22,10 +22,12 @@ from hypothesis import strategies as st
 from random_games import random_game
 
 import treelab
-from treelab import speedups
+from treelab import (
+    Tree,  # the front door: it wires Tree.save to the store
+    speedups,
+)
 from treelab.errors import TreelabError
-from treelab.nodes import KIDS_SLOT, TreeNode, kids_of, link, unlink
-from treelab.tree import Tree
+from treelab.nodes import CHILDREN_SLOT, TreeNode, children_of, link, unlink
 
 
 class Movable(TreeNode):
@@ -42,8 +44,8 @@ class Movable(TreeNode):
 
 def shape_ok(node: TreeNode) -> bool:
     """The slot holds nothing for a leaf, the child itself for one, a list/tuple for two or more."""
-    raw = getattr(node, KIDS_SLOT, None)
-    n = len(kids_of(node))
+    raw = getattr(node, CHILDREN_SLOT, None)
+    n = len(children_of(node))
     if n == 0:
         return raw is None
     if n == 1:
@@ -55,7 +57,7 @@ def slot_shapes(tree: Tree) -> dict[str, int]:
     """How many nodes of ``tree`` hold each shape: none, one (the node itself), list, tuple."""
     shapes = {"none": 0, "one": 0, "list": 0, "tuple": 0}
     for node in tree:
-        raw = getattr(node, KIDS_SLOT, None)
+        raw = getattr(node, CHILDREN_SLOT, None)
         key = "none" if raw is None else "one" if isinstance(raw, TreeNode) else type(raw).__name__
         shapes[key] += 1
         assert shape_ok(node), node
@@ -134,7 +136,7 @@ def test_children_assignment_matches_plain_anytree(assignments: list[list[int]])
             assert shape_ok(a)
     for nodes in (ours, theirs):
         del nodes[0].children
-    assert ours[0].children == () and theirs[0].children == () and getattr(ours[0], KIDS_SLOT, None) is None
+    assert ours[0].children == () and theirs[0].children == () and getattr(ours[0], CHILDREN_SLOT, None) is None
 
 
 def test_tree_nodes_still_refuse_to_move_and_stay_put() -> None:
@@ -180,17 +182,17 @@ def test_link_and_unlink_move_between_the_shapes() -> None:
     kids = [TreeNode(str(i)) for i in range(4)]
     for n, kid in enumerate(kids, 1):
         link(kid, root)
-        assert list(kids_of(root)) == kids[:n] and shape_ok(root) and kid.parent is root
-    setattr(root, KIDS_SLOT, tuple(kids))  # as a load leaves it
+        assert list(children_of(root)) == kids[:n] and shape_ok(root) and kid.parent is root
+    setattr(root, CHILDREN_SLOT, tuple(kids))  # as a load leaves it
     extra = TreeNode("9")
     link(extra, root)
-    assert type(getattr(root, KIDS_SLOT)) is list and list(kids_of(root)) == [*kids, extra]
+    assert type(getattr(root, CHILDREN_SLOT)) is list and list(children_of(root)) == [*kids, extra]
     for gone in [kids[1], extra, kids[0], kids[3]]:
         unlink(gone)
-        assert gone.parent is None and gone not in kids_of(root) and shape_ok(root)
-    assert getattr(root, KIDS_SLOT) is kids[2]
+        assert gone.parent is None and gone not in children_of(root) and shape_ok(root)
+    assert getattr(root, CHILDREN_SLOT) is kids[2]
     unlink(kids[2])
-    assert kids_of(root) == () and root.is_leaf and getattr(root, KIDS_SLOT, None) is None
+    assert children_of(root) == () and root.is_leaf and getattr(root, CHILDREN_SLOT, None) is None
     unlink(root)  # a root: nothing to do
     assert root.parent is None
 
@@ -311,8 +313,8 @@ def test_the_explorer_replay_cuts_late_children_of_every_shape(tmp_path: Path) -
     db = tmp_path / "c4.db"
     tree.save(db)
     view = treelab.load(db)
-    assert type(getattr(view.find("441"), KIDS_SLOT)) is tuple and isinstance(getattr(view.find("445"), KIDS_SLOT),
-                                                                               TreeNode)
+    assert type(getattr(view.find("441"), CHILDREN_SLOT)) is tuple
+    assert isinstance(getattr(view.find("445"), CHILDREN_SLOT), TreeNode)
     _prune(view, Replay(game=2))
     assert [n.sequence for n in PreOrderIter(view.root)] == ["root", "4", "4/4", "4/4/5", "4/4/5/3", "4/4/1",
                                                              "4/4/1/2"]
