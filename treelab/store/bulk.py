@@ -35,6 +35,7 @@ from .integrity import check_row, damaged, label_check
 __all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "insert_grouped", "insert_records", "renumber",
            "rows", "write"]
 
+
 WIDTH = 50
 """Rows per ``INSERT ... VALUES (...), (...)`` statement (450 parameters, under every SQLite's limit)."""
 

@@ -37,6 +37,7 @@ from ..nodes import proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from . import bulk, positiontable
+from .sums import adding
 from .values import Values, add_values, collect
 
 __all__ = ["COUNT_COLUMNS", "LOCAL", "AssignedIds", "Delta", "apply", "depth_counts", "renumber", "stamp", "start",
@@ -51,8 +52,7 @@ COUNT_COLUMNS = ("nb_visit", "nb_win", "nb_draw", "nb_select")
 the one list of the ``nodes`` columns that add up (a new count column goes here, in ``_ADD`` and in the rows
 :func:`apply` inserts; ``treelab merge`` reads the columns named here)."""
 _NAME, _CREATED, _PROVEN, _MOVER = map(attrgetter, ("name", "created_game", "proven", "mover"))
-_ADD = ("UPDATE nodes SET nb_visit = nb_visit + ?, nb_win = nb_win + ?, nb_draw = nb_draw + ?, "
-        "nb_select = nb_select + ? WHERE id = ?")
+_ADD = f"UPDATE nodes SET {adding(COUNT_COLUMNS)} WHERE id = ?"
 _PROVE = "UPDATE nodes SET proven = coalesce(proven, ?) WHERE id = ?"
 _FIND = ("SELECT a.key, n.id, n.proven FROM temp.asked AS a JOIN main.nodes AS n "
          "ON n.parent_id = a.parent_id AND n.move = a.move")

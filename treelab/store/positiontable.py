@@ -26,6 +26,7 @@ from ..errors import NotationError
 from ..games import Game, State
 from ..positions import counts_of_nodes, node_keys, player_one_value, value_changes
 from ..tree import Tree, TreeNode
+from .sums import adding
 
 __all__ = ["CREATE", "WIDTH", "add", "add_delta", "after_moves", "by_key", "create", "delta_fields", "exists", "read",
            "rebuild", "row",
@@ -36,10 +37,9 @@ CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit 
           "value_sum REAL NOT NULL DEFAULT 0) WITHOUT ROWID")
 """The table (schema 5; schema 3 and 4 without ``value_sum``)."""
 
-_ADD = ("INSERT INTO positions (key, nb_visit, nb_win, nb_draw, nb_path, value_sum) VALUES {} "
-        "ON CONFLICT(key) DO UPDATE SET nb_visit = nb_visit + excluded.nb_visit, "
-        "nb_win = nb_win + excluded.nb_win, nb_draw = nb_draw + excluded.nb_draw, "
-        "nb_path = nb_path + excluded.nb_path, value_sum = value_sum + excluded.value_sum")
+_SUMS = ("nb_visit", "nb_win", "nb_draw", "nb_path", "value_sum")
+_ADD = (f"INSERT INTO positions (key, {', '.join(_SUMS)}) VALUES {{}} "
+        f"ON CONFLICT(key) DO UPDATE SET {adding(_SUMS, 'excluded.')}")
 WIDTH = 100
 """Rows per upsert statement (600 parameters): one multi-row statement costs about a quarter less a row than
 ``executemany`` of single rows (``benchmarks/parallel.py``'s writer)."""
