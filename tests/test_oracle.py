@@ -18,19 +18,12 @@ import pytest
 from exact_solver import ExactSolver
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from solver_helpers import c4solver, needs_solver
 
 from treelab.errors import BudgetError, GameOverError, NotATreelabDatabaseError, UnsupportedGameError
 from treelab.games import find_game
 from treelab.oracle import OracleCache, oracle_for, solve, solve_state
 
-try:
-    from treelab.oracle.compiled import compiled_solver
-
-    _c4solver = compiled_solver()
-except UnsupportedGameError:  # pragma: no cover - without a compiler
-    _c4solver = None
-
-needs_solver = pytest.mark.skipif(_c4solver is None, reason="treelab's compiled solver is not built")
 C4 = find_game("connect4")
 FILLED = "67766776" "6776"  # columns 6 and 7 filled (6 discs each), no four anywhere
 POSITION = "2252576253462244111563365343671351441"  # a Test_L3_R1 position
@@ -135,12 +128,12 @@ def test_budget_refuses_in_one_line() -> None:
 @needs_solver
 def test_compiled_solver_refuses_bad_positions() -> None:
     with pytest.raises(ValueError, match="not a Connect Four position"):
-        _c4solver.solve(2, 1, 1)  # a disc of the player to move that is not on the board
+        c4solver.solve(2, 1, 1)  # a disc of the player to move that is not on the board
     with pytest.raises(ValueError, match="not a Connect Four position"):
-        _c4solver.solve(0, 2, 1)  # a disc floating above an empty cell
+        c4solver.solve(0, 2, 1)  # a disc floating above an empty cell
     won = C4.replay("1212121")
     with pytest.raises(ValueError, match="game is over"):
-        _c4solver.solve(won.cur, won.mask, won.ply)
+        c4solver.solve(won.cur, won.mask, won.ply)
 
 
 @needs_solver

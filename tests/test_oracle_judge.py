@@ -16,20 +16,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from solver_helpers import c4solver, needs_solver
 
-from treelab.errors import BudgetError, UnsupportedGameError
+from treelab.errors import BudgetError
 from treelab.games import find_game
 from treelab.oracle import OracleCache, move_judge, oracle_for
 from treelab.oracle.minimax import is_optimal, move_values
 
-try:
-    from treelab.oracle.compiled import compiled_solver
-
-    _c4solver = compiled_solver()
-except UnsupportedGameError:  # pragma: no cover - without a compiler
-    _c4solver = None
-
-needs_solver = pytest.mark.skipif(_c4solver is None, reason="treelab's compiled solver is not built")
 C4 = find_game("connect4")
 TTT = find_game("tictactoe")
 
@@ -66,9 +59,9 @@ def test_connect4_exceeds_is_the_weak_value(c4_positions) -> None:
         state = C4.replay(moves)
         weak = (score > 0) - (score < 0)
         for bound in (-1, 0):
-            assert _c4solver.exceeds(state.cur, state.mask, state.ply, bound) == (weak > bound), (moves, bound)
+            assert c4solver.exceeds(state.cur, state.mask, state.ply, bound) == (weak > bound), (moves, bound)
     with pytest.raises(ValueError, match="value 1 must be -1"):
-        _c4solver.exceeds(state.cur, state.mask, state.ply, 1)
+        c4solver.exceeds(state.cur, state.mask, state.ply, 1)
 
 
 def judge_every_move(moves: str | list[int], max_nodes: int | None = None) -> tuple[int, int]:
