@@ -243,8 +243,9 @@ class TreeNode(LightNodeMixin):  # type: ignore[misc]  # anytree ships no types:
         def children_view(self) -> Sequence[TreeNode]:
             """The children, without anytree's copy into a new tuple (read only!): :func:`children_of`."""
 
+        kids = children_view  # its name before 2026-11-28, kept for code that uses it
     else:  # the reader itself as the getter: one call, not two (selection reads it at every step)
-        children_view = property(children_of, doc="The children, without anytree's copy into a new tuple (read only!).")
+        children_view = kids = property(children_of, doc="The children, without anytree's copy (read only!).")
 
     @property
     def moves(self) -> tuple[str, ...]:

@@ -33,7 +33,7 @@ const STYLE = `
 .tl-stepper .error { color: #b2182b; }
 `;
 
-function h(tag, attrs = {}, ...children_view) {
+function h(tag, attrs = {}, ...kids) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (k === "class") node.className = v; else if (k === "style") node.style.cssText = v; else node.setAttribute(k, v);
