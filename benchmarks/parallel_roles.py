@@ -10,7 +10,15 @@ them). Per simulation it prints the workers' top-of-tree shares (``share_top``),
 the writer's ``write``, and the renumbering of the new nodes; then the SQL the writer ran, by
 statement, and what is left of ``write`` (Python around it).
 
+``--floor`` then measures what SQLite itself costs for the same rows, with no Python at all: on a
+copy of the file, the nodes the later half of the games added are deleted and put back by one
+``INSERT INTO nodes SELECT ...`` from a temporary table (the same ids, parents and moves, so the
+same unique-index inserts), and as many ``positions`` rows the same way through the writer's
+upsert. That floor, per simulation, is what no tuning of the writer's Python can go below
+(issue 19: ``--workers 2`` at 1.4x ``--workers 1`` needs a writer under 0.43x a worker's cost).
+
     .venv/bin/python benchmarks/parallel_roles.py --budgets 200,400 --workers 1,2 --games 24
+    .venv/bin/python benchmarks/parallel_roles.py --budgets 200 --workers 1 --games 24 --floor
 """
 
 from __future__ import annotations
@@ -57,7 +65,44 @@ class _Timed(sqlite3.Connection):
                 SQL[" ".join(sql.split()[:4])] += time.process_time() - began
 
 
-def measure(iterations: int, workers: int, games: int) -> None:
+def floor(db: Path, games: int, sims: int, position_rows: int) -> None:
+    """Print SQLite's own CPU time for the rows the later half of ``games`` games wrote, per simulation (see the
+    module doc); ``sims``: those games' simulations, ``position_rows``: the ``positions`` rows they upserted."""
+    import shutil
+
+    copy = db.with_name("floor.db")
+    shutil.copy(db, copy)
+    conn = sqlite3.connect(copy, isolation_level=None)
+    try:
+        for pragma in ("synchronous = NORMAL", "cache_size = -65536", "temp_store = MEMORY"):
+            conn.execute(f"PRAGMA {pragma}")
+        half = games // 2
+        conn.execute("CREATE TEMP TABLE new_nodes AS SELECT * FROM nodes WHERE created_game > ? ORDER BY id", (half,))
+        conn.execute("CREATE TEMP TABLE new_positions AS SELECT * FROM positions ORDER BY random() LIMIT ?",
+                     (position_rows,))
+        nodes = conn.execute("SELECT count(*) FROM temp.new_nodes").fetchone()[0]
+        spent = []
+        for _ in range(3):
+            conn.execute("BEGIN")
+            conn.execute("DELETE FROM nodes WHERE id IN (SELECT id FROM temp.new_nodes)")
+            conn.execute("DELETE FROM positions WHERE key IN (SELECT key FROM temp.new_positions)")
+            began = time.process_time()
+            conn.execute("INSERT INTO nodes SELECT * FROM temp.new_nodes")
+            middle = time.process_time()
+            conn.execute("INSERT INTO positions SELECT * FROM temp.new_positions WHERE true ON CONFLICT(key) DO UPDATE "
+                         "SET nb_visit = nb_visit + excluded.nb_visit")
+            spent.append((middle - began, time.process_time() - middle))
+            conn.execute("ROLLBACK")
+        node_s, position_s = sorted(spent)[1]
+    finally:
+        conn.close()
+        copy.unlink()
+    print(f"  SQLite's own cost, no Python (median of 3): {nodes:,} nodes rows {node_s / nodes * 1e6:.2f} us a row, "
+          f"{position_rows:,} positions rows {position_s / max(position_rows, 1) * 1e6:.2f} us a row; "
+          f"per simulation of the later games: {(node_s + position_s) / sims * 1e6:.2f} us")
+
+
+def measure(iterations: int, workers: int, games: int, with_floor: bool = False) -> None:
     """Play ``games`` games with ``workers`` workers and their writer in this process; print each role's cost."""
     game = find_game("connect4")
     db = Path(tempfile.mkdtemp(prefix="treelab-roles-")) / "roles.db"
@@ -84,13 +129,16 @@ def measure(iterations: int, workers: int, games: int) -> None:
         players = [Worker(job, i + 1, 1000 + i) for i in range(workers)]
         SQL.clear()
         chains: dict[str, Any] = {}
-        sims = 0
+        sims = later_sims = later_rows = 0
         for g in range(games):
             worker = players[g % workers]
             result = worker.play(g + 1)
             blob = timed("pickle", pickle.dumps)(result, pickle.HIGHEST_PROTOCOL)
             result = timed("unpickle", pickle.loads)(blob)
             sims += simulations(result.delta)
+            if g + 1 > games // 2:
+                later_sims += simulations(result.delta)
+                later_rows += len(result.delta.keys or ())
             WRITING[0] = True
             _, stored = timed("write", writer.write)([result], chains=chains)
             WRITING[0] = False
@@ -110,6 +158,8 @@ def measure(iterations: int, workers: int, games: int) -> None:
     print(f"  the writer's SQL {sql * per:.2f} of its write {spent['write'] * per:.2f}:")
     for statement, seconds in sorted(SQL.items(), key=lambda item: -item[1])[:8]:
         print(f"    {seconds * per:5.2f}  {statement}")
+    if with_floor:
+        floor(db, games, later_sims, later_rows)
 
 
 def main() -> None:
@@ -117,13 +167,14 @@ def main() -> None:
     parser.add_argument("--budgets", default="200,400", help="simulations a move, comma-separated")
     parser.add_argument("--workers", default="1,2", help="workers, comma-separated")
     parser.add_argument("--games", type=int, default=24)
+    parser.add_argument("--floor", action="store_true", help="also measure SQLite's own cost of the same rows")
     args = parser.parse_args()
     connect = sqlite3.connect
     sqlite3.connect = lambda *a, **k: connect(*a, factory=_Timed, **k)  # type: ignore[assignment]
     try:
         for budget in (int(b) for b in args.budgets.split(",")):
             for workers in (int(w) for w in args.workers.split(",")):
-                measure(budget, workers, args.games)
+                measure(budget, workers, args.games, args.floor)
     finally:
         sqlite3.connect = connect  # type: ignore[assignment]
 

@@ -299,3 +299,38 @@ def test_mix_blends_a_playout_into_the_value(trained: tuple[Path, Path]) -> None
     assert_clean_error(no_model, "needs model=")
     match = treelab.play_match("tictactoe", f"puct:iterations=40,model={out},mix=0.5", "random", games=4, seed=5)
     assert match.b_wins == 0
+
+
+def test_outcome_share_averages_the_games_results_into_the_value_targets_they_passed(tmp_path: Path) -> None:
+    # FitConfig.outcome: at a position the logged games passed through, their mean result (for the player to move)
+    # takes that share of the value target ("z + q" at 0.5); a position no game reached keeps the node's mean.
+    db = tmp_path / "played.db"
+    treelab.train("tictactoe", db, games=30, iterations=60, seed=5, progress=False)
+    game, tree = find_game("tictactoe"), treelab.load(db)
+    results: dict[int, list[float]] = {}
+    for row in treelab.read_games(db):
+        moves = game.parse(row["moves"])
+        for ply in range(len(moves) + 1):
+            state = game.replay(moves[:ply])
+            won = 0.5 if row["winner"] is None else float(row["winner"] == state.to_move)
+            results.setdefault(tree.find(moves[:ply]).node_id, []).append(won)
+    rows = read_fit_rows(db, min_visits=3, max_depth=None)
+    alone = build_dataset(game, rows, min_visits=3, max_depth=None)
+    half = build_dataset(game, rows, min_visits=3, max_depth=None, outcome=0.5)
+    whole = build_dataset(game, rows, min_visits=3, max_depth=None, outcome=1.0)
+    assert alone.nodes.tolist() == half.nodes.tolist() == whole.nodes.tolist()
+    passed = untouched = 0
+    for i, node_id in enumerate(alone.nodes.tolist()):
+        node = next(n for n in tree if n.node_id == node_id)
+        if node_id in results and node.proven is None:
+            z = sum(results[node_id]) / len(results[node_id])
+            assert whole.value[i] == pytest.approx(z, abs=1e-6)
+            assert half.value[i] == pytest.approx((alone.value[i] + z) / 2, abs=1e-6)
+            passed += 1
+        else:
+            assert half.value[i] == whole.value[i] == alone.value[i]
+            untouched += 1
+    assert passed >= 10 and untouched >= 10
+    assert whole.value[0] != alone.value[0]  # the root: every game passed it, and its mean is not their mean
+    with pytest.raises(treelab.BudgetError, match="outcome 1.5"):
+        treelab.FitConfig(outcome=1.5)

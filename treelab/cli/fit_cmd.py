@@ -33,11 +33,14 @@ def _layers(text: str) -> tuple[int, ...]:
 @option("--epochs", type=click.IntRange(min=1), default=200, help="At most this many passes over the examples.")
 @option("--heldout", type=finite(min=0.0, max=1.0), default=0.1,
         help="Share of positions kept out of training to measure the model on.")
+@option("--outcome", type=finite(min=0.0, max=1.0), default=0.0,
+        help="Share of the logged games' outcomes in the value target where they passed (0.5: outcome and mean "
+             "averaged, 'z + q').")
 @option("--seed", type=int, default=0, help="Seed of the split and of the network's initial weights.")
 @json_option
 @library_errors
 def fit(db: str, out: str, min_visits: int, max_depth: int | None, hidden: str, epochs: int, heldout: float,
-        seed: int, as_json: bool) -> None:
+        outcome: float, seed: int, as_json: bool) -> None:
     """Fit a policy/value model from the tree in DB (scikit-learn's MLPRegressor).
 
     The examples are the positions with at least --min-visits visits: the
@@ -66,7 +69,7 @@ def fit(db: str, out: str, min_visits: int, max_depth: int | None, hidden: str, 
 
     try:
         model = run(db, out, min_visits=min_visits, max_depth=max_depth, hidden=layers, epochs=epochs,
-                    heldout=heldout, seed=seed, progress=progress)
+                    heldout=heldout, outcome=outcome, seed=seed, progress=progress)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -10,7 +10,11 @@ For a node with at least ``min_visits`` visits that is not the end of a game:
   move is not proven lost;
 - **value target**: the node's proof when known, else its mean reward (:func:`treelab.nodes.mean_reward`, value sums
   included), for the player to move,
-  in [0, 1] (the model learns it as ``2 v - 1``).
+  in [0, 1] (the model learns it as ``2 v - 1``). With ``outcome`` above 0, at a position the logged
+  games passed through, the mean outcome of those games (1 won, 1/2 drawn, 0 lost, for the player to move)
+  takes that share of the target: ``outcome`` 0.5 is the average of the two, the "z + q" target that
+  small AlphaZero replications found better than either alone (AlphaZero itself learns the outcome ``z``;
+  a node's mean ``q`` is a search's estimate, pulled towards the model's own values once it guides the search).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from ..games import Game, State
 from ..nodes import mean_reward
 from ..store.fitrows import FitRows
 
-__all__ = ["Dataset", "augment", "build_dataset", "candidates"]
+__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,9 +75,28 @@ def candidates(fit_rows: FitRows, *, min_visits: int, max_depth: int | None) -> 
     return [(r[0], r[9]) for r in fit_rows.rows if r[4] >= min_visits and r[3] <= deepest and r[0] in parents]
 
 
+def game_outcomes(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]:
+    """For each node of ``fit_rows`` that logged games passed through: ``(games, player one's score summed)``
+    (a game scores 1 won, 1/2 drawn, 0 lost). A game is followed while its nodes are among the rows read."""
+    child = {(r[1], game.parse_move(r[2])): r[0] for r in fit_rows.rows if r[1] is not None}
+    root = next((r[0] for r in fit_rows.rows if r[1] is None), None)
+    found: dict[int, tuple[int, float]] = {}
+    for moves, winner in fit_rows.games:
+        score = 0.5 if winner not in (1, 2) else float(winner == 1)
+        nid = root
+        for move in [None, *game.parse(moves)]:
+            nid = nid if move is None else child.get((nid, move))
+            if nid is None:
+                break
+            count, total = found.get(nid, (0, 0.0))
+            found[nid] = (count + 1, total + score)
+    return found
+
+
 def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
-                  only: Collection[int] | None = None) -> Dataset:
-    """The examples of the nodes in ``fit_rows`` (see the module doc); with ``only``, of those nodes alone.
+                  only: Collection[int] | None = None, outcome: float = 0.0) -> Dataset:
+    """The examples of the nodes in ``fit_rows`` (see the module doc); with ``only``, of those nodes alone;
+    ``outcome``: the logged games' outcomes' share of the value target where they passed.
 
     Raises:
         NoEncodingError: ``game`` has no input encoding.
@@ -109,6 +132,7 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     node_ids: list[int] = []
     proven_count = selected_count = 0
     group_of: dict[object, int] = {}
+    outcomes = game_outcomes(game, fit_rows) if outcome > 0 else {}
     for nid, pid, _, depth, visits, wins, draws, proven, _, _, value_sum in rows:
         children = kids.get(nid)
         if visits < min_visits or depth > deepest or not children or (only is not None and nid not in only):
@@ -127,6 +151,10 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
             value = mean_reward(wins, draws, visits, value_sum)
         if mover != state.to_move:
             value = 1.0 - value
+        if proven is None and nid in outcomes:
+            passed, score = outcomes[nid]
+            z = score / passed if state.to_move == 1 else 1.0 - score / passed
+            value = (1.0 - outcome) * value + outcome * z
         row = np.zeros(size, dtype=np.float32)
         for played, share in target.items():
             row[played - first] = share

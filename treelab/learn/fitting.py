@@ -67,12 +67,18 @@ class FitConfig:
     sample: int | None = None
     """At most this many positions are built and trained on, with the held-out share on top (None: all of
     them); the positions made since the previous fit first, the rest a uniform sample of the others."""
+    outcome: float = 0.0
+    """The share of the logged games' outcomes in the value target, at the positions they passed through
+    (0: the node's mean alone; 0.5: their average, "z + q"; see :mod:`treelab.learn.dataset`)."""
 
     def __post_init__(self) -> None:
         _check(self.min_visits, self.max_depth, self.hidden, self.epochs, self.patience, self.heldout)
         if self.sample is not None and (isinstance(self.sample, bool) or not isinstance(self.sample, int)
                                         or self.sample < MIN_EXAMPLES):
             raise BudgetError(f"sample {self.sample!r} must be a whole number >= {MIN_EXAMPLES}, or None for all")
+        if isinstance(self.outcome, bool) or not isinstance(self.outcome, (int, float)) or not 0 <= self.outcome <= 1:
+            raise BudgetError(f"outcome {self.outcome!r} must be a share between 0 and 1 "
+                              "(0.5: the games' outcome and the node's mean averaged)")
 
 
 def fit(
@@ -121,7 +127,7 @@ def fit(
     pool = candidates(rows, min_visits=min_visits, max_depth=max_depth)
     picked = _pick(pool, cfg.sample, heldout, since, rng) if cfg.sample is not None else None
     data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth,
-                         only=None if picked is None else set(picked[0]) | set(picked[1]))
+                         only=None if picked is None else set(picked[0]) | set(picked[1]), outcome=cfg.outcome)
     if len(data) < MIN_EXAMPLES:
         raise FitError(
             f"{display(db)!r} has {len(data)} positions with at least {min_visits} visits (need {MIN_EXAMPLES}): "
@@ -151,6 +157,7 @@ def fit(
         "warm_start": None if start is None else start.info.get("version", start.path or True), "since": since,
         "proven_positions": data.proven, "policy_from_selections": data.from_selections,
         "symmetries": [s.name for s in rules.symmetries], "min_visits": min_visits, "max_depth": max_depth,
+        "outcome": cfg.outcome,
         "hidden": list(hidden), "epochs": regressor.n_iter_, "seed": seed,
         "treelab_version": _version(), "library": f"scikit-learn {_sklearn_version()}",
         "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
