@@ -84,7 +84,8 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         if target > done:
             summary = treelab.learning_loop(
                 "connect4", db, model, target - done, refit_every=args.refit_every,
-                fitting=FitConfig(min_visits=args.min_visits, sample=args.sample or None), iterations=n,
+                fitting=FitConfig(min_visits=args.min_visits, sample=args.sample or None,
+                                  outcome=args.outcome), iterations=n,
                 mix=args.mix, seed=args.seed, progress=False, **pre)
             out["loop"]["seconds"] = round(out["loop"]["seconds"] + summary.seconds, 1)
             out["loop"]["refits"] += [
@@ -161,6 +162,8 @@ def main() -> None:
     parser.add_argument("--refit-every", type=int, default=100)
     parser.add_argument("--mix", type=float, default=0.5, help="The playout's share of the leaf value (0: model only).")
     parser.add_argument("--min-visits", type=int, default=20, help="The fits' --min-visits.")
+    parser.add_argument("--outcome", type=float, default=0.0,
+                        help="The refits' --outcome: the games' outcomes' share of the value target (0.5: z + q).")
     parser.add_argument("--sample", type=int, default=10_000, help="Positions a refit trains on at most (0: all).")
     parser.add_argument("--algorithm", default=None,
                         help="Search before the first model (default: the loop's, PUCT with the heuristic).")
