@@ -72,9 +72,11 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     work = args.workdir
     db, model = work / "loop.db", work / "loop.npz"
     pre: dict[str, Any] = {k: v for k, v in (("algorithm", args.algorithm), ("evaluator", args.evaluator)) if v}
+    hidden = {"hidden": tuple(int(x) for x in args.hidden.split(","))} if args.hidden else {}
     out: dict[str, Any] = {
         "game": "connect4", "iterations": n, "games": args.games, "refit_every": args.refit_every, "mix": args.mix,
         "min_visits": args.min_visits, "sample": args.sample, "seed": args.seed,
+        "outcome": args.outcome, **hidden,
         "before_first_model": pre or first_search(treelab.find_game("connect4")) or {"algorithm": "uct"},
         "cpus": os.cpu_count(), "load_at_start": _load(), "loop": {"seconds": 0.0, "refits": []}, "curve": []}
     player = f"puct:iterations={n},model={model}" + (f",mix={args.mix}" if args.mix else "")
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
             summary = treelab.learning_loop(
                 "connect4", db, model, target - done, refit_every=args.refit_every,
                 fitting=FitConfig(min_visits=args.min_visits, sample=args.sample or None,
-                                  outcome=args.outcome), iterations=n,
+                                  outcome=args.outcome, **hidden), iterations=n,
                 mix=args.mix, seed=args.seed, progress=False, **pre)
             out["loop"]["seconds"] = round(out["loop"]["seconds"] + summary.seconds, 1)
             out["loop"]["refits"] += [
@@ -162,6 +164,7 @@ def main() -> None:
     parser.add_argument("--refit-every", type=int, default=100)
     parser.add_argument("--mix", type=float, default=0.5, help="The playout's share of the leaf value (0: model only).")
     parser.add_argument("--min-visits", type=int, default=20, help="The fits' --min-visits.")
+    parser.add_argument("--hidden", default=None, help="The refits' hidden layers, e.g. 256,128 (default: the loop's).")
     parser.add_argument("--outcome", type=float, default=0.0,
                         help="The refits' --outcome: the games' outcomes' share of the value target (0.5: z + q).")
     parser.add_argument("--sample", type=int, default=10_000, help="Positions a refit trains on at most (0: all).")
