@@ -212,9 +212,13 @@ def test_symmetries_map_positions_onto_their_images(name: str) -> None:
 def test_features_are_seen_by_the_player_to_move() -> None:
     c4 = find_game("connect4")
     after = c4.replay("4")
-    assert after.features().shape == c4.feature_shape == (2, 6, 7)
+    assert after.features().shape == c4.feature_shape == (4, 6, 7)
     assert after.features()[1, 5, 3] == 1 and after.features()[0].sum() == 0  # the opponent's disc, bottom centre
     assert c4.replay("44").features()[0, 5, 3] == 1
+    threat = c4.replay("11223").features()  # X holds the bottom of columns 1-3; O to move
+    assert threat[3].tolist() == [[0] * 7] * 5 + [[0, 0, 0, 1, 0, 0, 0]]  # X's threat: the bottom of column 4
+    assert threat[2].sum() == 0 and threat[1].sum() == 3 and threat[0].sum() == 2
+    assert c4.replay("112233").features()[2, 5, 3] == 1  # X to move: now its own threat
     nim = find_game("nim")
     assert nim.replay("d7").features().tolist()[3] == [1.0] + [0.0] * 7
     pytest.importorskip("pyspiel")
@@ -332,5 +336,5 @@ def test_outcome_share_averages_the_games_results_into_the_value_targets_they_pa
             untouched += 1
     assert passed >= 10 and untouched >= 10
     assert whole.value[0] != alone.value[0]  # the root: every game passed it, and its mean is not their mean
-    with pytest.raises(treelab.BudgetError, match="outcome 1.5"):
+    with pytest.raises(treelab.BudgetError, match=r"outcome 1\.5"):
         treelab.FitConfig(outcome=1.5)
