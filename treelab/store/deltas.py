@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain, compress, zip_longest
 from operator import attrgetter
@@ -37,6 +37,7 @@ from ..nodes import proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from . import bulk, positiontable
+from .columns import columns
 from .sums import adding
 from .values import Values, add_values, collect
 
@@ -148,27 +149,27 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
         new = list(tree.new_nodes)
         base = tree.baselines
         keys = list(base)
-        ids = _column(keys, ("node_id",))[:, 0]
+        ids = columns(keys, ("node_id",))[:, 0]
         mask = ids < (new[0].node_id if new else tree.next_id)  # the changed nodes made before (the rest are new)
         known = list(compress(keys, mask.tolist()))
-        known_counts = _column(known, COUNT_COLUMNS) - _baselines(base, known)
-        columns = _column(new, ("parent.node_id", "depth", *COUNT_COLUMNS))
-        proven = _column(known + new, ("proven",), none=_UNPROVEN)[:, 0]  # position len(known) + i: new node i
+        known_counts = columns(known, COUNT_COLUMNS) - _baselines(base, known)
+        table = columns(new, ("parent.node_id", "depth", *COUNT_COLUMNS))
+        proven = columns(known + new, ("proven",), none=_UNPROVEN)[:, 0]  # position len(known) + i: new node i
         proofs = [(int(i), int(proven[i])) for i in np.flatnonzero(proven != _UNPROVEN)]
         delta = Delta(
             known=ids[mask],
             known_counts=known_counts,
-            parents=columns[:, 0].copy(),
+            parents=table[:, 0].copy(),
             first=new[0].node_id if new else max(tree.next_id, 1),
             moves=list(map(_NAME, new)),
-            depths=columns[:, 1].copy(),
-            counts=columns[:, 2:].copy(),
+            depths=table[:, 1].copy(),
+            counts=table[:, 2:].copy(),
             created=list(map(_CREATED, new)),
             proofs=proofs,
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
             seen=seen,
             values=collect(tree, known, new),
-            **positiontable.delta_fields(tree, known + new, known_counts, columns[:, 2:5]),
+            **positiontable.delta_fields(tree, known + new, known_counts, table[:, 2:5]),
         )
         if new and new[-1].node_id - new[0].node_id != len(new) - 1:
             raise StoreError("the tree's new nodes are not numbered in order: save or start() the tree first")
@@ -195,33 +196,6 @@ class AssignedIds:
         out = values.copy()
         out[hit] = self.ids[values[hit] - self.first]
         return out
-
-
-def _column(nodes: list[TreeNode], fields: tuple[str, ...], *, none: int | None = None) -> np.ndarray:
-    """The int slots ``fields`` of ``nodes`` (``"parent.node_id"``: the parent's id) as an int64 array, a row each.
-
-    ``none``: what a None value becomes (without it, None is a ``TypeError``).
-    """
-    if compiled is not None:
-        raw = compiled.columns(nodes, fields) if none is None else compiled.columns(nodes, fields, none)
-        flat = np.frombuffer(raw, dtype=np.int64)
-    else:
-        values: Iterable[Any]
-        if "parent.node_id" in fields:
-            gets = [_parent_id if name == "parent.node_id" else attrgetter(name) for name in fields]
-            values = (get(node) for node in nodes for get in gets)
-        else:
-            get = attrgetter(*fields)
-            values = chain.from_iterable(map(get, nodes)) if len(fields) > 1 else map(get, nodes)
-        if none is not None:
-            values = (none if v is None else v for v in values)
-        flat = np.fromiter(values, dtype=np.int64, count=len(nodes) * len(fields))
-    return flat.reshape(len(nodes), len(fields))
-
-
-def _parent_id(node: TreeNode) -> int:
-    parent = node.parent
-    return -1 if parent is None else int(parent.node_id)
 
 
 def _baselines(base: Mapping[TreeNode, tuple[int, ...]], nodes: list[TreeNode]) -> np.ndarray:

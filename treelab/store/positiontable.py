@@ -18,7 +18,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from itertools import chain, compress
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from ..errors import NotationError
 from ..games import Game, State
 from ..positions import node_keys, player_one_value, value_changes
 from ..tree import Tree, TreeNode
+from .columns import columns
 from .sums import adding
 
 __all__ = ["CREATE", "WIDTH", "add", "add_delta", "after_moves", "by_key", "create", "delta_fields", "exists", "read",
@@ -44,7 +44,6 @@ _ADD = (f"INSERT INTO positions (key, {', '.join(_SUMS)}) VALUES {{}} "
 WIDTH = 100
 """Rows per upsert statement (600 parameters): one multi-row statement costs about a quarter less a row than
 ``executemany`` of single rows (``benchmarks/parallel.py``'s writer)."""
-_COUNTS = attrgetter("nb_visit", "nb_win", "nb_draw")
 _UPSERT, _UPSERT_MANY = _ADD.format("(?, ?, ?, ?, ?, ?)"), _ADD.format(", ".join(["(?, ?, ?, ?, ?, ?)"] * WIDTH))
 
 
@@ -72,13 +71,14 @@ def _upsert(conn: sqlite3.Connection, kept: list[tuple[Any, ...]]) -> None:
     conn.executemany(_UPSERT, kept[full:])
 
 
-def write_tree(conn: sqlite3.Connection, tree: Tree) -> None:
-    """Add the whole table of ``tree``'s nodes (a new file's first save): every node as a new one of a delta,
-    through :func:`delta_fields` and :func:`add_delta` (Connect Four's keys computed in C)."""
+def write_tree(conn: sqlite3.Connection, tree: Tree, nodes: list[TreeNode] | None = None) -> None:
+    """Add the whole table of ``tree``'s nodes (a new file's first save; ``nodes``: all of them, if the caller has
+    the list): every node as a new one of a delta, through :func:`delta_fields` and :func:`add_delta` (Connect
+    Four's keys computed in C)."""
     create(conn)
-    nodes = list(tree)
-    counts = np.fromiter(chain.from_iterable(map(_COUNTS, nodes)), dtype=np.int64, count=3 * len(nodes))
-    fields = delta_fields(tree, nodes, np.zeros((0, 3), dtype=np.int64), counts.reshape(-1, 3))
+    nodes = list(tree) if nodes is None else nodes
+    counts = columns(nodes, ("nb_visit", "nb_win", "nb_draw"))
+    fields = delta_fields(tree, nodes, np.zeros((0, 3), dtype=np.int64), counts)
     add_delta(conn, fields["keys"], fields["position_counts"], fields["key_of_new"], np.ones(len(nodes), dtype=bool),
               fields["position_values"])
 
