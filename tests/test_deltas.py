@@ -18,8 +18,10 @@ from treelab import speedups
 from treelab.errors import DatabaseBusyError, ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
+from treelab.store import columns as node_columns
 from treelab.store import deltas
 from treelab.store.binding import binding_of
+from treelab.store.columns import columns
 from treelab.store.deltas import LOCAL, AssignedIds, renumber, stamp, start, take
 from treelab.store.deltawriter import DeltaWriter
 from treelab.store.sharing import share_top
@@ -243,11 +245,12 @@ def test_compiled_columns_match_the_python_reference(monkeypatch: pytest.MonkeyP
     new[3].proven = Proof.WIN
     fields = ("parent.node_id", "depth", "nb_visit", "nb_win", "nb_draw", "nb_select", "node_id")
     nodes = [tree.root, *new]  # the root has no parent: -1
-    compiled = [deltas._column(nodes, fields), deltas._column(nodes, ("proven",), none=-9),
+    compiled = [columns(nodes, fields), columns(nodes, ("proven",), none=-9),
                 deltas._baselines(tree.baselines, nodes)]
     delta, _ = take(tree)
     monkeypatch.setattr(deltas, "compiled", None)
-    python = [deltas._column(nodes, fields), deltas._column(nodes, ("proven",), none=-9),
+    monkeypatch.setattr(node_columns, "compiled", None)
+    python = [columns(nodes, fields), columns(nodes, ("proven",), none=-9),
               deltas._baselines({n: b for n, b in zip(nodes, compiled[2].tolist(), strict=True)}, nodes)]
     for a, b in zip(compiled, python, strict=True):
         assert a.dtype == b.dtype == np.int64 and a.tolist() == b.tolist()
