@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,14 +95,10 @@ def test_moves_keep_the_same_children_as_plain_anytree_nodes(moves: list[tuple[i
     ours = [Movable(str(i)) for i in range(8)]
     theirs = [Node(str(i)) for i in range(8)]
     for child, parent in moves:
-        outcomes = []
-        for nodes in (ours, theirs):
-            try:
-                nodes[child].parent = None if parent < 0 else nodes[parent]
-                outcomes.append(None)
-            except anytree.LoopError:
-                outcomes.append("loop")
-        assert outcomes[0] == outcomes[1]
+        def attach(nodes: list[Any], child: int = child, parent: int = parent) -> None:
+            nodes[child].parent = None if parent < 0 else nodes[parent]
+
+        _same_outcome(attach, ours, theirs)
         for a, b in zip(ours, theirs, strict=True):
             assert [k.name for k in a.children] == [k.name for k in b.children]
             assert (a.parent and a.parent.name) == (b.parent and b.parent.name)
@@ -122,15 +119,10 @@ def test_children_assignment_matches_plain_anytree(assignments: list[list[int]])
     theirs = [Node(str(i)) for i in range(7)]
     for step, picks in enumerate(assignments):
         owner = step % 7
-        outcomes = []
-        for nodes in (ours, theirs):
-            wanted = [nodes[i] for i in dict.fromkeys(picks) if i != owner]
-            try:
-                nodes[owner].children = wanted
-                outcomes.append(None)
-            except anytree.LoopError:
-                outcomes.append("loop")
-        assert outcomes[0] == outcomes[1]
+        def assign(nodes: list[Any], owner: int = owner, picks: list[int] = picks) -> None:
+            nodes[owner].children = [nodes[i] for i in dict.fromkeys(picks) if i != owner]
+
+        _same_outcome(assign, ours, theirs)
         for a, b in zip(ours, theirs, strict=True):
             assert [k.name for k in a.children] == [k.name for k in b.children]
             assert shape_ok(a)
@@ -321,3 +313,15 @@ def test_the_explorer_replay_cuts_late_children_of_every_shape(tmp_path: Path) -
     _prune(view, Replay(game=1))
     assert [n.sequence for n in PreOrderIter(view.root)] == ["root", "4", "4/4", "4/4/5", "4/4/5/3"]
     slot_shapes(view)
+
+
+def _same_outcome(change: Callable[[list[Any]], None], ours: list[Any], theirs: list[Any]) -> None:
+    """Make ``change`` to both node lists: both succeed, or both refuse with anytree's ``LoopError``."""
+    outcomes = []
+    for nodes in (ours, theirs):
+        try:
+            change(nodes)
+            outcomes.append(None)
+        except anytree.LoopError:
+            outcomes.append("loop")
+    assert outcomes[0] == outcomes[1]

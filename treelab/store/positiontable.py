@@ -71,12 +71,10 @@ def _upsert(conn: sqlite3.Connection, kept: list[tuple[Any, ...]]) -> None:
     conn.executemany(_UPSERT, kept[full:])
 
 
-def write_tree(conn: sqlite3.Connection, tree: Tree, nodes: list[TreeNode] | None = None) -> None:
-    """Add the whole table of ``tree``'s nodes (a new file's first save; ``nodes``: all of them, if the caller has
-    the list): every node as a new one of a delta, through :func:`delta_fields` and :func:`add_delta` (Connect
-    Four's keys computed in C)."""
+def write_tree(conn: sqlite3.Connection, tree: Tree, nodes: list[TreeNode]) -> None:
+    """Add the whole table of ``tree``'s ``nodes`` (all of them: a new file's first save) as the new nodes of a
+    delta, through :func:`delta_fields` and :func:`add_delta` (Connect Four's keys computed in C)."""
     create(conn)
-    nodes = list(tree) if nodes is None else nodes
     counts = columns(nodes, ("nb_visit", "nb_win", "nb_draw"))
     fields = delta_fields(tree, nodes, np.zeros((0, 3), dtype=np.int64), counts)
     add_delta(conn, fields["keys"], fields["position_counts"], fields["key_of_new"], np.ones(len(nodes), dtype=bool),
