@@ -189,6 +189,10 @@ def test_cli_fit_reports_and_writes_json(trained: tuple[Path, Path], tmp_path: P
     text = run("fit", "--db", str(db), "-o", str(out), "--min-visits", "100", "--hidden", "8", "--epochs", "2")
     assert "held-out" in text.output and "policy top-1" in text.output
     assert_clean_error(run("fit", str(db), "-o", str(out), "--hidden", "8,x"), "'8,x'")
+    blended = run("fit", str(db), "-o", str(out), "--min-visits", "100", "--hidden", "8", "--epochs", "2",
+                  "--outcome", "0.5", "--json")
+    assert blended.exit_code == 0 and json.loads(blended.output.strip().splitlines()[-1])["outcome"] == 0.5
+    assert_clean_error(run("fit", str(db), "-o", str(out), "--outcome", "2"), "2")
 
 
 @pytest.mark.parametrize("name", ["connect4", "tictactoe"])
