@@ -1,6 +1,7 @@
 """Training examples from a stored tree: one per well-visited position, multiplied by the game's symmetries.
 
-For a node with at least ``min_visits`` visits that is not the end of a game:
+For a node with at least ``min_visits`` visits (and, with ``min_selections``, whose children were selected at
+least that often: the positions a search was made from) that is not the end of a game:
 
 - **input**: the position's :meth:`~treelab.games.State.features`, seen by the player to move;
 - **policy target**: the children's selection counts (``nb_select``, the edge counts that moves
@@ -31,7 +32,7 @@ from ..games import Game, State
 from ..nodes import mean_reward
 from ..store.fitrows import FitRows
 
-__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes"]
+__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes", "selections"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,13 +67,27 @@ class Dataset:
                        self.groups[index], self.visits[index], self.nodes[index], self.proven, self.from_selections)
 
 
-def candidates(fit_rows: FitRows, *, min_visits: int, max_depth: int | None) -> list[tuple[int, int | None]]:
+def selections(fit_rows: FitRows) -> dict[int, int]:
+    """Each node of ``fit_rows`` that has children: its children's selections summed, the simulations that chose a
+    move there. A search made from a position gives it about the search's budget; a position only passed through
+    (by a search made higher up that reached it a few times, or by searches made deeper in the same game, which
+    visit it without choosing there) gets few."""
+    chosen: dict[int, int] = {}
+    for r in fit_rows.rows:
+        if r[1] is not None:
+            chosen[r[1]] = chosen.get(r[1], 0) + r[8]
+    return chosen
+
+
+def candidates(fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
+               min_selections: int = 0) -> list[tuple[int, int | None]]:
     """``(node id, created_game)`` of the nodes in ``fit_rows`` that may give an example: at least
-    ``min_visits`` visits, at most ``max_depth`` deep, with children (the end of a game is only
-    found when the example is built)."""
+    ``min_visits`` visits, at most ``max_depth`` deep, with children selected at least ``min_selections``
+    times in all (the end of a game is only found when the example is built)."""
     deepest = max_depth if max_depth is not None else 1 << 62
-    parents = {r[1] for r in fit_rows.rows}
-    return [(r[0], r[9]) for r in fit_rows.rows if r[4] >= min_visits and r[3] <= deepest and r[0] in parents]
+    chosen = selections(fit_rows)
+    return [(r[0], r[9]) for r in fit_rows.rows
+            if r[4] >= min_visits and r[3] <= deepest and chosen.get(r[0], -1) >= min_selections]
 
 
 def game_outcomes(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]:
@@ -94,9 +109,10 @@ def game_outcomes(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]
 
 
 def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
-                  only: Collection[int] | None = None, outcome: float = 0.0) -> Dataset:
+                  only: Collection[int] | None = None, outcome: float = 0.0, min_selections: int = 0) -> Dataset:
     """The examples of the nodes in ``fit_rows`` (see the module doc); with ``only``, of those nodes alone;
-    ``outcome``: the logged games' outcomes' share of the value target where they passed.
+    ``outcome``: the logged games' outcomes' share of the value target where they passed; ``min_selections``:
+    only positions whose children were selected at least this often in all.
 
     Raises:
         NoEncodingError: ``game`` has no input encoding.
@@ -136,6 +152,8 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     for nid, pid, _, depth, visits, wins, draws, proven, _, _, value_sum in rows:
         children = kids.get(nid)
         if visits < min_visits or depth > deepest or not children or (only is not None and nid not in only):
+            continue
+        if min_selections and sum(k[3] for k in children) < min_selections:
             continue
         state = state_of(nid)
         if state.is_terminal:
