@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     hidden = {"hidden": tuple(int(x) for x in args.hidden.split(","))} if args.hidden else {}
     out: dict[str, Any] = {
         "game": "connect4", "iterations": n, "games": args.games, "refit_every": args.refit_every, "mix": args.mix,
-        "min_visits": args.min_visits, "sample": args.sample, "seed": args.seed,
+        "min_visits": args.min_visits, "min_selections": args.min_selections, "sample": args.sample, "seed": args.seed,
         "outcome": args.outcome, **hidden,
         "before_first_model": pre or first_search(treelab.find_game("connect4")) or {"algorithm": "uct"},
         "cpus": os.cpu_count(), "load_at_start": _load(), "loop": {"seconds": 0.0, "refits": []}, "curve": []}
@@ -86,7 +86,8 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         if target > done:
             summary = treelab.learning_loop(
                 "connect4", db, model, target - done, refit_every=args.refit_every,
-                fitting=FitConfig(min_visits=args.min_visits, sample=args.sample or None,
+                fitting=FitConfig(min_visits=args.min_visits, min_selections=args.min_selections,
+                                  sample=args.sample or None,
                                   outcome=args.outcome, **hidden), iterations=n,
                 mix=args.mix, seed=args.seed, progress=False, **pre)
             out["loop"]["seconds"] = round(out["loop"]["seconds"] + summary.seconds, 1)
@@ -164,6 +165,8 @@ def main() -> None:
     parser.add_argument("--refit-every", type=int, default=100)
     parser.add_argument("--mix", type=float, default=0.5, help="The playout's share of the leaf value (0: model only).")
     parser.add_argument("--min-visits", type=int, default=20, help="The fits' --min-visits.")
+    parser.add_argument("--min-selections", type=int, default=None,
+                        help="The fits' --min-selections (default: the loop's, 3/4 of --iterations; 0: all).")
     parser.add_argument("--hidden", default=None, help="The refits' hidden layers, e.g. 256,128 (default: the loop's).")
     parser.add_argument("--outcome", type=float, default=0.0,
                         help="The refits' --outcome: the games' outcomes' share of the value target (0.5: z + q).")

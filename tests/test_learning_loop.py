@@ -36,6 +36,7 @@ def test_loop_refits_every_k_games_and_logs_which_model_played(tmp_path: Path) -
     assert model.exists() and versioned(model, 1).exists() and versioned(model, 2).exists()
     info = treelab.load_model(model).info
     assert (info["version"], info["games_logged"]) == (2, 20)
+    assert info["min_selections"] == 30  # LOOP_SELECTIONS: the positions searched with 3/4 of the 40 iterations
     rows = _logged(db)
     assert len(rows) == 20
     assert all("model" not in row for row in rows[:10])  # no model yet: PUCT with the game's heuristic
@@ -76,9 +77,10 @@ def test_loop_refuses_a_model_or_a_database_of_another_game_before_writing(tmp_p
 def test_train_command_runs_the_loop_and_refuses_bad_combinations(tmp_path: Path) -> None:
     db, model = tmp_path / "t.db", tmp_path / "m.npz"
     result = run("train", "tictactoe", "--db", str(db), "--games", "10", "--iterations", "30", "--model", str(model),
-                 "--refit-every", "10", "--min-visits", "5", "--seed", "2", "-q")
+                 "--refit-every", "10", "--min-visits", "5", "--min-selections", "12", "--seed", "2", "-q")
     assert result.exit_code == 0, result.output
     assert "refit v1 after 10 games" in result.output and model.exists()
+    assert treelab.load_model(model).info["min_selections"] == 12
     guided = run("train", "tictactoe", "--db", str(db), "--games", "2", "--iterations", "30", "--model", str(model),
                  "-q")  # a fixed model, no refits
     assert guided.exit_code == 0, guided.output
@@ -87,6 +89,8 @@ def test_train_command_runs_the_loop_and_refuses_bad_combinations(tmp_path: Path
     assert_clean_error(missing, "none.npz", "--refit-every")
     alone = run("train", "tictactoe", "--db", str(db), "--games", "2", "--refit-every", "5")
     assert_clean_error(alone, "--model")
+    loose = run("train", "tictactoe", "--db", str(db), "--games", "2", "--min-selections", "5")
+    assert_clean_error(loose, "--min-selections is for the learning loop")
 
 
 def test_loop_with_workers_plays_and_refits(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from treelab.errors import (
     NotATreelabDatabaseError,
 )
 from treelab.games import GAMES, find_game, registry
-from treelab.learn.dataset import augment, build_dataset
+from treelab.learn.dataset import augment, build_dataset, candidates
 from treelab.learn.model import load_model
 from treelab.mcts.evaluators import Evaluation, ModelEvaluator, uniform_priors
 from treelab.mcts.puct import puct_search
@@ -342,3 +342,32 @@ def test_outcome_share_averages_the_games_results_into_the_value_targets_they_pa
     assert whole.value[0] != alone.value[0]  # the root: every game passed it, and its mean is not their mean
     with pytest.raises(treelab.BudgetError, match=r"outcome 1\.5"):
         treelab.FitConfig(outcome=1.5)
+
+
+def test_min_selections_keeps_only_the_positions_a_search_chose_from(trained: tuple[Path, Path],
+                                                                     tmp_path: Path) -> None:
+    # FitConfig.min_selections: a position passed through by searches aimed elsewhere has visits but few
+    # selections among its moves; only positions whose children were selected that often in all are learned from.
+    db, _ = trained
+    game, tree = find_game("tictactoe"), treelab.load(db)
+    rows = read_fit_rows(db, min_visits=20, max_depth=None)
+    every = build_dataset(game, rows, min_visits=20, max_depth=None)
+    searched = build_dataset(game, rows, min_visits=20, max_depth=None, min_selections=250)
+    chosen = {n.node_id: sum(k.nb_select for k in n.children_view) for n in tree}
+    assert set(searched.nodes.tolist()) == {i for i in every.nodes.tolist() if chosen[i] >= 250}
+    assert 0 < len(searched) < len(every)
+    assert {i for i, _ in candidates(rows, min_visits=20, max_depth=None, min_selections=250)} >= set(
+        searched.nodes.tolist())
+    model = treelab.fit(db, None, min_visits=20, min_selections=250, hidden=(8,), epochs=2)
+    assert model.info["min_selections"] == 250 and model.info["positions"] == len(searched)
+    assert treelab.fit(db, None, min_visits=20, hidden=(8,), epochs=2).info["min_selections"] == 0
+    with pytest.raises(FitError, match="--min-selections"):
+        treelab.fit(db, None, min_visits=20, min_selections=10**9, hidden=(8,), epochs=2)
+    with pytest.raises(treelab.BudgetError, match=r"min_selections -1"):
+        treelab.FitConfig(min_selections=-1)
+    out = tmp_path / "searched.npz"
+    result = run("fit", str(db), "-o", str(out), "--min-selections", "250", "--hidden", "8", "--epochs", "2", "--json")
+    assert result.exit_code == 0 and json.loads(result.output.strip().splitlines()[-1])["min_selections"] == 250
+    assert_clean_error(run("fit", str(db), "-o", str(tmp_path / "none.npz"), "--min-selections", "1000000000"),
+                       "1000000000 selections")
+    assert not (tmp_path / "none.npz").exists()

@@ -27,6 +27,9 @@ def _layers(text: str) -> tuple[int, ...]:
         help="The model file to write (.npz); an existing one must be a model of the same game (it is replaced).")
 @option("--min-visits", type=click.IntRange(min=1), default=20,
         help="Learn only from positions visited at least this often.")
+@option("--min-selections", type=click.IntRange(min=0), default=0, show_default="0: every position",
+        help="Learn only from positions whose moves were chosen at least this often in all: the positions a search "
+             "was made from (the learning loop: 3/4 of its --iterations).")
 @option("--depth", "max_depth", type=click.IntRange(min=0), default=None, show_default="any depth",
         help="Learn only from positions at most this many moves deep.")
 @option("--hidden", type=str, default="128,64", help="Hidden layer sizes, comma-separated.")
@@ -39,12 +42,13 @@ def _layers(text: str) -> tuple[int, ...]:
 @option("--seed", type=int, default=0, help="Seed of the split and of the network's initial weights.")
 @json_option
 @library_errors
-def fit(db: str, out: str, min_visits: int, max_depth: int | None, hidden: str, epochs: int, heldout: float,
-        outcome: float, seed: int, as_json: bool) -> None:
+def fit(db: str, out: str, min_visits: int, min_selections: int, max_depth: int | None, hidden: str, epochs: int,
+        heldout: float, outcome: float, seed: int, as_json: bool) -> None:
     """Fit a policy/value model from the tree in DB (scikit-learn's MLPRegressor).
 
-    The examples are the positions with at least --min-visits visits: the
-    policy target is the share of selections of each move, the value target
+    The examples are the positions with at least --min-visits visits (and
+    --min-selections choices among their moves: the positions a search was
+    made from, as the learning loop learns): the policy target is the share of selections of each move, the value target
     the position's mean (or its proof) for the player to move; the game's
     symmetries multiply them. Search with the model through
     'treelab analyse GAME --algorithm puct --model MODEL' or the arena spec
@@ -68,8 +72,8 @@ def fit(db: str, out: str, min_visits: int, max_depth: int | None, hidden: str, 
         bar.update(1, f"loss {loss:.5f}")
 
     try:
-        model = run(db, out, min_visits=min_visits, max_depth=max_depth, hidden=layers, epochs=epochs,
-                    heldout=heldout, outcome=outcome, seed=seed, progress=progress)
+        model = run(db, out, min_visits=min_visits, min_selections=min_selections, max_depth=max_depth,
+                    hidden=layers, epochs=epochs, heldout=heldout, outcome=outcome, seed=seed, progress=progress)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -50,6 +50,10 @@ from .options import (
              "one, before it with PUCT and the game's heuristic.")
 @option("--min-visits", "min_visits", type=click.IntRange(min=1), default=None, show_default="20",
         help="With --refit-every: learn only from positions visited at least this often.")
+@option("--min-selections", "min_selections", type=click.IntRange(min=0), default=None,
+        show_default="3/4 of --iterations",
+        help="With --refit-every: learn only from positions whose moves were chosen at least this often in all "
+             "(the positions the games searched from).")
 @option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
         help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
@@ -93,14 +97,16 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
 
         puct = searching.get("algorithm") == "puct" or searching.get("model") is not None
         workers, note = advice(workers, algorithm="puct" if puct else "uct")
-    refit_every, min_visits, model = options.pop("refit_every"), options.pop("min_visits"), searching.pop("model")
+    refit_every, model = options.pop("refit_every"), searching.pop("model")
+    fitting = {name: value for name in ("min_visits", "min_selections") if (value := options.pop(name)) is not None}
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               workers=workers, **options)
     if refit_every is not None or model is not None:
-        _learn(game, db, games, training, searching, model, refit_every, min_visits)
+        _learn(game, db, games, training, searching, model, refit_every, fitting)
         return
-    if min_visits is not None:
-        raise click.UsageError("--min-visits is for the learning loop: give --model and --refit-every too")
+    if fitting:
+        flag = "--" + next(iter(fitting)).replace("_", "-")
+        raise click.UsageError(f"{flag} is for the learning loop: give --model and --refit-every too")
     if searching.get("mix") is not None:
         raise click.UsageError("--mix blends a playout into a model's value: give --model too")
     summary = run(game, db, games, training=training, **searching)
@@ -112,7 +118,7 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
 
 
 def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, Any], model: str | None,
-           refit_every: int | None, min_visits: int | None) -> None:
+           refit_every: int | None, fitting_options: dict[str, int]) -> None:
     """``--model`` (and ``--refit-every``): the learning loop, or self-play guided by a fixed model."""
     from pathlib import Path
 
@@ -133,8 +139,7 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
         return
     from ..play.learning import LOOP_SAMPLE
 
-    fitting = FitConfig(sample=LOOP_SAMPLE) if min_visits is None else FitConfig(min_visits=min_visits,
-                                                                                 sample=LOOP_SAMPLE)
+    fitting = FitConfig(sample=LOOP_SAMPLE, **fitting_options)
     context = click.get_current_context()
     for name in ("algorithm", "evaluator"):  # not given: the loop's own start (PUCT with the game's heuristic)
         if context.get_parameter_source(name) is click.core.ParameterSource.DEFAULT:
