@@ -165,8 +165,8 @@ def main() -> None:
     parser.add_argument("--refit-every", type=int, default=100)
     parser.add_argument("--mix", type=float, default=0.5, help="The playout's share of the leaf value (0: model only).")
     parser.add_argument("--min-visits", type=int, default=20, help="The fits' --min-visits.")
-    parser.add_argument("--min-selections", type=int, default=None,
-                        help="The fits' --min-selections (default: the loop's, 3/4 of --iterations; 0: all).")
+    parser.add_argument("--min-selections", type=int, default=0,
+                        help="The fits' --min-selections (0: every position).")
     parser.add_argument("--hidden", default=None, help="The refits' hidden layers, e.g. 256,128 (default: the loop's).")
     parser.add_argument("--outcome", type=float, default=0.0,
                         help="The refits' --outcome: the games' outcomes' share of the value target (0.5: z + q).")

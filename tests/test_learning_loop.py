@@ -36,7 +36,7 @@ def test_loop_refits_every_k_games_and_logs_which_model_played(tmp_path: Path) -
     assert model.exists() and versioned(model, 1).exists() and versioned(model, 2).exists()
     info = treelab.load_model(model).info
     assert (info["version"], info["games_logged"]) == (2, 20)
-    assert info["min_selections"] == 30  # LOOP_SELECTIONS: the positions searched with 3/4 of the 40 iterations
+    assert info["min_selections"] == 0  # every position with min_visits visits (FitConfig's default)
     rows = _logged(db)
     assert len(rows) == 20
     assert all("model" not in row for row in rows[:10])  # no model yet: PUCT with the game's heuristic

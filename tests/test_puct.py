@@ -74,7 +74,8 @@ def test_selection_takes_the_highest_puct_score(c_puct):
     tree.pending[root] = {}
     rng = random.Random(3)
     for kid in root.children_view:  # give the children arbitrary statistics and priors
-        kid.nb_visit = rng.randint(1, 30)
+        kid.nb_select = rng.randint(1, 30)  # the times the root chose it
+        kid.nb_visit = kid.nb_select + rng.choice([0, 0, rng.randint(1, 500)])  # and searches started deeper
         kid.nb_win = rng.randint(0, kid.nb_visit)
         kid.nb_draw = rng.randint(0, kid.nb_visit - kid.nb_win)
         tree.priors[kid] = rng.random()
@@ -82,10 +83,12 @@ def test_selection_takes_the_highest_puct_score(c_puct):
     for kid in root.children_view:
         tree.priors[kid] /= total
     root.nb_visit = sum(k.nb_visit for k in root.children_view) + 1
+    assert any(k.nb_visit > k.nb_select for k in root.children_view)
 
-    def score(kid):
+    def score(kid):  # AlphaZero's N(s) and n(s, a) are edge counts: pass-through visits explore nothing
         q = (kid.nb_win + 0.5 * kid.nb_draw) / kid.nb_visit
-        return q + c_puct * tree.priors[kid] * math.sqrt(root.nb_visit) / (1 + kid.nb_visit)
+        big_n = 1 + sum(k.nb_select for k in root.children_view)
+        return q + c_puct * tree.priors[kid] * math.sqrt(big_n) / (1 + kid.nb_select)
 
     expected = max(root.children_view, key=score)
     before = {k.name: k.nb_visit for k in root.children_view}

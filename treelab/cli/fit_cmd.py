@@ -29,7 +29,7 @@ def _layers(text: str) -> tuple[int, ...]:
         help="Learn only from positions visited at least this often.")
 @option("--min-selections", type=click.IntRange(min=0), default=0, show_default="0: every position",
         help="Learn only from positions whose moves were chosen at least this often in all: the positions a search "
-             "was made from (the learning loop: 3/4 of its --iterations).")
+             "was made from.")
 @option("--depth", "max_depth", type=click.IntRange(min=0), default=None, show_default="any depth",
         help="Learn only from positions at most this many moves deep.")
 @option("--hidden", type=str, default="128,64", help="Hidden layer sizes, comma-separated.")

@@ -51,7 +51,7 @@ from .options import (
 @option("--min-visits", "min_visits", type=click.IntRange(min=1), default=None, show_default="20",
         help="With --refit-every: learn only from positions visited at least this often.")
 @option("--min-selections", "min_selections", type=click.IntRange(min=0), default=None,
-        show_default="3/4 of --iterations",
+        show_default="0: every position",
         help="With --refit-every: learn only from positions whose moves were chosen at least this often in all "
              "(the positions the games searched from).")
 @option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
@@ -118,8 +118,9 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
 
 
 def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, Any], model: str | None,
-           refit_every: int | None, fitting_options: dict[str, int]) -> None:
+           refit_every: int | None, fitting_options: dict[str, Any]) -> None:
     """``--model`` (and ``--refit-every``): the learning loop, or self-play guided by a fixed model."""
+    from dataclasses import replace
     from pathlib import Path
 
     from ..learn.fitting import FitConfig
@@ -139,7 +140,7 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
         return
     from ..play.learning import LOOP_SAMPLE
 
-    fitting = FitConfig(sample=LOOP_SAMPLE, **fitting_options)
+    fitting = replace(FitConfig(sample=LOOP_SAMPLE), **fitting_options)
     context = click.get_current_context()
     for name in ("algorithm", "evaluator"):  # not given: the loop's own start (PUCT with the game's heuristic)
         if context.get_parameter_source(name) is click.core.ParameterSource.DEFAULT:

@@ -70,20 +70,19 @@ class FitConfig:
     outcome: float = 0.0
     """The share of the logged games' outcomes in the value target, at the positions they passed through
     (0: the node's mean alone; 0.5: their average, "z + q"; see :mod:`treelab.learn.dataset`)."""
-    min_selections: int | None = None
+    min_selections: int = 0
     """Learn only from positions whose children were selected at least this often in all: the positions a
     search was made from, as AlphaZero learns from the positions its games searched (Silver et al. 2017).
     A position only passed through holds a few dozen visits of searches aimed elsewhere, and its mean is a
-    poor value target (``docs/notes/learning-loop.md``). None: 0 for a fit (every position); the learning
-    loop's own rule (:data:`treelab.play.learning.LOOP_SELECTIONS`)."""
+    poor value target; but a learning loop that kept only the searched positions was no better in play or
+    against perfect play (``docs/notes/model.md``), so 0 (every position) is the default."""
 
     def __post_init__(self) -> None:
         _check(self.min_visits, self.max_depth, self.hidden, self.epochs, self.patience, self.heldout)
         if self.sample is not None and (isinstance(self.sample, bool) or not isinstance(self.sample, int)
                                         or self.sample < MIN_EXAMPLES):
             raise BudgetError(f"sample {self.sample!r} must be a whole number >= {MIN_EXAMPLES}, or None for all")
-        if self.min_selections is not None and (isinstance(self.min_selections, bool)
-                                                or not isinstance(self.min_selections, int) or self.min_selections < 0):
+        if isinstance(self.min_selections, bool) or not isinstance(self.min_selections, int) or self.min_selections < 0:
             raise BudgetError(f"min_selections {self.min_selections!r} must be a whole number >= 0 (0: every position)")
         if isinstance(self.outcome, bool) or not isinstance(self.outcome, (int, float)) or not 0 <= self.outcome <= 1:
             raise BudgetError(f"outcome {self.outcome!r} must be a share between 0 and 1 "
@@ -133,7 +132,7 @@ def fit(
     if out is not None and Path(out).exists():
         load_model(out, rules)
     rng = np.random.default_rng(seed)
-    chose = cfg.min_selections or 0
+    chose = cfg.min_selections
     pool = candidates(rows, min_visits=min_visits, max_depth=max_depth, min_selections=chose)
     picked = _pick(pool, cfg.sample, heldout, since, rng) if cfg.sample is not None else None
     data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth,

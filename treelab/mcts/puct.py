@@ -8,7 +8,9 @@ the child maximising
     ``U = Q + c_puct * P * sqrt(N) / (1 + n)``
 
 where ``Q`` is the child's mean reward for its mover (in [0, 1]), ``P`` its
-prior (kept in ``tree.priors``, by node) and ``n`` its visits. An unvisited child's
+prior (kept in ``tree.priors``, by node), ``n`` the times this edge was taken (its ``nb_select``) and
+``N`` one more than their sum at the node (:func:`~treelab.mcts.puct_rules.chosen_here`: the visits of
+searches started deeper in a game never count as exploration here). An unvisited child's
 ``Q`` is its parent's value for the same player ("first-play urgency" from the
 parent, as in Leela Zero and mctx). A leaf is evaluated once by a pluggable
 :data:`~treelab.mcts.evaluators.Evaluator`, which gives every legal move its
@@ -229,11 +231,15 @@ class PUCTPhases:
                 taken.add(node)
                 leaves.append(leaf)
                 for above in leaf.path:
-                    above.nb_visit += 1  # the virtual loss
+                    above.nb_visit += 1  # the virtual loss: a visit with no win, on every edge taken
+                for edge in leaf.path[1:]:
+                    edge.nb_select += 1
         finally:
             for leaf in leaves:
                 for above in leaf.path:
                     above.nb_visit -= 1
+                for edge in leaf.path[1:]:
+                    edge.nb_select -= 1
         if not leaves:
             return finished
         evaluations = many.evaluate_many([leaf.position for leaf in leaves], state.rng)

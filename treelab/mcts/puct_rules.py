@@ -17,7 +17,7 @@ from ..tree import Tree, TreeNode
 from .selection import SelectFn
 from .solver import prove_terminal
 
-__all__ = ["DIRICHLET_FRACTION", "RootNoise", "dirichlet_alpha_for", "select_puct"]
+__all__ = ["DIRICHLET_FRACTION", "RootNoise", "chosen_here", "dirichlet_alpha_for", "select_puct"]
 
 DIRICHLET_FRACTION = 0.25
 """Share of root Dirichlet noise in the root priors, ``epsilon = 0.25`` (Silver et al. 2017, 2018)."""
@@ -97,24 +97,36 @@ def select_puct(
     return select
 
 
+def chosen_here(node: TreeNode) -> int:
+    """PUCT's ``N`` at ``node``: 1 + the simulations that chose among its children (their ``nb_select`` summed).
+
+    AlphaZero's ``N(s) = sum_b N(s, b)`` counts the edges taken from ``s``; mctx adds the node's own first
+    visit, so in a fresh search ``N`` is the node's visit count. In the persistent tree a node on a game's
+    line also holds the visits of searches started deeper, which never chose there; counting them made the
+    move a game played look explored already and spread a search's choices over its siblings (issue 20,
+    point 0). So ``N`` and each child's ``n`` are edge counts (``nb_select``); ``Q`` stays the child's mean
+    over all its visits, deeper searches' included (KataGo's graph search does the same:
+    ``docs/GraphSearch.md``).
+    """
+    return 1 + sum(kid.nb_select for kid in node.children_view)
+
+
 def _pick(node: TreeNode, waiting: Mapping[str, float], priors: Mapping[TreeNode, float],
           noisy: Mapping[str, float] | None, c_puct: float, solver: bool) -> TreeNode | str:
     """The child, or the label of a waiting move (``tree.pending``), maximising PUCT's score.
 
     ``noisy``: the priors by label with root noise (None: ``priors`` and ``waiting`` as they are).
     """
-    big_n = node.nb_visit
-    scale = c_puct * math.sqrt(big_n)
-    fpu = 1.0 - node.mean if big_n else 0.5  # the parent's value for the player to move
+    scale = c_puct * math.sqrt(chosen_here(node))
+    fpu = 1.0 - node.mean if node.nb_visit else 0.5  # the parent's value for the player to move
     best: TreeNode | str | None = None
     best_score = -math.inf
     for kid in node.children_view:
         if solver and kid.proven is not None:
             continue
-        n = kid.nb_visit
-        q = kid.mean if n else fpu  # value sums included (treelab.nodes.mean_reward)
+        q = kid.mean if kid.nb_visit else fpu  # value sums included (treelab.nodes.mean_reward)
         prior = priors.get(kid, 0.0) if noisy is None else noisy.get(kid.name, 0.0)
-        score = q + scale * prior / (1 + n)
+        score = q + scale * prior / (1 + kid.nb_select)
         if score > best_score:
             best_score = score
             best = kid

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..nodes import Proof, TreeNode
 from ..positions import PositionTable
+from .puct_rules import chosen_here
 from .scores import node_score
 
 __all__ = ["PUCTTerms", "Terms", "Unmade", "graph_terms", "puct_terms", "ucb1_terms"]
@@ -60,18 +61,16 @@ class PUCTTerms:
     """The start's priors with root noise, by label (empty: none)."""
 
     def __call__(self, parent: TreeNode, child: TreeNode, c: float) -> tuple[float, float, float]:
-        big_n, n = parent.nb_visit, child.nb_visit
-        q = child.mean if n else (1.0 - parent.mean if big_n else 0.5)
+        q = child.mean if child.nb_visit else (1.0 - parent.mean if parent.nb_visit else 0.5)
         noisy = self.noisy if self.noisy and parent is self.start else None
         prior = noisy.get(child.name, 0.0) if noisy is not None else self.priors.get(child, 0.0)
-        return q, c * math.sqrt(big_n) * prior / (1 + n), prior
+        return q, c * math.sqrt(chosen_here(parent)) * prior / (1 + child.nb_select), prior
 
     def waiting(self, parent: TreeNode, label: str, prior: float, c: float) -> tuple[float, float, float]:
         """The terms of the move ``label``, not made yet, with its prior ``prior``: an unvisited child's."""
-        big_n = parent.nb_visit
         if self.noisy and parent is self.start:
             prior = self.noisy.get(label, 0.0)
-        return (1.0 - parent.mean if big_n else 0.5), c * math.sqrt(big_n) * prior, prior
+        return (1.0 - parent.mean if parent.nb_visit else 0.5), c * math.sqrt(chosen_here(parent)) * prior, prior
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ from ..store.schema import display
 from .training import TrainSummary, train
 from .training_config import TrainingConfig
 
-__all__ = ["LOOP_MIX", "LOOP_SAMPLE", "LOOP_SELECTIONS", "WARM_EPOCHS", "LoopSummary", "Refit", "first_search",
-           "learning_loop", "versioned"]
+__all__ = ["LOOP_MIX", "LOOP_SAMPLE", "WARM_EPOCHS", "LoopSummary", "Refit", "first_search", "learning_loop",
+           "versioned"]
 
 LOOP_MIX = 0.5
 """The playout's share of a leaf's value in the loop's searches unless ``mix`` is given: half the model's
@@ -51,13 +51,6 @@ UCT alone and 0.83 with ``mix=0.5`` (``docs/notes/model.md``)."""
 LOOP_SAMPLE = 10_000
 """Positions a refit builds and trains on at most (``FitConfig.sample``) unless ``fitting`` says otherwise:
 about a hundred Connect Four games' worth of new positions at 200 simulations a move, the rest replayed."""
-LOOP_SELECTIONS = 0.75
-"""A refit learns from the positions whose children were selected at least this share of the search budget
-(``iterations``) in all (:attr:`FitConfig.min_selections`, unless given): the positions a game searched from,
-AlphaZero's examples. Measured on a 1,000-game loop tree against perfect play (``docs/notes/learning-loop.md``):
-the mean of a position only passed through had the right sign in 73% of positions with 10-30 discs, a searched
-position's in 81%; a model fitted on the searched positions alone was right on 82.8% of 1,616 held-out positions,
-one fitted on all of them on 80.6%."""
 WARM_EPOCHS = 30
 """At most this many epochs for a refit that starts from the previous model (``docs/notes/learning-loop.md``)."""
 
@@ -166,8 +159,7 @@ def learning_loop(
             ``algorithm="puct"`` and the model as PUCT's evaluator (``mix`` kept).
         training: how the games are played (:class:`TrainingConfig`: iterations, workers, ray, seed...).
         fitting: what each refit learns from and how long it trains (:class:`FitConfig`; by default
-            ``sample=LOOP_SAMPLE``; its ``min_selections`` None: :data:`LOOP_SELECTIONS` of the iterations);
-            a refit from the previous model trains at most :data:`WARM_EPOCHS` epochs.
+            ``sample=LOOP_SAMPLE``); a refit from the previous model trains at most :data:`WARM_EPOCHS` epochs.
         on_refit: called after each refit.
         options: fields of ``search`` or ``training`` as keywords (``iterations=200, workers=2``);
             ``mix`` (default :data:`LOOP_MIX`) applies once a model exists.
@@ -189,9 +181,6 @@ def learning_loop(
     current = load_model(path, the_game) if path.exists() else None  # another game's model: refused now
     logged = _games_logged(db, the_game)  # another game's tree: refused now, before any game
     fitting = fitting or FitConfig(sample=LOOP_SAMPLE)
-    if fitting.min_selections is None:
-        budget = options.get("iterations") or (training or TrainingConfig()).iterations
-        fitting = replace(fitting, min_selections=max(1, round(LOOP_SELECTIONS * budget)))
     if search is None and "algorithm" not in options and "evaluator" not in options:
         options = {**first_search(the_game), **options}
     version = int(current.info.get("version", 1)) if current is not None else 0
