@@ -16,7 +16,7 @@ from cli_helpers import assert_clean_error, run
 import treelab
 from treelab.analysis.convergence import converge_records
 from treelab.errors import TraceError
-from treelab.mcts.config import SearchConfig
+from treelab.mcts.config import C_PUCT, SearchConfig
 from treelab.mcts.loop import Limit
 from treelab.mcts.puct import puct_search
 from treelab.mcts.trace_records import TRACE_KEYS, apply_record
@@ -151,6 +151,16 @@ def test_puct_levels_carry_priors_and_first_play_urgency() -> None:
     level = t.records[1]["levels"][0]
     assert [c["prior"] for c in level["candidates"]] == [pytest.approx(1 / 9, abs=1e-6)] * 9
     assert all(c["mean"] is not None for c in level["candidates"])  # an unvisited child's Q: the parent's value
+    checked = 0
+    for record in t.records[1:]:  # explore = c * P * sqrt(N) / (1 + n) with edge counts, from the row alone
+        for level in record["levels"]:
+            rows = [c for c in level["candidates"] if not c.get("skipped")]
+            big_n = 1 + sum(c["nb_select"] for c in level["candidates"])
+            for c in rows:
+                assert c["explore"] == pytest.approx(
+                    C_PUCT * c["prior"] * big_n ** 0.5 / (1 + c["nb_select"]), abs=2e-6)
+                checked += 1
+    assert checked > 100
 
 
 def test_analyse_writes_the_trace_file_and_read_trace_reads_it(tmp_path: Path) -> None:

@@ -81,4 +81,5 @@ class Unmade:
     nb_visit: int = 0
     nb_win: int = 0
     nb_draw: int = 0
+    nb_select: int = 0
     proven: Proof | None = None

@@ -175,8 +175,8 @@ class Tracer:
                 mean, explore, prior = terms(node, kid, c)
             score = None if mean is None or explore is None else mean + explore
             row: dict[str, Any] = {"move": kid.name, "nb_visit": kid.nb_visit, "nb_win": kid.nb_win,
-                                   "nb_draw": kid.nb_draw, "mean": _round(mean), "explore": _round(explore),
-                                   "score": _round(score)}
+                                   "nb_draw": kid.nb_draw, "nb_select": kid.nb_select, "mean": _round(mean),
+                                   "explore": _round(explore), "score": _round(score)}
             if prior is not None:
                 row["prior"] = _round(prior)
             if kid.proven is not None:
