@@ -42,14 +42,14 @@ def _layers(text: str) -> tuple[int, ...]:
 @option("--seed", type=int, default=0, help="Seed of the split and of the network's initial weights.")
 @json_option
 @library_errors
-def fit(db: str, out: str, min_visits: int, min_selections: int, max_depth: int | None, hidden: str, epochs: int,
-        heldout: float, outcome: float, seed: int, as_json: bool) -> None:
+def fit(db: str, out: str, as_json: bool, **settings: Any) -> None:
     """Fit a policy/value model from the tree in DB (scikit-learn's MLPRegressor).
 
-    The examples are the positions with at least --min-visits visits (and
-    --min-selections choices among their moves: the positions a search was
-    made from, as the learning loop learns): the policy target is the share of selections of each move, the value target
-    the position's mean (or its proof) for the player to move; the game's
+    The examples are the positions with at least --min-visits visits (with
+    --min-selections N, only those whose moves were chosen N times: the
+    positions a search was made from): the policy target is the share of
+    selections of each move, the value target the position's mean (or its
+    proof) for the player to move; the game's
     symmetries multiply them. Search with the model through
     'treelab analyse GAME --algorithm puct --model MODEL' or the arena spec
     'puct:iterations=200,model=MODEL'.
@@ -58,9 +58,10 @@ def fit(db: str, out: str, min_visits: int, min_selections: int, max_depth: int 
     Example:
       treelab fit c4.db -o c4-model.npz --min-visits 20
     """
+    from ..learn.fitting import FitConfig
     from ..learn.fitting import fit as run
 
-    layers = _layers(hidden)
+    config = FitConfig(**{**settings, "hidden": _layers(settings["hidden"])})  # the options are FitConfig's fields
     bar: Any = None
 
     def progress(epoch: int, total: int, loss: float) -> None:
@@ -72,8 +73,7 @@ def fit(db: str, out: str, min_visits: int, min_selections: int, max_depth: int 
         bar.update(1, f"loss {loss:.5f}")
 
     try:
-        model = run(db, out, min_visits=min_visits, min_selections=min_selections, max_depth=max_depth,
-                    hidden=layers, epochs=epochs, heldout=heldout, outcome=outcome, seed=seed, progress=progress)
+        model = run(db, out, config=config, progress=progress)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
