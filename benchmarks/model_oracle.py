@@ -18,6 +18,7 @@ Reported, with 95% Wilson intervals and by disc band:
 
     .venv/bin/python benchmarks/model_oracle.py --model c4.npz --db c4.db --cache /tmp/oracle.sqlite
     .venv/bin/python benchmarks/model_oracle.py --model c4.npz --games 100 --json
+    .venv/bin/python benchmarks/model_oracle.py --model c4.npz --games 300 --seed 0,1,2,3   # ~1,900 positions
 """
 
 from __future__ import annotations
@@ -32,21 +33,28 @@ from typing import Any
 
 
 def positions(args: argparse.Namespace) -> list[tuple[int, ...]]:
-    """Positions from ``--games`` games of ``--a`` against ``--b``: ``--per-game`` each, in the disc range."""
+    """Positions from ``--games`` games of ``--a`` against ``--b`` per seed of ``--seed`` (a comma list: one
+    match of ``--games`` games each): ``--per-game`` positions a game, in the disc range."""
     import treelab
     from treelab.play.arena import play_match
 
     game = treelab.find_game("connect4")
-    rng = random.Random(args.seed)
-    result = play_match(game, args.a, args.b, games=args.games, seed=args.seed)
     found: list[tuple[int, ...]] = []
-    for record in result.records:
-        moves = tuple(game.parse(record.moves))
-        top = min(args.max_discs, len(moves) - 1)  # the last position of a game is its end
-        plies = list(range(args.min_discs, top + 1))
-        for ply in rng.sample(plies, min(args.per_game, len(plies))):
-            found.append(moves[:ply])
+    for seed in seeds(args.seed):
+        rng = random.Random(seed)
+        result = play_match(game, args.a, args.b, games=args.games, seed=seed)
+        for record in result.records:
+            moves = tuple(game.parse(record.moves))
+            top = min(args.max_discs, len(moves) - 1)  # the last position of a game is its end
+            plies = list(range(args.min_discs, top + 1))
+            for ply in rng.sample(plies, min(args.per_game, len(plies))):
+                found.append(moves[:ply])
     return found
+
+
+def seeds(text: str | int) -> list[int]:
+    """``--seed``'s seeds: ``"0"`` or ``"1,2,3"``."""
+    return [int(part) for part in str(text).split(",") if part.strip()]
 
 
 def seen_by_fit(db: str, game: Any, min_visits: int) -> Any:
@@ -87,7 +95,8 @@ def main() -> None:
     parser.add_argument("--b", default="puct:iterations=200,evaluator=heuristic", help="the other")
     parser.add_argument("--max-nodes", type=int, default=20_000_000, help="oracle budget per move")
     parser.add_argument("--cache", default=None, help="an SQLite file keeping solved positions between runs")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", default="0",
+                        help="The matches' seed, or several (1,2,3: one match of --games games each, pooled)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
