@@ -352,12 +352,11 @@ def test_min_selections_keeps_only_the_positions_a_search_chose_from(trained: tu
     game, tree = find_game("tictactoe"), treelab.load(db)
     rows = read_fit_rows(db, min_visits=20, max_depth=None)
     every = build_dataset(game, rows, min_visits=20, max_depth=None)
-    searched = build_dataset(game, rows, min_visits=20, max_depth=None, min_selections=250)
+    picked = {i for i, _ in candidates(rows, min_visits=20, max_depth=None, min_selections=250)}
+    searched = build_dataset(game, rows, min_visits=20, max_depth=None, only=picked)
     chosen = {n.node_id: sum(k.nb_select for k in n.children_view) for n in tree}
     assert set(searched.nodes.tolist()) == {i for i in every.nodes.tolist() if chosen[i] >= 250}
     assert 0 < len(searched) < len(every)
-    assert {i for i, _ in candidates(rows, min_visits=20, max_depth=None, min_selections=250)} >= set(
-        searched.nodes.tolist())
     model = treelab.fit(db, None, min_visits=20, min_selections=250, hidden=(8,), epochs=2)
     assert model.info["min_selections"] == 250 and model.info["positions"] == len(searched)
     assert treelab.fit(db, None, min_visits=20, hidden=(8,), epochs=2).info["min_selections"] == 0

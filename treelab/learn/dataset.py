@@ -109,10 +109,10 @@ def game_outcomes(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]
 
 
 def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
-                  only: Collection[int] | None = None, outcome: float = 0.0, min_selections: int = 0) -> Dataset:
-    """The examples of the nodes in ``fit_rows`` (see the module doc); with ``only``, of those nodes alone;
-    ``outcome``: the logged games' outcomes' share of the value target where they passed; ``min_selections``:
-    only positions whose children were selected at least this often in all.
+                  only: Collection[int] | None = None, outcome: float = 0.0) -> Dataset:
+    """The examples of the nodes in ``fit_rows`` (see the module doc); with ``only``, of those nodes alone
+    (:func:`candidates` picks them, ``min_selections`` included); ``outcome``: the logged games' outcomes'
+    share of the value target where they passed.
 
     Raises:
         NoEncodingError: ``game`` has no input encoding.
@@ -152,8 +152,6 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     for nid, pid, _, depth, visits, wins, draws, proven, _, _, value_sum in rows:
         children = kids.get(nid)
         if visits < min_visits or depth > deepest or not children or (only is not None and nid not in only):
-            continue
-        if min_selections and sum(k[3] for k in children) < min_selections:
             continue
         state = state_of(nid)
         if state.is_terminal:

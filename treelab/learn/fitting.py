@@ -135,9 +135,8 @@ def fit(
     chose = cfg.min_selections
     pool = candidates(rows, min_visits=min_visits, max_depth=max_depth, min_selections=chose)
     picked = _pick(pool, cfg.sample, heldout, since, rng) if cfg.sample is not None else None
-    data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth,
-                         only=None if picked is None else set(picked[0]) | set(picked[1]), outcome=cfg.outcome,
-                         min_selections=chose)
+    only = set(picked[0]) | set(picked[1]) if picked is not None else {nid for nid, _ in pool} if chose else None
+    data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=cfg.outcome)
     if len(data) < MIN_EXAMPLES:
         raise FitError(
             f"{display(db)!r} has {len(data)} positions with at least {min_visits} visits"
