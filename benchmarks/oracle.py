@@ -24,12 +24,20 @@ order, so what was judged is still a random sample, minus the positions beyond
 ``--max-nodes``, which are counted). Shares come with 95% Wilson intervals.
 ``--cache FILE`` keeps every value and bound learned, for the next run.
 
+``--model PATH`` adds a second reference: a fresh PUCT search of ``--iterations``
+simulations guided by that fitted model (``--mix``: the playout's share of a leaf's
+value, the learning loop's 0.5 by default), paired with the stored tree too. For a
+learning loop's tree and its final model it tells how far the stored moves, chosen
+by the model versions of their day, lag what the final model's search plays now.
+
 With two databases (e.g. one tree trained with ``--statistics classic``, one
 with ``--statistics graph``), each is judged on its own positions, and then both
 on the positions both hold (sampled the same way): the paired comparison of the
 second against the first, with McNemar's z.
 
     .venv/bin/python benchmarks/oracle.py data/connect4.db --cache /tmp/oracle.sqlite
+    .venv/bin/python benchmarks/oracle.py loop.db --model loop.npz --bands 3-5 6-9 10+ --sample 400 \\
+        --seconds 300 --max-nodes 100000000 --cache /tmp/s8/oracle.sqlite
     .venv/bin/python benchmarks/oracle.py plain.db graph.db --bands 3-5 6-9 --sample 150 --seconds 900 \\
         --max-nodes 300000000 --cache /tmp/s8/oracle.sqlite --json out.json
 """
@@ -46,7 +54,16 @@ import time
 from collections.abc import Sequence
 
 import treelab
-from treelab.analysis.optimality import Chooser, Verdict, judge_positions, tree_chooser, tree_positions, uct_chooser
+from treelab.analysis.optimality import (
+    Chooser,
+    Verdict,
+    judge_positions,
+    puct_chooser,
+    tree_chooser,
+    tree_positions,
+    uct_chooser,
+)
+from treelab.mcts.evaluators import ModelEvaluator
 from treelab.oracle import OracleCache, require_oracle
 from treelab.play.arena import wilson_interval
 
@@ -144,6 +161,8 @@ def main() -> None:
     parser.add_argument("--no-fresh", action="store_true", help="leave out the fresh UCT reference")
     parser.add_argument("--common-only", action="store_true",
                         help="with two databases: only the positions both hold (not each tree's own)")
+    parser.add_argument("--model", default=None, help="also a fresh PUCT search guided by this fitted model")
+    parser.add_argument("--mix", type=float, default=0.5, help="with --model: the playout's share of the leaf value")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args()
@@ -159,9 +178,13 @@ def main() -> None:
     oracle = require_oracle(game, cache=cache, max_nodes=args.max_nodes) if game.name == "connect4" \
         else require_oracle(game)
     fresh = uct_chooser(game, args.iterations, c=next(iter(trees.values())).c, seed=args.seed)
+    guided_name = f"fresh PUCT+model, {args.iterations} sims"
+    guided = None if args.model is None else puct_chooser(
+        game, args.iterations, ModelEvaluator(args.model, game=game, mix=args.mix), seed=args.seed)
     own = {db: tree_positions(tree, args.min_selections, min_depth=min(b[0] for b in bands), max_depth=deepest)
            for db, tree in trees.items()}
-    out: dict[str, object] = {"dbs": args.dbs, "game": game.name, "min_selections": args.min_selections,
+    out: dict[str, object] = {"dbs": args.dbs, "model": args.model, "mix": args.mix, "game": game.name,
+                              "min_selections": args.min_selections,
                               "iterations": args.iterations, "max_nodes": args.max_nodes, "sample": args.sample,
                               "seconds": args.seconds, "seed": args.seed, "mattered": args.mattered,
                               "load_start": load(), "tables": []}
@@ -202,6 +225,9 @@ def main() -> None:
         if not args.no_fresh:
             choosers[f"fresh UCT, {args.iterations} sims"] = fresh
         pairs = [] if args.no_fresh else [(f"fresh UCT, {args.iterations} sims", "stored tree")]
+        if guided is not None:
+            choosers[guided_name] = guided
+            pairs.append((guided_name, "stored tree"))
         run(f"{db} ({len(tree):,} nodes read)", own[db], choosers, pairs)
     if len(trees) == 2:
         first, second = args.dbs

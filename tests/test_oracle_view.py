@@ -16,7 +16,7 @@ import pytest
 from cli_helpers import assert_clean_error, run
 
 import treelab
-from treelab.analysis.optimality import optimal_share, tree_chooser, tree_positions, uct_chooser
+from treelab.analysis.optimality import optimal_share, puct_chooser, tree_chooser, tree_positions, uct_chooser
 from treelab.errors import UnsupportedGameError
 from treelab.oracle import solve, solve_state
 
@@ -104,6 +104,15 @@ def test_tree_and_fresh_uct_choosers(ttt_db: Path) -> None:
     fresh = optimal_share("tictactoe", positions, uct_chooser("tictactoe", 100, seed=5))
     assert fresh == optimal_share("tictactoe", positions, uct_chooser("tictactoe", 100, seed=5))  # seeded
     assert fresh.overall.positions == len(positions)
+
+
+def test_a_fresh_puct_search_plays_better_with_more_simulations_and_replays(ttt_db: Path) -> None:
+    positions = tree_positions(treelab.load(ttt_db), 200)
+    weak = optimal_share("tictactoe", positions, puct_chooser("tictactoe", 3, "rollout", seed=1))
+    assert weak == optimal_share("tictactoe", positions, puct_chooser("tictactoe", 3, "rollout", seed=1))
+    assert 0 < weak.overall.optimal < weak.overall.positions == len(positions)
+    strong = optimal_share("tictactoe", positions, puct_chooser("tictactoe", 400, "heuristic", seed=1))
+    assert strong.overall.optimal == strong.overall.positions == len(positions)  # the solver proves them all
 
 
 def test_judging_the_chosen_move_only_gives_the_same_shares(ttt_db: Path) -> None:

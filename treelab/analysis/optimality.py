@@ -9,8 +9,9 @@ opening but wrong in the middle game shows it.
 A *chooser* is any function from a position to the move it would play: the
 stored tree's move-choice rule (:func:`tree_chooser`, treelab's rule of
 :mod:`treelab.mcts.choice`: a proven win, never a proven loss, else the most
-selected child), a fresh UCT search of a given budget (:func:`uct_chooser`), or
-a model's policy. :func:`tree_positions` lists the positions of a tree worth
+selected child), a fresh UCT search of a given budget (:func:`uct_chooser`), a
+fresh PUCT search with an evaluator such as a fitted model (:func:`puct_chooser`),
+or a model's policy. :func:`tree_positions` lists the positions of a tree worth
 asking about (at least ``min_selections`` selections among the children).
 
 Example:
@@ -24,10 +25,15 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..games import Game, State, find_game
 from ..mcts.choice import best_child
 from ..tree import SQRT2, Tree, TreeNode
+
+if TYPE_CHECKING:
+    from ..mcts.evaluators import Evaluator
+    from ..mcts.puct import RootNoise
 
 __all__ = [
     "DEFAULT_BANDS",
@@ -37,6 +43,7 @@ __all__ = [
     "Verdict",
     "judge_positions",
     "optimal_share",
+    "puct_chooser",
     "share_report",
     "tree_chooser",
     "tree_positions",
@@ -268,6 +275,30 @@ def uct_chooser(game: str | Game, iterations: int, *, c: float = SQRT2, seed: in
         tree = Tree(found, c=c)
         rng = random.Random(f"{seed}:{found.notation(moves)}")
         search(tree, moves, limit=Limit(iterations=iterations), c=c, rng=rng)
+        best = best_child(tree.find(moves))
+        return None if best is None else found.parse_move(best.name)
+
+    return choose
+
+
+def puct_chooser(game: str | Game, iterations: int, evaluator: str | Evaluator, *, seed: int | None = 0,
+                 noise: RootNoise | None = None) -> Chooser:
+    """A fresh PUCT search of ``iterations`` simulations from each position with ``evaluator`` (e.g. a fitted
+    model's :class:`~treelab.mcts.evaluators.ModelEvaluator`), in a new tree: what the evaluator's search
+    plays now, to set beside a stored tree grown by earlier versions of it.
+
+    ``noise``: root Dirichlet noise, as self-play mixes in (None: none, as a match player searches). Each
+    position gets its own seeded generator (``seed`` and the position), so a run replays exactly.
+    """
+    from ..mcts.loop import Limit
+    from ..mcts.puct import puct_search
+
+    found = find_game(game)
+
+    def choose(state: State, moves: tuple[int, ...]) -> int | None:
+        tree = Tree(found)
+        rng = random.Random(f"{seed}:{found.notation(moves)}")
+        puct_search(tree, moves, limit=Limit(iterations=iterations), evaluator=evaluator, rng=rng, noise=noise)
         best = best_child(tree.find(moves))
         return None if best is None else found.parse_move(best.name)
 

@@ -39,6 +39,9 @@ def _layers(text: str) -> tuple[int, ...]:
 @option("--outcome", type=finite(min=0.0, max=1.0), default=0.0,
         help="Share of the logged games' outcomes in the value target where they passed (0.5: outcome and mean "
              "averaged, 'z + q').")
+@option("--root-value", type=finite(min=0.0, max=1.0), default=1.0,
+        help="Share of the logged searches' values in the value target where a game searched (0: the position's "
+             "mean alone).")
 @option("--seed", type=int, default=0, help="Seed of the split and of the network's initial weights.")
 @json_option
 @library_errors
@@ -49,7 +52,8 @@ def fit(db: str, out: str, as_json: bool, **settings: Any) -> None:
     --min-selections N, only those whose moves were chosen N times: the
     positions a search was made from): the policy target is the share of
     selections of each move, the value target the position's mean (or its
-    proof) for the player to move; the game's
+    proof) for the player to move, or where a logged game searched from the
+    position the value that search found (--root-value); the game's
     symmetries multiply them. Search with the model through
     'treelab analyse GAME --algorithm puct --model MODEL' or the arena spec
     'puct:iterations=200,model=MODEL'.

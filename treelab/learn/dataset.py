@@ -11,7 +11,11 @@ least that often: the positions a search was made from) that is not the end of a
   move is not proven lost;
 - **value target**: the node's proof when known, else its mean reward (:func:`treelab.nodes.mean_reward`, value sums
   included), for the player to move,
-  in [0, 1] (the model learns it as ``2 v - 1``). With ``outcome`` above 0, at a position the logged
+  in [0, 1] (the model learns it as ``2 v - 1``). With ``root_value`` above 0, at a position where a logged game's
+  search was made, the value that search found (``games.root_values``, averaged over the games that searched
+  there) takes that share of the mean: on a persistent tree the mean of a searched position is mostly the visits
+  of the searches made later in the same game, deeper on the line it went on to play, while the search's own
+  value is AlphaZero's root value (``docs/notes/model.md``). With ``outcome`` above 0, at a position the logged
   games passed through, the mean outcome of those games (1 won, 1/2 drawn, 0 lost, for the player to move)
   takes that share of the target: ``outcome`` 0.5 is the average of the two, the "z + q" target that
   small AlphaZero replications found better than either alone (AlphaZero itself learns the outcome ``z``;
@@ -20,6 +24,7 @@ least that often: the positions a search was made from) that is not the end of a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
@@ -27,12 +32,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import NoEncodingError
+from ..errors import DamagedDatabaseError, NoEncodingError
 from ..games import Game, State
 from ..nodes import mean_reward
 from ..store.fitrows import FitRows
 
-__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes", "selections"]
+__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes", "logged_values", "selections"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,26 +98,64 @@ def candidates(fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
 def game_outcomes(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]:
     """For each node of ``fit_rows`` that logged games passed through: ``(games, player one's score summed)``
     (a game scores 1 won, 1/2 drawn, 0 lost). A game is followed while its nodes are among the rows read."""
-    child = {(r[1], game.parse_move(r[2])): r[0] for r in fit_rows.rows if r[1] is not None}
-    root = next((r[0] for r in fit_rows.rows if r[1] is None), None)
     found: dict[int, tuple[int, float]] = {}
-    for moves, winner in fit_rows.games:
+    for (_, winner, _), path in zip(fit_rows.games, _game_paths(game, fit_rows), strict=True):
         score = 0.5 if winner not in (1, 2) else float(winner == 1)
-        nid = root
-        for move in [None, *game.parse(moves)]:
-            nid = nid if move is None else child.get((nid, move))
-            if nid is None:
-                break
+        for nid in path:
             count, total = found.get(nid, (0, 0.0))
             found[nid] = (count + 1, total + score)
     return found
 
 
+def logged_values(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]:
+    """For each node of ``fit_rows`` where a logged game's search left its value (``games.root_values``:
+    :func:`treelab.mcts.summary.search_value`, for the player to move): ``(searches, their values summed)``."""
+    found: dict[int, tuple[int, float]] = {}
+    for (_, _, text), path in zip(fit_rows.games, _game_paths(game, fit_rows), strict=True):
+        if not text:
+            continue
+        for nid, value in zip(path, _values(text), strict=False):
+            if value is not None:
+                count, total = found.get(nid, (0, 0.0))
+                found[nid] = (count + 1, total + float(value))
+    return found
+
+
+def _values(text: str) -> list[float | None]:
+    """One game's ``root_values`` (a JSON list of numbers in [0, 1] or nulls)."""
+    try:
+        values = json.loads(text)
+        if isinstance(values, list) and all(v is None or (not isinstance(v, bool) and isinstance(v, (int, float))
+                                                          and 0.0 <= v <= 1.0) for v in values):
+            return values
+    except ValueError:
+        pass
+    raise DamagedDatabaseError(f"games.root_values {text[:60]!r} is not a JSON list of values in [0, 1] or nulls: "
+                               "the file is damaged; fit with --root-value 0 to leave them out")
+
+
+def _game_paths(game: Game, fit_rows: FitRows) -> list[list[int]]:
+    """Each logged game's node ids from the root, as far as its nodes are among the rows read."""
+    child = {(r[1], game.parse_move(r[2])): r[0] for r in fit_rows.rows if r[1] is not None}
+    root = next((r[0] for r in fit_rows.rows if r[1] is None), None)
+    paths: list[list[int]] = []
+    for moves, _, _ in fit_rows.games:
+        nid, path = root, list[int]()
+        for move in [None, *game.parse(moves)]:
+            nid = nid if move is None else child.get((nid, move))
+            if nid is None:
+                break
+            path.append(nid)
+        paths.append(path)
+    return paths
+
+
 def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
-                  only: Collection[int] | None = None, outcome: float = 0.0) -> Dataset:
+                  only: Collection[int] | None = None, outcome: float = 0.0, root_value: float = 0.0) -> Dataset:
     """The examples of the nodes in ``fit_rows`` (see the module doc); with ``only``, of those nodes alone
     (:func:`candidates` picks them, ``min_selections`` included); ``outcome``: the logged games' outcomes'
-    share of the value target where they passed.
+    share of the value target where they passed; ``root_value``: the logged searches' values' share of the
+    mean where they searched.
 
     Raises:
         NoEncodingError: ``game`` has no input encoding.
@@ -149,6 +192,7 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     proven_count = selected_count = 0
     group_of: dict[object, int] = {}
     outcomes = game_outcomes(game, fit_rows) if outcome > 0 else {}
+    searched = logged_values(game, fit_rows) if root_value > 0 else {}
     for nid, pid, _, depth, visits, wins, draws, proven, _, _, value_sum in rows:
         children = kids.get(nid)
         if visits < min_visits or depth > deepest or not children or (only is not None and nid not in only):
@@ -167,6 +211,9 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
             value = mean_reward(wins, draws, visits, value_sum)
         if mover != state.to_move:
             value = 1.0 - value
+        if proven is None and nid in searched:
+            count, total = searched[nid]
+            value = (1.0 - root_value) * value + root_value * total / count
         if proven is None and nid in outcomes:
             passed, score = outcomes[nid]
             z = score / passed if state.to_move == 1 else 1.0 - score / passed

@@ -70,6 +70,12 @@ class FitConfig:
     outcome: float = 0.0
     """The share of the logged games' outcomes in the value target, at the positions they passed through
     (0: the node's mean alone; 0.5: their average, "z + q"; see :mod:`treelab.learn.dataset`)."""
+    root_value: float = 1.0
+    """The share of the logged searches' values in the value target, at the positions a logged game searched
+    from (``games.root_values``; 0: the node's mean alone; see :mod:`treelab.learn.dataset`). On a persistent
+    tree a searched position's mean is mostly the visits of the searches made later in the same game, deeper on
+    the line it went on to play; the search's own value is AlphaZero's root value, right more often
+    (``docs/notes/model.md``)."""
     min_selections: int = 0
     """Learn only from positions whose children were selected at least this often in all: the positions a
     search was made from, as AlphaZero learns from the positions its games searched (Silver et al. 2017).
@@ -84,9 +90,10 @@ class FitConfig:
             raise BudgetError(f"sample {self.sample!r} must be a whole number >= {MIN_EXAMPLES}, or None for all")
         if isinstance(self.min_selections, bool) or not isinstance(self.min_selections, int) or self.min_selections < 0:
             raise BudgetError(f"min_selections {self.min_selections!r} must be a whole number >= 0 (0: every position)")
-        if isinstance(self.outcome, bool) or not isinstance(self.outcome, (int, float)) or not 0 <= self.outcome <= 1:
-            raise BudgetError(f"outcome {self.outcome!r} must be a share between 0 and 1 "
-                              "(0.5: the games' outcome and the node's mean averaged)")
+        for name, share in (("outcome", self.outcome), ("root_value", self.root_value)):
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+                raise BudgetError(f"{name} {share!r} must be a share between 0 and 1 "
+                                  "(0: the node's mean alone; 0.5: it and the logged figure averaged)")
 
 
 def fit(
@@ -136,7 +143,8 @@ def fit(
     pool = candidates(rows, min_visits=min_visits, max_depth=max_depth, min_selections=chose)
     picked = _pick(pool, cfg.sample, heldout, since, rng) if cfg.sample is not None else None
     only = set(picked[0]) | set(picked[1]) if picked is not None else {nid for nid, _ in pool} if chose else None
-    data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=cfg.outcome)
+    data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=cfg.outcome,
+                         root_value=cfg.root_value)
     if len(data) < MIN_EXAMPLES:
         raise FitError(
             f"{display(db)!r} has {len(data)} positions with at least {min_visits} visits"
@@ -169,7 +177,7 @@ def fit(
         "proven_positions": data.proven, "policy_from_selections": data.from_selections,
         "symmetries": [s.name for s in rules.symmetries], "min_visits": min_visits, "min_selections": chose,
         "max_depth": max_depth,
-        "outcome": cfg.outcome,
+        "outcome": cfg.outcome, "root_value": cfg.root_value,
         "hidden": list(hidden), "epochs": regressor.n_iter_, "seed": seed,
         "treelab_version": _version(), "library": f"scikit-learn {_sklearn_version()}",
         "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

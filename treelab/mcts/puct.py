@@ -62,7 +62,7 @@ from .puct_rules import (
 )
 from .selection import SelectFn
 from .solver import propagate
-from .summary import choose_move
+from .summary import choose_move, search_value, tally
 
 __all__ = [
     "C_PUCT",
@@ -326,6 +326,7 @@ class PUCTPlayer:
         self.rng = make_rng(rng)
         self.name = name or f"puct:iterations={iterations}"
         self.should_stop: Callable[[], bool] | None = None
+        self.last_value: float | None = None
 
     def new_game(self, game: Game) -> None:
         """Start a fresh tree (unless playing from a given one)."""
@@ -338,10 +339,13 @@ class PUCTPlayer:
             self.new_game(state.game)
         tree = self.tree
         assert tree is not None
+        before = tally(tree.get(moves))
         puct_search(tree, moves, limit=self.limit, c_puct=self.c_puct, evaluator=self.evaluator,
                     solver=self.solver, noise=RootNoise.of(self.dirichlet_alpha, self.dirichlet_fraction),
                     rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes)
-        best = choose_puct_move(tree.find(moves), temperature=self.temperature, rng=self.rng)
+        node = tree.find(moves)
+        self.last_value = search_value(node, before)
+        best = choose_puct_move(node, temperature=self.temperature, rng=self.rng)
         if best is None:  # stopped before expanding anything
             legal = state.legal_moves()
             return legal[int(self.rng.random() * len(legal))]

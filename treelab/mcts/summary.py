@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..nodes import Proof, proof_word
+from ..nodes import Proof, mean_reward, proof_word
 from ..positions import PositionTable, player_one
 from ..tree import SQRT2, Moves, Tree, TreeNode
 from .choice import choose_move
@@ -16,7 +16,44 @@ if TYPE_CHECKING:
     from ..games import State
     from ..learn.model import Model
 
-__all__ = ["ChildStats", "GraphStats", "SearchSummary", "choose_move", "summarize", "with_model"]
+__all__ = ["ChildStats", "GraphStats", "SearchSummary", "Tally", "choose_move", "search_value", "summarize", "tally",
+           "with_model"]
+
+
+Tally = tuple[int, int, int, float]
+"""A node's ``(nb_visit, nb_win, nb_draw, value_sum)`` at one moment: what :func:`search_value` counts from."""
+
+
+def tally(node: TreeNode | None) -> Tally:
+    """``node``'s counts now (a node not made yet: zeros)."""
+    return (0, 0, 0, 0.0) if node is None else (node.nb_visit, node.nb_win, node.nb_draw, node.value_sum)
+
+
+def search_value(node: TreeNode | None, before: Tally) -> float | None:
+    """The value for the player to move at ``node`` of the simulations run there since ``before`` (a
+    :func:`tally`): this search's own estimate in [0, 1], AlphaZero's root value; the proof once the position
+    is proven; None when no simulation ran and nothing is proven.
+
+    The node's stored mean is not that estimate on a persistent tree: it also counts the visits of searches
+    made deeper in the same games, which pass through it without choosing there (the visits of the line
+    the games went on to play). Self-play logs this value for every move (``games.root_values``) and a fit
+    may learn the value from it (:attr:`treelab.learn.fitting.FitConfig.root_value`).
+
+    >>> from treelab.tree import Tree
+    >>> tree = Tree("tictactoe")
+    >>> before = tally(tree.root)
+    >>> tree.root.nb_visit, tree.root.nb_win = 4, 1  # four simulations, one won by player two
+    >>> search_value(tree.root, before)  # player one, to move, won the other three
+    0.75
+    """
+    if node is None:
+        return None
+    if node.proven is not None:
+        return (1.0 - int(node.proven)) / 2.0
+    visits = node.nb_visit - before[0]
+    if visits <= 0:
+        return None
+    return 1.0 - mean_reward(node.nb_win - before[1], node.nb_draw - before[2], visits, node.value_sum - before[3])
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ..mcts.choice import check_exploration
 from ..mcts.config import SearchConfig, resolve_aliases
 from ..mcts.policies import PlayoutFn, find_playout, make_rng
 from ..mcts.scores import table_for
-from ..mcts.summary import choose_move
+from ..mcts.summary import choose_move, search_value, tally
 from ..mcts.uct import Limit, search
 from ..tree import Tree
 
@@ -46,6 +46,8 @@ class SearchPlayer(Protocol):
     """The tree it searches on."""
     should_stop: Callable[[], bool] | None
     """Polled by the search (Ctrl-C)."""
+    last_value: float | None
+    """The value its last search found for the player to move (:func:`treelab.mcts.summary.search_value`)."""
 
     def new_game(self, game: Game) -> None:
         """Called before every game."""
@@ -81,6 +83,11 @@ class Wrapper(Generic[P]):
     @should_stop.setter
     def should_stop(self, value: Callable[[], bool] | None) -> None:
         self.player.should_stop = value
+
+    @property
+    def last_value(self) -> float | None:
+        """The value the wrapped player's last search found for the player to move."""
+        return self.player.last_value
 
     def new_game(self, game: Game) -> None:
         """Called before every game."""
@@ -204,6 +211,7 @@ class MCTSPlayer:
         self.rng = make_rng(rng)
         self.name = name or ("solver" if self.solver else "uct") + f":iterations={iterations}"
         self.should_stop: Callable[[], bool] | None = None
+        self.last_value: float | None = None
 
     def new_game(self, game: Game) -> None:
         if self.fresh or self.tree is None:
@@ -214,10 +222,12 @@ class MCTSPlayer:
             self.new_game(state.game)
         tree = self.tree
         assert tree is not None
+        before = tally(tree.get(moves))
         search(tree, moves, limit=self.limit, c=self.c, solver=self.solver, playout=self.playout,
                rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes,
                select=self.search.rule(tree))
         node = tree.find(moves)
+        self.last_value = search_value(node, before)
         best = choose_move(node, choice=self.choice, c=self.c, temperature=self.temperature, noise=self.noise,
                            alpha=self.alpha, rng=self.rng, table=table_for(tree) if self.choice == "ucb1" else None)
         if best is None:  # the search was stopped before expanding anything

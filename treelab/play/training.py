@@ -39,7 +39,7 @@ from .console import progress_bar, stop_on_signals
 from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
 from .training_config import NOISE, OPPONENTS, TEMPERATURE, TEMPERATURE_MOVES, TrainingConfig, split_options
-from .workers import play_game
+from .workers import play_game, play_recorded
 
 if TYPE_CHECKING:
     from ..mcts.puct import PUCTPlayer
@@ -202,7 +202,8 @@ def train(
                 member, other = the_pool.draw(the_game) if the_pool is not None else (opponent, other)
                 tree_player = 1 if member == "self" else 1 + (game_id + 1) % 2
                 first = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                state, moves = play_game(the_game, me, other, tree_player, stopped)
+                played_game = play_recorded(the_game, me, other, tree_player, stopped)
+                state, moves = played_game.state, played_game.moves
                 if not state.is_terminal:
                     break  # interrupted mid-game: drop the game, keep what the tree learned
                 winner = state.winner
@@ -211,6 +212,7 @@ def train(
                     "opponent": member, "tree_player": None if member == "self" else tree_player,
                     "iterations": iterations, "started_at": first, "exploration": logged_as,
                     "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    "root_values": played_game.root_values_text(),
                 }
                 played += 1
                 seen.add(row["moves"])

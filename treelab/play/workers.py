@@ -27,6 +27,7 @@ seed: which snapshot a game sees depends on timing.
 from __future__ import annotations
 
 import gc
+import json
 import random
 import time
 from collections import deque
@@ -46,7 +47,8 @@ from ..tree import Tree, TreeNode
 from .players import Player
 
 __all__ = [
-    "REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayersFn", "Result", "Worker", "Writer", "play_game",
+    "REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayedGame", "PlayersFn", "Result", "Worker", "Writer", "play_game",
+    "play_recorded",
 ]
 
 PlayersFn = Callable[..., tuple[Any, Player | None]]
@@ -197,13 +199,14 @@ class Worker:
         opponent = self.job.settings["opponent"]
         tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
         first = _now()
-        state, moves = play_game(self.game, self.me, self.other, tree_player, self.stopped)
+        played = play_recorded(self.game, self.me, self.other, tree_player, self.stopped)
+        state = played.state
         row = None
         if state.is_terminal and not self.stopped():  # a game whose searches were cut is not logged
-            row = {"id": game_id, "moves": self.game.notation(moves), "winner": state.winner,
+            row = {"id": game_id, "moves": self.game.notation(played.moves), "winner": state.winner,
                    "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
                    "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now(),
-                   "exploration": self.job.logged_as}
+                   "exploration": self.job.logged_as, "root_values": played.root_values_text()}
         if settle is not None:
             settle()
         named_from = self._named_from()
@@ -260,10 +263,40 @@ def play_game(
 
     Returns the last position (not terminal if ``stopped()`` became true) and the moves.
     """
-    state, moves = game.initial(), list[int]()
+    played = play_recorded(game, me, other, tree_player, stopped)
+    return played.state, played.moves
+
+
+@dataclass(frozen=True)
+class PlayedGame:
+    """One game as :func:`play_recorded` played it."""
+
+    state: State
+    """The last position (not terminal if the game was stopped)."""
+    moves: list[int]
+    """The moves from the start."""
+    root_values: list[float | None]
+    """Before each move, the value the tree's search found for the player to move (its ``last_value``,
+    :func:`treelab.mcts.summary.search_value`); None where another player moved."""
+
+    def root_values_text(self) -> str | None:
+        """:attr:`root_values` as the JSON list ``games.root_values`` keeps (4 decimals); None if all None."""
+        if all(v is None for v in self.root_values):
+            return None
+        return json.dumps([None if v is None else round(v, 4) for v in self.root_values], separators=(",", ":"))
+
+
+def play_recorded(
+    game: Game, me: Player, other: Player | None, tree_player: int, stopped: Callable[[], bool]
+) -> PlayedGame:
+    """:func:`play_game`, keeping the value of each of ``me``'s searches (:class:`PlayedGame`)."""
+    state, moves, values = game.initial(), list[int](), list[float | None]()
     while not state.is_terminal and not stopped():
-        mover = me if other is None or state.to_move == tree_player else other
+        mine = other is None or state.to_move == tree_player
+        mover = me if mine else other
+        assert mover is not None
         move = mover.choose(state, moves)
+        values.append(getattr(mover, "last_value", None) if mine else None)
         state = state.play(move)
         moves.append(move)
-    return state, moves
+    return PlayedGame(state, moves, values)

@@ -27,8 +27,9 @@ class FitRows:
     """Every node the database holds (for the record)."""
     simulations: int
     """The root's visits: the simulations ever recorded."""
-    games: list[tuple[str, int | None]]
-    """Every logged game's ``(moves, winner)`` (None: a draw), in the order they were played."""
+    games: list[tuple[str, int | None, str | None]]
+    """Every logged game's ``(moves, winner, root_values)`` (winner None: a draw; root_values: the JSON list of
+    ``games.root_values``, None when not logged), in the order they were played."""
 
 
 @diagnosed
@@ -57,5 +58,5 @@ def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: s
             "ORDER BY n.depth, n.id",
             (deepest, min_visits, deepest, min_visits, deepest),
         ).fetchall()
-        games = conn.execute("SELECT moves, winner FROM games ORDER BY id").fetchall()
+        games = conn.execute("SELECT moves, winner, root_values FROM games ORDER BY id").fetchall()
     return FitRows(meta["game"], rows, nodes, root[0] if root else 0, games)

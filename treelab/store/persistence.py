@@ -44,6 +44,7 @@ __all__ = [
 
 GAME_FIELDS = (
     "id", "moves", "winner", "opponent", "tree_player", "iterations", "started_at", "finished_at", "exploration",
+    "root_values",
 )
 """The keys a game row passed to :func:`save` may have (``moves`` is required)."""
 

@@ -46,7 +46,7 @@ __all__ = [
     "read_meta",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The newest schema this treelab reads and writes."""
 
 DbPath = str | os.PathLike[str]
@@ -145,8 +145,15 @@ def _positions_v5(db: sqlite_utils.Database) -> None:
         rebuild(conn, find_game(game[0]))
 
 
+def _games_v6(db: sqlite_utils.Database) -> None:
+    """Version 6: ``games.root_values`` (JSON: before each move of the game, the value the tree's search found
+    for the player to move, :func:`treelab.mcts.summary.search_value`; null where another player moved; NULL for
+    games logged without them)."""
+    db.conn.execute("ALTER TABLE games ADD COLUMN root_values TEXT")
+
+
 MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [
-    (1, _create_v1), (2, _columns_v2), (3, _positions_v3), (4, _columns_v4), (5, _positions_v5),
+    (1, _create_v1), (2, _columns_v2), (3, _positions_v3), (4, _columns_v4), (5, _positions_v5), (6, _games_v6),
 ]
 """Ordered ``(version, step)`` pairs; a step takes the database from ``version - 1`` to ``version``."""
 
@@ -189,13 +196,17 @@ def read_compat(conn: sqlite3.Connection, version: int) -> None:
 
     A version-1 file has no ``nodes.nb_select`` (its nodes read their visits, the old rule) and
     no ``games.exploration``; a file before version 4 no ``nodes.value_sum`` (0) and ``nodes.prior``
-    (NULL). The views live in the connection's temporary schema, which SQLite searches first: the
-    file is never written.
+    (NULL); a file before version 6 no ``games.root_values`` (NULL). The views live in the connection's
+    temporary schema, which SQLite searches first: the file is never written.
     """
-    added = []
+    added, games = [], []
     if version < 2:
         added.append(f"{_OLD_SELECT} AS nb_select")
-        conn.execute("CREATE TEMP VIEW games AS SELECT *, NULL AS exploration FROM main.games")
+        games.append("NULL AS exploration")
+    if version < 6:
+        games.append("NULL AS root_values")
+    if games:
+        conn.execute(f"CREATE TEMP VIEW games AS SELECT *, {', '.join(games)} FROM main.games")
     if version < 4:
         added.append("0.0 AS value_sum, NULL AS prior")
     if added:
