@@ -76,7 +76,7 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "game": "connect4", "iterations": n, "games": args.games, "refit_every": args.refit_every, "mix": args.mix,
         "min_visits": args.min_visits, "min_selections": args.min_selections, "sample": args.sample, "seed": args.seed,
-        "outcome": args.outcome, **hidden,
+        "outcome": args.outcome, "root_value": args.root_value, **hidden,
         "before_first_model": pre or first_search(treelab.find_game("connect4")) or {"algorithm": "uct"},
         "cpus": os.cpu_count(), "load_at_start": _load(), "loop": {"seconds": 0.0, "refits": []}, "curve": []}
     player = f"puct:iterations={n},model={model}" + (f",mix={args.mix}" if args.mix else "")
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
                 "connect4", db, model, target - done, refit_every=args.refit_every,
                 fitting=FitConfig(min_visits=args.min_visits, min_selections=args.min_selections,
                                   sample=args.sample or None,
-                                  outcome=args.outcome, **hidden), iterations=n,
+                                  outcome=args.outcome, root_value=args.root_value, **hidden), iterations=n,
                 mix=args.mix, seed=args.seed, progress=False, **pre)
             out["loop"]["seconds"] = round(out["loop"]["seconds"] + summary.seconds, 1)
             out["loop"]["refits"] += [
@@ -170,6 +170,8 @@ def main() -> None:
     parser.add_argument("--hidden", default=None, help="The refits' hidden layers, e.g. 256,128 (default: the loop's).")
     parser.add_argument("--outcome", type=float, default=0.0,
                         help="The refits' --outcome: the games' outcomes' share of the value target (0.5: z + q).")
+    parser.add_argument("--root-value", type=float, default=1.0,
+                        help="The logged searches' values' share of the value target where a game searched.")
     parser.add_argument("--sample", type=int, default=10_000, help="Positions a refit trains on at most (0: all).")
     parser.add_argument("--algorithm", default=None,
                         help="Search before the first model (default: the loop's, PUCT with the heuristic).")
