@@ -170,7 +170,7 @@ def main() -> None:
     parser.add_argument("--hidden", default=None, help="The refits' hidden layers, e.g. 256,128 (default: the loop's).")
     parser.add_argument("--outcome", type=float, default=0.0,
                         help="The refits' --outcome: the games' outcomes' share of the value target (0.5: z + q).")
-    parser.add_argument("--root-value", type=float, default=1.0,
+    parser.add_argument("--root-value", type=float, default=0.0,
                         help="The logged searches' values' share of the value target where a game searched.")
     parser.add_argument("--sample", type=int, default=10_000, help="Positions a refit trains on at most (0: all).")
     parser.add_argument("--algorithm", default=None,

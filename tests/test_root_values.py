@@ -101,8 +101,9 @@ def test_a_fit_learns_the_logged_value_where_a_game_searched(tmp_path: Path) -> 
         half = build_dataset(game, rows, min_visits=1, max_depth=None, root_value=0.5, only={nid})
         assert half.value[0] == pytest.approx((own.value[at[nid]] + mean.value[at[nid]]) / 2, abs=1e-6)
     assert any(abs(own.value[at[nid]] - mean.value[at[nid]]) > 0.01 for nid in unproven)  # not the mean again
-    model = treelab.fit(db, tmp_path / "m.npz", min_visits=1, hidden=(8,), epochs=3)
+    model = treelab.fit(db, tmp_path / "m.npz", min_visits=1, hidden=(8,), epochs=3, root_value=1.0)
     assert model.info["root_value"] == 1.0
+    assert treelab.fit(db, None, min_visits=1, hidden=(8,), epochs=3).info["root_value"] == 0.0  # the default
 
 
 def test_a_schema_5_file_reads_without_root_values_and_migrates(tmp_path: Path) -> None:
@@ -138,8 +139,8 @@ def test_damaged_root_values_are_one_clear_error_and_can_be_left_out(tmp_path: P
         conn.execute("UPDATE games SET root_values = '[0.5, 7]' WHERE id = 2")
     conn.close()
     out = tmp_path / "m.npz"
-    result = run("fit", str(db), "-o", str(out), "--min-visits", "1", "--epochs", "2")
+    result = run("fit", str(db), "-o", str(out), "--min-visits", "1", "--epochs", "2", "--root-value", "1")
     assert_clean_error(result, "'[0.5, 7]'", "--root-value 0")
     assert not out.exists()
-    assert run("fit", str(db), "-o", str(out), "--min-visits", "1", "--epochs", "2", "--root-value", "0").exit_code == 0
+    assert run("fit", str(db), "-o", str(out), "--min-visits", "1", "--epochs", "2").exit_code == 0  # not read
     assert out.exists()

@@ -39,7 +39,7 @@ def _layers(text: str) -> tuple[int, ...]:
 @option("--outcome", type=finite(min=0.0, max=1.0), default=0.0,
         help="Share of the logged games' outcomes in the value target where they passed (0.5: outcome and mean "
              "averaged, 'z + q').")
-@option("--root-value", type=finite(min=0.0, max=1.0), default=1.0,
+@option("--root-value", type=finite(min=0.0, max=1.0), default=0.0,
         help="Share of the logged searches' values in the value target where a game searched (0: the position's "
              "mean alone).")
 @option("--seed", type=int, default=0, help="Seed of the split and of the network's initial weights.")

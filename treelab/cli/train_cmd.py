@@ -54,6 +54,9 @@ from .options import (
         show_default="0: every position",
         help="With --refit-every: learn only from positions whose moves were chosen at least this often in all "
              "(the positions the games searched from).")
+@option("--root-value", "root_value", type=finite(min=0.0, max=1.0), default=None, show_default="0",
+        help="With --refit-every: the share of the value each game's search found at a position (logged per move "
+             "in games.root_values) in the value target there; 0: the position's mean alone.")
 @option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
         help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
@@ -98,7 +101,8 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
         puct = searching.get("algorithm") == "puct" or searching.get("model") is not None
         workers, note = advice(workers, algorithm="puct" if puct else "uct")
     refit_every, model = options.pop("refit_every"), searching.pop("model")
-    fitting = {name: value for name in ("min_visits", "min_selections") if (value := options.pop(name)) is not None}
+    fitting = {name: value for name in ("min_visits", "min_selections", "root_value")
+               if (value := options.pop(name)) is not None}
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               workers=workers, **options)
     if refit_every is not None or model is not None:

@@ -13,9 +13,10 @@ least that often: the positions a search was made from) that is not the end of a
   included), for the player to move,
   in [0, 1] (the model learns it as ``2 v - 1``). With ``root_value`` above 0, at a position where a logged game's
   search was made, the value that search found (``games.root_values``, averaged over the games that searched
-  there) takes that share of the mean: on a persistent tree the mean of a searched position is mostly the visits
-  of the searches made later in the same game, deeper on the line it went on to play, while the search's own
-  value is AlphaZero's root value (``docs/notes/model.md``). With ``outcome`` above 0, at a position the logged
+  there) takes that share of the mean. The mean of a searched position also holds the searches made later in the
+  same game, deeper on the line it went on to play; measured, that hindsight makes it the better target (its
+  sign right in 80% of decided searched positions, the logged values' in 71%: ``docs/notes/learning-loop.md``),
+  so ``root_value`` is 0 unless given. With ``outcome`` above 0, at a position the logged
   games passed through, the mean outcome of those games (1 won, 1/2 drawn, 0 lost, for the player to move)
   takes that share of the target: ``outcome`` 0.5 is the average of the two, the "z + q" target that
   small AlphaZero replications found better than either alone (AlphaZero itself learns the outcome ``z``;

@@ -36,8 +36,9 @@ def search_value(node: TreeNode | None, before: Tally) -> float | None:
 
     The node's stored mean is not that estimate on a persistent tree: it also counts the visits of searches
     made deeper in the same games, which pass through it without choosing there (the visits of the line
-    the games went on to play). Self-play logs this value for every move (``games.root_values``) and a fit
-    may learn the value from it (:attr:`treelab.learn.fitting.FitConfig.root_value`).
+    the games went on to play). Self-play logs this value for every move (``games.root_values``: what each
+    search thought of its position) and a fit may learn the value from it
+    (:attr:`treelab.learn.fitting.FitConfig.root_value`).
 
     >>> from treelab.tree import Tree
     >>> tree = Tree("tictactoe")
