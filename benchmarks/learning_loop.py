@@ -72,11 +72,12 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     work = args.workdir
     db, model = work / "loop.db", work / "loop.npz"
     pre: dict[str, Any] = {k: v for k, v in (("algorithm", args.algorithm), ("evaluator", args.evaluator)) if v}
+    playing = {} if args.temperature_moves is None else {"temperature_moves": args.temperature_moves}
     hidden = {"hidden": tuple(int(x) for x in args.hidden.split(","))} if args.hidden else {}
     out: dict[str, Any] = {
         "game": "connect4", "iterations": n, "games": args.games, "refit_every": args.refit_every, "mix": args.mix,
         "min_visits": args.min_visits, "min_selections": args.min_selections, "sample": args.sample, "seed": args.seed,
-        "outcome": args.outcome, "root_value": args.root_value, **hidden,
+        "outcome": args.outcome, "root_value": args.root_value, **hidden, **playing,
         "before_first_model": pre or first_search(treelab.find_game("connect4")) or {"algorithm": "uct"},
         "cpus": os.cpu_count(), "load_at_start": _load(), "loop": {"seconds": 0.0, "refits": []}, "curve": []}
     player = f"puct:iterations={n},model={model}" + (f",mix={args.mix}" if args.mix else "")
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
                 fitting=FitConfig(min_visits=args.min_visits, min_selections=args.min_selections,
                                   sample=args.sample or None,
                                   outcome=args.outcome, root_value=args.root_value, **hidden), iterations=n,
-                mix=args.mix, seed=args.seed, progress=False, **pre)
+                mix=args.mix, seed=args.seed, progress=False, **pre, **playing)
             out["loop"]["seconds"] = round(out["loop"]["seconds"] + summary.seconds, 1)
             out["loop"]["refits"] += [
                 {"version": r.version, "games": r.games, "positions": r.positions,
@@ -170,6 +171,8 @@ def main() -> None:
     parser.add_argument("--hidden", default=None, help="The refits' hidden layers, e.g. 256,128 (default: the loop's).")
     parser.add_argument("--outcome", type=float, default=0.0,
                         help="The refits' --outcome: the games' outcomes' share of the value target (0.5: z + q).")
+    parser.add_argument("--temperature-moves", type=int, default=None,
+                        help="Self-play moves sampled with temperature 1 (default: train's, 8).")
     parser.add_argument("--root-value", type=float, default=0.0,
                         help="The logged searches' values' share of the value target where a game searched.")
     parser.add_argument("--sample", type=int, default=10_000, help="Positions a refit trains on at most (0: all).")
