@@ -149,7 +149,9 @@ def _games_v6(db: sqlite_utils.Database) -> None:
     """Version 6: ``games.root_values`` (JSON: before each move of the game, the value the tree's search found
     for the player to move, :func:`treelab.mcts.summary.search_value`; null where another player moved; NULL for
     games logged without them)."""
-    db.conn.execute("ALTER TABLE games ADD COLUMN root_values TEXT")
+    conn = db.conn
+    if not any(row[1] == "root_values" for row in conn.execute("PRAGMA table_info(games)")):
+        conn.execute("ALTER TABLE games ADD COLUMN root_values TEXT")
 
 
 MIGRATIONS: list[tuple[int, Callable[[sqlite_utils.Database], None]]] = [
