@@ -181,22 +181,25 @@ def subtree_table(conn: sqlite3.Connection, top: int, root_depth: int, max_depth
         "n.id, coalesce(n.parent_id, -1), n.depth, n.nb_visit, n.nb_win, n.nb_draw, "
         f"coalesce(n.proven, {int(no_proof)}), coalesce(n.created_game, -1), n.nb_select"
     )
-    limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
-    args: tuple[int, ...]
-    if root_depth == 0:
-        prefix, source, where, args = "", "nodes n", "WHERE n.depth <= ?", (limit,)
-    else:
-        prefix = (
-            "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
-            "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) "
-        )
-        source, where, args = "nodes n JOIN sub USING (id)", "", (top, limit)
+    prefix, source, where, args = _subtree(top, root_depth, max_depth)
     rows = conn.execute(f"{prefix}SELECT {cols} FROM {source} {where} ORDER BY n.id", args).fetchall()
     pairs = conn.execute(f"{prefix}SELECT n.move, n.value_sum FROM {source} {where} ORDER BY n.id", args).fetchall()
     moves, values = [m for m, _ in pairs], [v for _, v in pairs]
     # only the subtree's movers: the table joined on the same rows, in the same order
     mover = None if game.alternating else column(conn, (prefix, source, where, args), name, game.name)
     return rows, moves, mover, values
+
+
+def _subtree(top: int, root_depth: int, max_depth: int | None) -> tuple[str, str, str, tuple[int, ...]]:
+    """``(prefix, source, where, args)`` of a query over the rows below (and at) row ``top`` (at ``root_depth``)
+    down to ``max_depth`` levels (None: all): ``f"{prefix}SELECT ... FROM {source} {where}"`` with ``args``. From
+    the root, a plain scan by depth; below it, a recursive walk down the parent links."""
+    limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
+    if root_depth == 0:
+        return "", "nodes n", "WHERE n.depth <= ?", (limit,)
+    prefix = ("WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
+              "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) ")
+    return prefix, "nodes n JOIN sub USING (id)", "", (top, limit)
 
 
 LEVEL_CHUNK = 65_536
@@ -228,16 +231,7 @@ def level_tables(conn: sqlite3.Connection, top: int, root_depth: int, max_depth:
 
     cols = ("n.id, coalesce(n.parent_id, -1), n.depth, n.nb_visit, n.nb_win, n.nb_draw, coalesce(n.proven, 2), "
             "coalesce(n.created_game, -1), n.move")
-    limit = root_depth + (max_depth if max_depth is not None else 1 << 30)
-    args: tuple[int, ...]
-    if root_depth == 0:
-        prefix, source, where, args = "", "nodes n", "WHERE n.depth <= ?", (limit,)
-    else:
-        prefix = (
-            "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT n.id FROM nodes n "
-            "JOIN sub ON n.parent_id = sub.id WHERE n.depth <= ?) "
-        )
-        source, where, args = "nodes n JOIN sub USING (id)", "", (top, limit)
+    prefix, source, where, args = _subtree(top, root_depth, max_depth)
     join, mover = "", "0"
     if not game.alternating:
         have = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'movers'").fetchone()
