@@ -4,7 +4,8 @@ One run, all at ``--iterations`` simulations a move for both sides, colours alte
 intervals:
 
 1. the loop (:func:`treelab.learning_loop`) trains a fresh database for ``--games`` self-play games,
-   refitting the model every ``--refit-every`` games (the loop's defaults: PUCT with the heuristic
+   refitting the model every ``--refit-every`` games (``--self-play-iterations`` simulations a move if
+   given, on ``--workers`` processes; the loop's defaults: PUCT with the heuristic
    evaluator until the first model, then PUCT with the model; ``--mix``: the playout's share of the
    leaf value; refits warm-started on ``--sample`` positions); wall time and each refit's held-out
    metrics recorded;
@@ -26,6 +27,7 @@ databases and models stay in ``--workdir``, so a run given the same ``--workdir`
     .venv/bin/python benchmarks/learning_loop.py --games 300 --refit-every 100 --out out/loop.json
     .venv/bin/python benchmarks/learning_loop.py --games 400 --checkpoints 200 400 --plot out/loop.png
     .venv/bin/python benchmarks/learning_loop.py --games 300 --algorithm puct --evaluator heuristic --no-plain
+    .venv/bin/python benchmarks/learning_loop.py --games 1000 --self-play-iterations 400 --workers 2 --no-plain
 """
 
 from __future__ import annotations
@@ -72,12 +74,15 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     work = args.workdir
     db, model = work / "loop.db", work / "loop.npz"
     pre: dict[str, Any] = {k: v for k, v in (("algorithm", args.algorithm), ("evaluator", args.evaluator)) if v}
-    playing = {} if args.temperature_moves is None else {"temperature_moves": args.temperature_moves}
+    playing: dict[str, Any] = {} if args.temperature_moves is None else {"temperature_moves": args.temperature_moves}
+    if args.workers:
+        playing["workers"] = args.workers
     hidden = {"hidden": tuple(int(x) for x in args.hidden.split(","))} if args.hidden else {}
     out: dict[str, Any] = {
         "game": "connect4", "iterations": n, "games": args.games, "refit_every": args.refit_every, "mix": args.mix,
         "min_visits": args.min_visits, "min_selections": args.min_selections, "sample": args.sample, "seed": args.seed,
         "outcome": args.outcome, "root_value": args.root_value, **hidden, **playing,
+        "self_play_iterations": args.self_play_iterations or n,
         "before_first_model": pre or first_search(treelab.find_game("connect4")) or {"algorithm": "uct"},
         "cpus": os.cpu_count(), "load_at_start": _load(), "loop": {"seconds": 0.0, "refits": []}, "curve": []}
     player = f"puct:iterations={n},model={model}" + (f",mix={args.mix}" if args.mix else "")
@@ -89,7 +94,8 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
                 "connect4", db, model, target - done, refit_every=args.refit_every,
                 fitting=FitConfig(min_visits=args.min_visits, min_selections=args.min_selections,
                                   sample=args.sample or None,
-                                  outcome=args.outcome, root_value=args.root_value, **hidden), iterations=n,
+                                  outcome=args.outcome, root_value=args.root_value, **hidden),
+                iterations=args.self_play_iterations or n,
                 mix=args.mix, seed=args.seed, progress=False, **pre, **playing)
             out["loop"]["seconds"] = round(out["loop"]["seconds"] + summary.seconds, 1)
             out["loop"]["refits"] += [
@@ -171,6 +177,9 @@ def main() -> None:
     parser.add_argument("--hidden", default=None, help="The refits' hidden layers, e.g. 256,128 (default: the loop's).")
     parser.add_argument("--outcome", type=float, default=0.0,
                         help="The refits' --outcome: the games' outcomes' share of the value target (0.5: z + q).")
+    parser.add_argument("--self-play-iterations", type=int, default=None,
+                        help="The loop's simulations a move (default: --iterations; the matches keep --iterations).")
+    parser.add_argument("--workers", type=int, default=None, help="The loop's self-play processes (default: one).")
     parser.add_argument("--temperature-moves", type=int, default=None,
                         help="Self-play moves sampled with temperature 1 (default: train's, 8).")
     parser.add_argument("--root-value", type=float, default=0.0,
