@@ -64,18 +64,18 @@ def main() -> None:
     sims = [int(s) for s in args.sims.split(",")]
     mixes = [float(m) for m in args.mix.split(",")]
     started = time.perf_counter()
-    signs(args, game, model, oracle, rows, sims, mixes)
+    tree = _Paths(rows, args.min_visits)
+    signs(args, game, model, oracle, rows, tree, sims, mixes)
     if args.refit:
-        refit(args, game, model, oracle, rows, sims[0], mixes[0])
+        refit(args, game, model, oracle, rows, tree, sims[0], mixes[0])
     print(f"{time.perf_counter() - started:.0f}s")
 
 
-def signs(args: argparse.Namespace, game: Any, model: Any, oracle: Any, rows: Any, sims: list[int],
+def signs(args: argparse.Namespace, game: Any, model: Any, oracle: Any, rows: Any, tree: _Paths, sims: list[int],
           mixes: list[float]) -> None:
     """The sign shares of the stored targets, the model and fresh searches on decided tree positions."""
     from treelab.learn.dataset import build_dataset
 
-    tree = _Paths(rows, args.min_visits)
     pool = [nid for nid in tree.pool if args.min_discs <= tree.depth[nid] <= args.max_discs]
     random.Random(args.seed).shuffle(pool)
     picked: list[tuple[int, Any, bool]] = []
@@ -132,7 +132,8 @@ def fresh_search(game: Any, model: Any, moves: list[int], sims: int, mix: float,
     return float(search_value(node, tally(None))), shares
 
 
-def refit(args: argparse.Namespace, game: Any, model: Any, oracle: Any, rows: Any, sims: int, mix: float) -> None:
+def refit(args: argparse.Namespace, game: Any, model: Any, oracle: Any, rows: Any, tree: _Paths, sims: int,
+          mix: float) -> None:
     """One network fitted on stored targets and one on fresh searches' targets, judged by perfect play."""
     import model_oracle
 
@@ -140,7 +141,6 @@ def refit(args: argparse.Namespace, game: Any, model: Any, oracle: Any, rows: An
     from treelab.learn.fitting import MIN_EXAMPLES, _train
     from treelab.learn.model import Model
 
-    tree = _Paths(rows, args.min_visits)
     pool = list(tree.pool)
     random.Random(args.seed).shuffle(pool)
     data = build_dataset(game, rows, min_visits=args.min_visits, max_depth=None, only=set(pool[: args.refit]))
