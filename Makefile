@@ -1,25 +1,44 @@
 # treelab: `make demo` runs the main job, `make test` runs the checks (lint, types, doctests, the suite).
-# Every target sets up what it needs first.
+# Every target sets up what it needs first: `make demo` only the package and Graphviz (about 200 MB,
+# no browser); `make test` everything the suite needs (the dev group, every extra, chromium).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.demo
+SOURCES := pyproject.toml setup.py $(wildcard treelab/*.c treelab/*.h)
 
-.PHONY: setup demo test test-fast lint docs bench clean dot bytecode notebooks chromium
-
-setup: $(STAMP) bytecode dot chromium
-
-$(STAMP): pyproject.toml setup.py $(wildcard treelab/*.c treelab/*.h)
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e . --group dev
-	@touch $(STAMP)
+.PHONY: setup demo-setup demo test test-fast lint docs bench clean dot bytecode notebooks chromium
 
 # pip compiles an installed package's bytecode, an editable install gets none, and with
 # PYTHONDONTWRITEBYTECODE set (as here) every `treelab` start would compile each edited module
 # again (~15 ms). compileall rewrites only what changed, so this runs before every command.
-bytecode: $(STAMP)
-	@$(BIN)/python -m compileall -q treelab
+COMPILE = $(BIN)/python -m compileall -q treelab
+
+# Everything the suite needs: the package with the extras its tests use (learn: scikit-learn;
+# notebooks: anywidget, JupyterLab, the kernel), the dev group (pytest, linters, OpenSpiel, Ray,
+# Playwright, the docs site, mctx), Graphviz and chromium. A full set-up is a demo set-up too.
+setup: $(STAMP) dot chromium
+	@$(COMPILE)
+
+$(STAMP): $(SOURCES)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[learn,notebooks]' --group dev
+	@touch $(STAMP) $(DEMO_STAMP)
+
+# What the demo needs and nothing else: the package (no extras) and Graphviz's dot.
+demo-setup: $(DEMO_STAMP) dot
+	@$(COMPILE)
+
+$(DEMO_STAMP): $(SOURCES)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	@touch $(DEMO_STAMP)
+
+bytecode:
+	@$(COMPILE)
 
 # Graphviz's `dot` program: install it with the system package manager when missing.
 dot:
@@ -42,7 +61,7 @@ chromium:
 	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
 	  else echo "please install chromium (the explorer's browser tests need it) and re-run"; exit 1; fi; }
 
-demo: setup
+demo: demo-setup
 	$(BIN)/treelab train connect4 --db data/demo.db --games 60 --iterations 200 --seed 1
 	$(BIN)/treelab stats data/demo.db
 	$(BIN)/treelab info data/demo.db
@@ -67,14 +86,15 @@ lint: setup
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# JupyterLab (the `notebooks` extra) in the venv, then the notebooks in it; Ctrl-C stops the server.
+# JupyterLab (the `notebooks` extra, and OpenSpiel for the bring-your-own-search notebook) in the
+# venv, then the notebooks in it; Ctrl-C stops the server. No test tools, no browser.
 # (Jupyter refuses to run as root unless told: containers often are root.)
 NOTEBOOKS_STAMP := $(VENV)/.notebooks
-$(NOTEBOOKS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[notebooks]' --group dev
+$(NOTEBOOKS_STAMP): $(DEMO_STAMP)
+	$(BIN)/python -m pip install -q -e '.[notebooks,openspiel]'
 	@touch $(NOTEBOOKS_STAMP)
 
-notebooks: setup $(NOTEBOOKS_STAMP)
+notebooks: demo-setup $(NOTEBOOKS_STAMP)
 	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 bench: setup

@@ -17,6 +17,7 @@ __all__ = [
     "GameOverError",
     "IllegalMoveError",
     "ImportFormatError",
+    "MissingExtraError",
     "ModelFileError",
     "ModelMismatchError",
     "NoEncodingError",
@@ -37,6 +38,7 @@ __all__ = [
     "UnknownOptionError",
     "UnsupportedGameError",
     "WorkerError",
+    "require_extra",
 ]
 
 
@@ -163,3 +165,26 @@ class WorkerError(TreelabError, RuntimeError):
 
 class TraceError(TreelabError, ValueError):
     """A search trace that cannot be read or used: cut, damaged, of another game or position, or a step past its end."""
+
+
+class MissingExtraError(TreelabError, ImportError):
+    """A feature whose optional dependencies (an extra of the package, ``pip install 'treelab[EXTRA]'``) are missing."""
+
+
+def require_extra(module: str, extra: str, what: str, package: str | None = None) -> object:
+    """Import ``module``, or raise :class:`MissingExtraError` saying in one line which extra to install.
+
+    ``what`` names the feature for the message (``"treelab fit"``), ``package`` the distribution when
+    its name differs from the module's (``"scikit-learn"``). Every extra's contents are listed
+    in the README's *Installing* section.
+
+    Raises:
+        MissingExtraError: ``module`` cannot be imported.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        name = package or module.partition(".")[0]
+        raise MissingExtraError(f"{what} needs {name}, which is not installed: pip install 'treelab[{extra}]'") from None

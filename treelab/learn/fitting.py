@@ -28,14 +28,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import BudgetError, FitError
+from ..errors import BudgetError, FitError, require_extra
 from ..games import Game, find_game
 from ..store.fitrows import read_fit_rows
 from ..store.schema import DbPath, display
 from .dataset import Dataset, augment, build_dataset, candidates
 from .model import Model, load_model
 
-__all__ = ["FitConfig", "FitProgress", "fit", "measure"]
+__all__ = ["FitConfig", "FitProgress", "fit", "measure", "require_learning"]
 
 FitProgress = Callable[[int, int, float], None]
 """``progress(epoch, max_epochs, training_loss)`` after each epoch."""
@@ -44,6 +44,17 @@ BATCH = 512
 """Examples per Adam step."""
 MIN_EXAMPLES = 8
 """Fewer positions than this cannot make a model worth its file."""
+
+
+def require_learning() -> None:
+    """Refuse, in one line naming the extra to install, when scikit-learn (the ``learn`` extra) is missing.
+
+    Fitting needs it; a fitted model's inference (:mod:`treelab.learn.model`) is plain numpy and does not.
+
+    Raises:
+        MissingExtraError: scikit-learn is not installed.
+    """
+    require_extra("sklearn.neural_network", "learn", "fitting a model (treelab fit, the learning loop)", "scikit-learn")
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,9 @@ def fit(
         FitError: too few positions with ``min_visits`` visits.
         BudgetError: a setting out of range.
         TypeError: an option that is not a field of :class:`FitConfig`.
+        MissingExtraError: scikit-learn (the ``learn`` extra) is not installed.
     """
+    require_learning()  # before any work
     cfg = replace(config or FitConfig(), **options) if options else (config or FitConfig())
     min_visits, max_depth, hidden, epochs, patience, heldout, seed = (
         cfg.min_visits, cfg.max_depth, tuple(cfg.hidden), cfg.epochs, cfg.patience, cfg.heldout, cfg.seed)

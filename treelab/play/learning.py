@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import BudgetError, FitError, GameMismatchError
 from ..games import Game, State, find_game
-from ..learn.fitting import FitConfig, fit
+from ..learn.fitting import FitConfig, fit, require_learning
 from ..learn.model import Model, load_model
 from ..mcts.config import SearchConfig
 from ..store.records import info
@@ -168,8 +168,10 @@ def learning_loop(
         BudgetError: ``refit_every`` or ``games`` is not a whole number >= 1 (>= 0 for games).
         ModelFileError, ModelMismatchError: ``model`` exists and is not a model of ``game``.
         GameMismatchError: ``db`` holds a tree of another game.
+        MissingExtraError: scikit-learn (the ``learn`` extra) is not installed, refused before any game.
     """
     started = time.perf_counter()
+    require_learning()
     the_game = find_game(game)
     if isinstance(refit_every, bool) or not isinstance(refit_every, int) or refit_every < 1:
         raise BudgetError(f"refit every {refit_every!r} games must be a whole number >= 1")

@@ -19,10 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anywidget
-import traitlets
-
-from ..errors import TraceError
+from ..errors import TraceError, require_extra
 from ..games import Game, State, find_game
 from ..mcts.trace_records import check_records
 from ..nodes import mean_reward
@@ -35,6 +32,23 @@ ESM = Path(__file__).with_name("explorer") / "static" / "stepper.js"
 
 MAX_STEPS = 2000
 """Simulations a stepper carries by default (its page holds every record: ~3 KB each)."""
+
+try:  # the `notebook` extra: anywidget pulls IPython and ipywidgets, which the command line never needs
+    import anywidget
+    import traitlets
+
+    _Widget: Any = anywidget.AnyWidget
+except ImportError:  # stepper_data (the explorer's step mode) works without it; a Stepper says what to install
+    traitlets = None  # type: ignore[assignment]
+
+    class _Widget:  # type: ignore[no-redef]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            require_extra("anywidget", "notebook", "the notebook stepper")
+
+
+def _synced(trait: str, *args: Any) -> Any:
+    """A traitlets trait synced with the front end (None without the ``notebook`` extra)."""
+    return None if traitlets is None else getattr(traitlets, trait)(*args).tag(sync=True)
 
 
 def _cells(state: State, moves: Sequence[int]) -> list[list[int] | None]:
@@ -128,13 +142,17 @@ def _root_series(records: Sequence[Mapping[str, Any]], depth: int) -> dict[str, 
     return {"visits": visits, "means": means}
 
 
-class Stepper(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget's base class is untyped
-    """A search, one simulation at a time, in a notebook (see the module doc)."""
+class Stepper(_Widget):
+    """A search, one simulation at a time, in a notebook (see the module doc).
+
+    It needs the ``notebook`` extra (``pip install 'treelab[notebook]'``, anywidget); without it,
+    making one raises :class:`~treelab.errors.MissingExtraError`.
+    """
 
     _esm = ESM
-    data = traitlets.Dict().tag(sync=True)
+    data = _synced("Dict")
     """:func:`stepper_data`'s object."""
-    step = traitlets.Int(1).tag(sync=True)
+    step = _synced("Int", 1)
     """The simulation shown, from 1."""
 
     @property
