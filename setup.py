@@ -13,7 +13,7 @@ setup(
         Extension(
             "treelab._speedups",
             sources=["treelab/_speedups.c", "treelab/_nodes.c", "treelab/_rows.c", "treelab/_loop.c",
-                     "treelab/_columns.c", "treelab/_solver.c"],
+                     "treelab/_columns.c", "treelab/_solver.c", "treelab/_puct.c"],
             depends=["treelab/_speedups.h"],
             optional=True,
         )

@@ -25,20 +25,12 @@
 
 #define MAX_PATH 64 /* nodes on one path below start: more than any game here has moves (42) */
 
-enum { GAME_C4 = 0, GAME_TTT = 1 };
-
-/* A position: Connect Four (a = discs of the player to move, b = every disc) or tic-tac-toe (a = x, b = o). */
-typedef struct {
-    int game, ply, winner; /* winner: 0 (none yet), 1 or 2 */
-    uint64_t a, b;
-} Board;
-
-static int board_over(const Board *s) {
+int board_over(const Board *s) {
     return s->winner != 0 || s->ply == (s->game == GAME_C4 ? CELLS : 9);
 }
 
 /* The legal moves as bits (bit m - 1 for move m), in legal order from the lowest. */
-static unsigned legal_bits(const Board *s) {
+unsigned legal_bits(const Board *s) {
     if (board_over(s)) return 0;
     if (s->game == GAME_TTT) return ~(unsigned)(s->a | s->b) & 0x1FF;
     unsigned legal = 0;
@@ -48,7 +40,7 @@ static unsigned legal_bits(const Board *s) {
 }
 
 /* Play move (1-based, legal) on s, noting a win (as connect4_replay / tictactoe_replay). */
-static void board_play(Board *s, int move) {
+void board_play(Board *s, int move) {
     if (s->game == GAME_C4) {
         uint64_t grown = s->b | (s->b + (1ULL << (H1 * (move - 1))));
         uint64_t other = s->a ^ s->b;
@@ -69,7 +61,7 @@ static void board_play(Board *s, int move) {
 }
 
 /* The move a node stands for (its name, one of labels or a key of move_of); 0 with an exception if none. */
-static int move_of_node(PyObject *node, PyObject *labels, PyObject *move_of, int num_moves) {
+int move_of_node(PyObject *node, PyObject *labels, PyObject *move_of, int num_moves) {
     PyObject *name = get_field(node, F_NAME);
     if (name == NULL) return 0;
     int move = 0;
@@ -107,16 +99,16 @@ static uint64_t draw_seed(PyObject *bits, PyObject *sixty_four) {
 
 /* What batch was given: the search's fixed parts. */
 typedef struct {
-    PyObject *start, *rand, *bits, *baselines, *new_nodes, *depth_counts, *cls, *created_game, *labels, *move_of;
+    PyObject *start, *rand, *bits, *baselines, *move_of;
+    Maker make;
     double c;
     int solver, decisive, num_moves;
     Py_ssize_t start_depth, max_new;
-    long long next_id;
     Board board;
 } Batch;
 
-/* A new child of parent by move, numbered next_id, noted in new_nodes and depth_counts; borrowed, NULL on error. */
-static PyObject *expand(Batch *b, PyObject *parent, int move, Py_ssize_t depth) {
+/* A new child of parent by move, numbered b->next_id, noted in new_nodes and depth_counts; borrowed, NULL on error. */
+PyObject *make_child(Maker *b, PyObject *parent, int move, Py_ssize_t depth) {
     PyObject *id = PyLong_FromLongLong(b->next_id);
     if (id == NULL) return NULL;
     PyObject *args[5] = {b->cls, parent, PyTuple_GET_ITEM(b->labels, move), id, b->created_game};
@@ -138,12 +130,13 @@ static PyObject *expand(Batch *b, PyObject *parent, int move, Py_ssize_t depth) 
     return more == NULL || PyList_SetItem(counts, depth, more) < 0 ? NULL : child;
 }
 
-/* One simulation's result on path[0..len): as _nodes.c's backup with first_win from the winner. 0 or -1. */
-static int back_up(Batch *b, PyObject **path, int len, int winner) {
+/* One simulation's result (winner 0 for a draw, 1 or 2) on path[0..len), path[0] at start_depth: as _nodes.c's
+ * backup with first_win from the winner, each node's counts noted in baselines (may be NULL) first. 0 or -1. */
+int back_up_path(PyObject *baselines, Py_ssize_t start_depth, PyObject **path, int len, int winner) {
     for (int i = 0; i < len; i++) {
         PyObject *node = path[i];
-        Py_ssize_t depth = b->start_depth + i; /* a node at odd depth was reached by player 1's move */
-        if (b->baselines != NULL && note_baseline(b->baselines, node) < 0) return -1;
+        Py_ssize_t depth = start_depth + i; /* a node at odd depth was reached by player 1's move */
+        if (baselines != NULL && note_baseline(baselines, node) < 0) return -1;
         if (increment(node, F_VISIT) < 0 || (i > 0 && increment(node, F_SELECT) < 0)) return -1;
         if (winner == 0 ? increment(node, F_DRAW) < 0
                         : (winner == 1) == (depth & 1) && increment(node, F_WIN) < 0)
@@ -168,7 +161,7 @@ static int simulate(Batch *b, PyObject **path, int *len) {
             if (board_over(&s)) break;
             untried = legal_bits(&s);
             for (Py_ssize_t k = 0; k < n_kids; k++) { /* no Python code runs here: items stays valid */
-                int m = move_of_node(items[k], b->labels, b->move_of, b->num_moves);
+                int m = move_of_node(items[k], b->make.labels, b->move_of, b->num_moves);
                 if (!m) return -1;
                 untried &= ~(1u << (m - 1));
             }
@@ -183,7 +176,7 @@ static int simulate(Batch *b, PyObject **path, int *len) {
             int k = (int)(r * (double)__builtin_popcount(untried)); /* int(rand() * len(untried)) */
             while (k--) untried &= untried - 1;
             int move = __builtin_ctz(untried) + 1;
-            if ((node = expand(b, node, move, b->start_depth + n)) == NULL) return -1;
+            if ((node = make_child(&b->make, node, move, b->start_depth + n)) == NULL) return -1;
             path[n++] = node;
             board_play(&s, move);
             if (board_over(&s)) break;
@@ -198,7 +191,7 @@ static int simulate(Batch *b, PyObject **path, int *len) {
         if (n_kids == 0) break; /* no move at all: only an ended game */
         if ((kid = best_child(node, b->c, b->solver)) == NULL) return -1;
         Py_DECREF(kid); /* its parent holds it */
-        int move = move_of_node(kid, b->labels, b->move_of, b->num_moves);
+        int move = move_of_node(kid, b->make.labels, b->move_of, b->num_moves);
         if (!move) return -1;
         path[n++] = node = kid;
         board_play(&s, move);
@@ -238,8 +231,9 @@ PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     Batch b = {.start = args[0], .rand = args[9], .bits = args[10], .baselines = args[11] == Py_None ? NULL : args[11],
-               .new_nodes = args[12], .depth_counts = args[13], .cls = args[14], .created_game = args[16],
-               .labels = args[18], .move_of = args[19]};
+               .make = {.new_nodes = args[12], .depth_counts = args[13], .cls = args[14], .created_game = args[16],
+                        .labels = args[18]},
+               .move_of = args[19]};
     Py_ssize_t n = PyLong_AsSsize_t(args[1]);
     b.c = PyFloat_AsDouble(args[2]);
     b.solver = PyObject_IsTrue(args[3]);
@@ -248,12 +242,12 @@ PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     b.board.b = PyLong_AsUnsignedLongLong(args[6]);
     b.board.ply = (int)PyLong_AsLong(args[7]);
     b.decisive = PyObject_IsTrue(args[8]);
-    b.next_id = PyLong_AsLongLong(args[15]);
+    b.make.next_id = PyLong_AsLongLong(args[15]);
     b.max_new = PyLong_AsSsize_t(args[17]);
     b.start_depth = PyLong_AsSsize_t(args[20]);
     if (PyErr_Occurred()) return NULL;
     b.num_moves = b.board.game == GAME_C4 ? WIDTH : 9;
-    if ((b.board.game != GAME_C4 && b.board.game != GAME_TTT) || PyTuple_GET_SIZE(b.labels) <= b.num_moves ||
+    if ((b.board.game != GAME_C4 && b.board.game != GAME_TTT) || PyTuple_GET_SIZE(b.make.labels) <= b.num_moves ||
         (b.decisive && b.board.game != GAME_C4)) {
         PyErr_SetString(PyExc_ValueError, "batch: game 0 (Connect Four, random or decisive) or 1 (tic-tac-toe)");
         return NULL;
@@ -262,10 +256,10 @@ PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (b.board.game == GAME_C4 ? c4_four(b.board.a ^ b.board.b) : ttt_won((unsigned)b.board.a) || ttt_won((unsigned)b.board.b))
         b.board.winner = 1 + ((b.board.ply + 1) & 1);
     Py_ssize_t stats[5] = {0, 0, 0, 0, 0}; /* done, draws, wins 1, wins 2, made */
-    long long first_id = b.next_id;
+    long long first_id = b.make.next_id;
     PyObject *path[MAX_PATH], *pending = NULL;
     int len = 0;
-    while (stats[0] < n && b.next_id - first_id < b.max_new) {
+    while (stats[0] < n && b.make.next_id - first_id < b.max_new) {
         if (PyErr_CheckSignals() < 0) goto fail;
         if (b.solver) {
             PyObject *proven = get_field(b.start, F_PROVEN);
@@ -274,14 +268,14 @@ PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             if (proven != Py_None) break;
         }
         int winner = simulate(&b, path, &len);
-        stats[4] = (Py_ssize_t)(b.next_id - first_id);
+        stats[4] = (Py_ssize_t)(b.make.next_id - first_id);
         if (winner == -1) goto fail;
         if (winner == -2) {
             if ((pending = PyList_New(len)) == NULL) goto fail;
             for (int i = 0; i < len; i++) PyList_SET_ITEM(pending, i, (Py_INCREF(path[i]), path[i]));
             break;
         }
-        if (back_up(&b, path, len, winner) < 0) goto fail;
+        if (back_up_path(b.baselines, b.start_depth, path, len, winner) < 0) goto fail;
         stats[0]++;
         stats[winner == 0 ? 1 : 1 + winner]++;
     }

@@ -22,7 +22,7 @@
 
 static const char *FIELD_NAMES[N_FIELDS] = {
     "_LightNodeMixin__children", "nb_visit", "nb_win", "nb_draw", "proven",
-    "_LightNodeMixin__parent", "node_id", "name", "depth", "created_game", "nb_select",
+    "_LightNodeMixin__parent", "node_id", "name", "depth", "created_game", "nb_select", "_value_sum",
 };
 static PyObject *one;                       /* the int 1 */
 static PyObject *zero;                      /* the int 0 */

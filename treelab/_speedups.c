@@ -403,6 +403,14 @@ static PyMethodDef methods[] = {
      "batch(start, n, c, solver, game, a, b, ply, decisive, rand, bits, baselines, new_nodes, depth_counts, cls, "
      "next_id, created_game, max_new, labels, move_of, start_depth, stats) -> None, or the path of a terminal node "
      "the solver must prove: up to n whole UCT simulations of treelab.mcts.uct.search's default options (see _loop.c)."},
+    {"puct_batch", (PyCFunction)(void (*)(void))puct_batch, METH_FASTCALL,
+     "puct_batch(start, n, c, solver, cur, mask, ply, baselines, value_base, new_nodes, depth_counts, cls, next_id, "
+     "max_new, labels, move_of, start_depth, priors, pending, noisy, above, weights, biases, first_move, stats) -> "
+     "True when the next simulation is Python's: up to n model-guided PUCT simulations on Connect Four (see _puct.c)."},
+    {"mlp_forward", (PyCFunction)(void (*)(void))mlp_forward, METH_FASTCALL,
+     "mlp_forward(features, weights, biases) -> the raw outputs of a ReLU network on float32 features (a list)."},
+    {"c4_features", (PyCFunction)(void (*)(void))c4_features, METH_FASTCALL,
+     "c4_features(cur, mask) -> 168 float32 as bytes: Connect Four's four feature planes as puct_batch builds them."},
     {"renumber", (PyCFunction)(void (*)(void))renumber, METH_FASTCALL,
      "renumber(nodes, first_id) -> None: node_id = first_id + position."},
     {"columns", (PyCFunction)(void (*)(void))int_columns, METH_FASTCALL,

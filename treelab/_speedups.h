@@ -3,7 +3,10 @@
  *   _speedups.c  the module, and the uniformly random playouts of Connect Four and tic-tac-toe;
  *   _nodes.c     reading and writing TreeNode slots, and the UCT tree walk (select, descend, backup);
  *   _rows.c      the first save's breadth-first numbering and its ``nodes`` rows; nodes from rows (loads);
- *   _loop.c      whole batches of default UCT simulations (walk, expand, playout, backup) on the bitboards;
+ *   _loop.c      whole batches of default UCT simulations (walk, expand, playout, backup) on the bitboards,
+ *                and the bitboard positions and node making both compiled loops share;
+ *   _puct.c      whole batches of model-guided PUCT simulations (select, expand, evaluate, backup), and the
+ *                small policy/value network's forward pass they and treelab.learn.model share;
  *   _columns.c   whole-number slots of many nodes as int64 columns (the arrays of a worker's delta), and
  *                a delta's arrays as the rows of the writer's inserts;
  *   _solver.c    an exact Connect Four solver (treelab.oracle), after Pascal Pons' method.
@@ -41,9 +44,35 @@ static inline int ttt_won(unsigned bits) {
     return 0;
 }
 
+/* A position of the compiled loops: Connect Four (a = discs of the player to move, b = every disc) or
+ * tic-tac-toe (a = x, b = o); winner 0 (none yet), 1 or 2. */
+enum { GAME_C4 = 0, GAME_TTT = 1 };
+typedef struct {
+    int game, ply, winner;
+    uint64_t a, b;
+} Board;
+int board_over(const Board *s);                 /* the game has ended */
+unsigned legal_bits(const Board *s);            /* bit m - 1 for each legal move m */
+void board_play(Board *s, int move);            /* play a legal move (1-based), noting a win */
+/* The move a node stands for (its name: one of labels, or a key of move_of); 0 with an exception if none. */
+int move_of_node(PyObject *node, PyObject *labels, PyObject *move_of, int num_moves);
+
+/* What making a node in C needs: the node class, each move's label (by move number), the tree's new nodes
+ * and per-depth counts, the created_game to stamp, and the next node id (advanced per node made). */
+typedef struct {
+    PyObject *cls, *labels, *new_nodes, *depth_counts, *created_game;
+    long long next_id;
+} Maker;
+/* A new child of parent by move at depth, as Tree.add_child; borrowed (its parent holds it), NULL on error. */
+PyObject *make_child(Maker *m, PyObject *parent, int move, Py_ssize_t depth);
+
+/* One simulation's result (winner 0 for a draw, 1 or 2) backed up on path[0..len), path[0] at start_depth;
+ * each node's counts noted in baselines (may be NULL) before its first change. 0 or -1. */
+int back_up_path(PyObject *baselines, Py_ssize_t start_depth, PyObject **path, int len, int winner);
+
 /* The TreeNode attributes the compiled code reads or writes (_nodes.c maps them to slot offsets). */
 enum {
-    F_KIDS, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_PARENT, F_ID, F_NAME, F_DEPTH, F_CREATED, F_SELECT, N_FIELDS
+    F_KIDS, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_PARENT, F_ID, F_NAME, F_DEPTH, F_CREATED, F_SELECT, F_VALUE, N_FIELDS
 };
 
 /* The pair (a, b), taking over both references (either may be NULL: then NULL, the error kept). */
@@ -86,6 +115,9 @@ PyObject *renumber(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *build_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *new_child(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *puct_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *mlp_forward(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *c4_features(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *int_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *baseline_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
