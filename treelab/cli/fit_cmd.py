@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from typing import Any
@@ -24,7 +25,8 @@ def _layers(text: str) -> tuple[int, ...]:
 @click.command(cls=ExampleLast)
 @database
 @option("-o", "--out", "out", type=click.Path(dir_okay=False), metavar="MODEL", required=True,
-        help="The model file to write (.npz); an existing one must be a model of the same game (it is replaced).")
+        help="The model file to write (.npz; -: standard output); an existing one must be a model of the same game "
+             "(it is replaced).")
 @option("--min-visits", type=click.IntRange(min=1), default=20,
         help="Learn only from positions visited at least this often.")
 @option("--min-selections", type=click.IntRange(min=0), default=0, show_default="0: every position",
@@ -81,16 +83,19 @@ def fit(db: str, out: str, as_json: bool, **settings: Any) -> None:
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
+    from ..store.outfile import is_stdout
+
     if as_json:
-        click.echo(json.dumps(model.meta()))
+        click.echo(json.dumps(model.meta()), err=is_stdout(out))
         return
+    echo = functools.partial(click.echo, err=is_stdout(out))  # the model alone on standard output
     info = model.info
     held = info["metrics"]["heldout"] or {}
-    click.echo(f"fitted {out}: {model.game}, {info['positions']:,} positions ({info['examples']:,} training examples "
+    echo(f"fitted {out}: {model.game}, {info['positions']:,} positions ({info['examples']:,} training examples "
                f"with symmetries), {info['epochs']} epochs in {info['fit_seconds']:.1f}s")
     for name, metrics in (("train", info["metrics"]["train"]), ("held-out", held)):
         if metrics.get("examples"):
-            click.echo(f"  {name:<8}  loss {metrics['loss']:.5f}  value-sign accuracy "
+            echo(f"  {name:<8}  loss {metrics['loss']:.5f}  value-sign accuracy "
                        f"{_share(metrics['value_sign_accuracy'])}  policy top-1 {_share(metrics['policy_top1'])}  "
                        f"({metrics['examples']:,} positions)")
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from .options import GAME, ExampleLast, database, library_errors, option, path_option, refuse_overwriting
@@ -33,7 +31,7 @@ def import_(fmt: str, file: str, game: str, db: str) -> None:
     """
     from ..interop.transfer import import_file
 
-    refuse_overwriting(db, file)
+    refuse_overwriting(db, file, option="--db", noun="the database")
     click.echo(import_file(file, fmt, game, db).describe())
 
 
@@ -43,8 +41,8 @@ def import_(fmt: str, file: str, game: str, db: str) -> None:
 @path_option
 @option("--depth", type=click.IntRange(min=0), default=None, show_default="all (explorer, katago: 0)",
         help="Levels below --path to export (explorer and katago: positions, one JSON line each).")
-@option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True,
-        help="The file to write (rows: .csv for CSV, else JSON lines).")
+@option("-o", "--out", "out", type=click.Path(dir_okay=False, allow_dash=True), required=True,
+        help="The file to write (rows: .csv for CSV, else JSON lines; -: standard output).")
 @library_errors
 def export(fmt: str, db: str, path: str, depth: int | None, out: str) -> None:
     """Write the tree in DB (the subtree at --path) as FORMAT.
@@ -60,18 +58,13 @@ def export(fmt: str, db: str, path: str, depth: int | None, out: str) -> None:
       treelab export node-link data/tictactoe.db --depth 3 -o tree.json
     """
     from ..interop.transfer import export as write
-    from ..store.outfile import write_whole
+    from ..store.outfile import is_stdout, whole
 
-    refuse_overwriting(out, db)
-    counted: dict[str, Any] = {}
-
-    def fill(tmp: Any) -> None:
-        with open(tmp, "w", encoding="utf-8", newline="") as stream:
-            counted["n"] = write(db, fmt, stream, path=path or None, depth=depth, csv=out.endswith(".csv"))
-
-    write_whole(out, fill)
+    refuse_overwriting(out, db, noun="the export")
+    with whole(out) as tmp, open(tmp, "w", encoding="utf-8", newline="") as stream:
+        count = write(db, fmt, stream, path=path or None, depth=depth, csv=out.endswith(".csv"))
     what = "positions" if fmt in ("explorer", "katago") else "nodes"
-    click.echo(f"wrote {out}: {counted['n']:,} {what}")
+    click.echo(f"wrote {out}: {count:,} {what}", err=is_stdout(out))  # the export alone on standard output
 
 
 COMMANDS = [import_, export]

@@ -147,15 +147,23 @@ db_argument = database
 """The former name of :func:`database` (a positional ``DB``, now also ``--db PATH``)."""
 
 
-def refuse_overwriting(out: str, *inputs: str) -> None:
-    """Refuse an output path that is one of the ``inputs`` (or its ``-wal``/``-shm``/``-journal`` file).
+def refuse_overwriting(out: str, *inputs: str, option: str = "-o", noun: str = "the picture") -> None:
+    """Refuse an output path that breaks the rule of every output (:func:`treelab.store.outfile.check_output`:
+    a directory, device, FIFO or socket) or is one of the ``inputs`` (or its ``-wal``/``-shm``/``-journal``
+    file), before any work. ``option`` and ``noun`` name the output in the message.
 
     The same file is recognised by its resolved path, or by its inode when both exist (a hard or
     symbolic link, another spelling of the path).
 
     Raises:
+        StoreError: ``out`` is a directory or a special file other than standard output.
         click.UsageError: ``out`` is an input; nothing has been written.
     """
+    from ..store.outfile import check_output, is_stdout
+
+    check_output(out, option)
+    if is_stdout(out):
+        return
     target = Path(out)
     for source in inputs:
         for name in (source, *(f"{source}{tail}" for tail in ("-wal", "-shm", "-journal"))):
@@ -165,7 +173,7 @@ def refuse_overwriting(out: str, *inputs: str) -> None:
                 same = os.path.samefile(target, candidate)
             if same:
                 raise click.UsageError(
-                    f"-o {out!r} is the database {source!r} being read: write the picture to another file"
+                    f"{option} {out!r} is {source!r}, the file being read: write {noun} to another file"
                 )
 
 

@@ -27,7 +27,10 @@ from ..games import Game, State, find_game
 from ..nodes import Proof, TreeNode
 from ..tree import Tree
 
-__all__ = ["Builder", "Numbers", "Stats", "checked", "checked_row", "given_twice", "illegal"]
+__all__ = ["MAX_COUNT", "Builder", "Numbers", "Stats", "checked", "checked_row", "given_twice", "illegal"]
+
+MAX_COUNT = 2**63 - 1
+"""The largest count a node can hold (SQLite's and numpy's 64-bit integers); sums past it are refused."""
 
 _SLACK = 1e-9
 """Relative slack allowed when a value sum is checked against its simulations (float rounding)."""
@@ -167,7 +170,8 @@ def _checked(at: tuple[str, object], depth: int, mover: int, state: State, visit
     if selected is None:
         selected = visits if depth else 0
     if not (type(visits) is int and type(wins) is int and type(draws) is int and type(selected) is int
-            and wins >= 0 and draws >= 0 and selected >= 0 and wins + draws <= visits and selected <= visits):
+            and wins >= 0 and draws >= 0 and selected >= 0 and wins + draws <= visits and selected <= visits
+            and visits <= MAX_COUNT):
         visits, wins, draws, selected = _counts(Stats(visits, value, wins, draws, prior, proven, selected), depth, at)
     if type(value) is not float or not -draws - _SLACK * draws - _SLACK <= value <= draws * (1 + _SLACK) + _SLACK:
         value = _value(value, draws, at)
@@ -218,9 +222,12 @@ def _label(game: Game, move: int) -> str:
 
 def _whole(value: object, name: str, where: object, source: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        if isinstance(value, float) and value.is_integer() and value >= 0:
-            return int(value)
-        raise ImportFormatError(f"{source}: {where}: {name} {value!r} is not a whole number >= 0")
+        if not (isinstance(value, float) and value.is_integer() and value >= 0):
+            raise ImportFormatError(f"{source}: {where}: {name} {value!r} is not a whole number >= 0")
+        value = int(value)
+    if value > MAX_COUNT:
+        raise ImportFormatError(f"{source}: {where}: {name} {value!r} is more than a count can hold "
+                                f"({MAX_COUNT:,}, SQLite's largest integer): give the real count")
     return value
 
 
@@ -231,7 +238,7 @@ def _proof(value: object, where: object, source: str) -> Proof | None:
     if value is None or value == "":
         return None
     if isinstance(value, str):
-        value = _WORDS.get(value, int(value) if value.lstrip("-").isdigit() else value)
+        value = _WORDS.get(value, int(value) if value in ("1", "0", "-1") else value)  # not int("--1"), int("²")
     if isinstance(value, bool) or value not in (1, 0, -1):
         raise ImportFormatError(f"{source}: {where}: proven {value!r} is not 1 (win), 0 (draw), -1 (loss) or empty")
     return Proof(value)

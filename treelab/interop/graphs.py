@@ -12,7 +12,6 @@ networkx 3.4 and later) and ``networkx.read_gml(file)`` the GML one. Reading the
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -20,6 +19,7 @@ from typing import Any
 
 from ..errors import ImportFormatError
 from ..nodes import mean_reward
+from ..store.inputs import loads, regular_input
 from .rows import FIELDS
 
 __all__ = ["gml_text", "node_link", "read_graph", "rows_of_gml", "rows_of_node_link"]
@@ -134,17 +134,22 @@ def rows_of_gml(text: str, source: str) -> tuple[str | None, list[dict[str, Any]
         else:
             if key is None:
                 raise ImportFormatError(f"{source}: a value without a key in the GML")
-            value: Any = string.replace("&quot;", '"').replace("&amp;", "&") if string is not None else (
-                name if name is not None else float(number) if any(c in number for c in ".eEIN") else int(number))
+            try:
+                value: Any = string.replace("&quot;", '"').replace("&amp;", "&") if string is not None else (
+                    name if name is not None else float(number) if any(c in number for c in ".eEIN") else int(number))
+            except ValueError:
+                raise ImportFormatError(f"{source}: {key} {number[:40]!r} is not a GML number") from None
             stack[-1].append((key, value))
             key = None
-    graphs = [items for k, items in stack[0] if k == "graph"]
+    graphs = [items for k, items in stack[0] if k == "graph" and isinstance(items, list)]
     if len(stack) != 1 or not graphs:
         raise ImportFormatError(f"{source}: no complete 'graph [ ... ]' in the GML")
     graph = graphs[0]
     game = next((v for k, v in graph if k == "game"), None)
     rows = []
     for n, (_, items) in enumerate((item for item in graph if item[0] == "node"), 1):
+        if not isinstance(items, list):
+            raise ImportFormatError(f"{source}: node {n} is {items!r}, not a list 'node [ ... ]'")
         fields = dict(items)
         if "path" not in fields:
             raise ImportFormatError(f"{source}: node {n} has no 'path': only treelab's GML export can be imported")
@@ -153,13 +158,23 @@ def rows_of_gml(text: str, source: str) -> tuple[str | None, list[dict[str, Any]
 
 
 def read_graph(file: str, fmt: str) -> tuple[str | None, list[dict[str, Any]]]:
-    """The game and rows of a node-link (``fmt="node-link"``) or GML file."""
-    with open(file, encoding="utf-8") as stream:
-        text = stream.read()
+    """The game and rows of a node-link (``fmt="node-link"``) or GML file (read whole: a regular file only).
+
+    Raises:
+        ImportFormatError: not UTF-8, malformed JSON or GML (JSON nested too deep included).
+        StoreError: ``file`` is missing, a directory, a FIFO or a device.
+    """
+    regular_input(file, fmt)
+    try:
+        with open(file, encoding="utf-8") as stream:
+            text = stream.read()
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start}): is this a {fmt} "
+                                "file?") from None
     if fmt == "gml":
         return rows_of_gml(text, file)
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError as exc:
         raise ImportFormatError(f"{file}: not JSON ({exc})") from None
     return rows_of_node_link(data, file)

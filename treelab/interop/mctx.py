@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ImportFormatError
 from ..games import Game, find_game
 from ..tree import Tree
 from .build import Builder, Stats
@@ -56,8 +57,12 @@ class MctxOptions:
 
 
 def _array(tree: Any, name: str, batch: int) -> np.ndarray:
-    value = tree[name] if isinstance(tree, Mapping) else getattr(tree, name)
-    return np.asarray(value)[batch]
+    try:
+        value = tree[name] if isinstance(tree, Mapping) else getattr(tree, name)
+        return np.asarray(value)[batch]
+    except (KeyError, AttributeError, IndexError, TypeError) as exc:
+        raise ImportFormatError(f"mctx tree (batch {batch}): no array {name!r} with that batch ({exc}): give "
+                                "policy_output.search_tree, or a mapping of its arrays") from None
 
 
 def from_mctx(tree: Any, game: str | Game, options: MctxOptions | None = None, **kwargs: Any) -> Tree:
@@ -70,7 +75,8 @@ def from_mctx(tree: Any, game: str | Game, options: MctxOptions | None = None, *
             or give them as keywords (``batch=0, moves="44"``).
 
     Raises:
-        ImportFormatError: a move the game forbids, values outside [-1, 1] after ``value_scale``.
+        ImportFormatError: a move the game forbids, values outside [-1, 1] after ``value_scale``, a child index
+            that is no node of the tree.
     """
     opts = options if options is not None else MctxOptions(**kwargs)
     the_game = find_game(game)
@@ -101,6 +107,9 @@ def from_mctx(tree: Any, game: str | Game, options: MctxOptions | None = None, *
         for action in expanded.tolist():
             child_index = int(row[action])
             where = f"node {child_index} (action {action} of node {index})"
+            if not 0 < child_index < len(visits):
+                raise ImportFormatError(f"{builder.source}: {where}: children_index {child_index} is not a node of "
+                                        f"the tree's {len(visits)}: give the arrays mctx returned, unchanged")
             child, after = builder.child(node, state, moves_of[action], where)
             n = int(visits[child_index])
             q = (float(rewards[index, action]) + float(discounts[index, action]) * float(values[child_index])) / scale

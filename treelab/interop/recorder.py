@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 
 from ..games import Game, find_game
+from ..store.outfile import whole
 from ..tree import Moves, Tree, backup
 from .rows import tree_rows, write_rows
 
@@ -61,6 +61,7 @@ class Recorder:
         self.simulations += 1
 
     def write(self, file: str | os.PathLike[str], *, fmt: str = "jsonl") -> int:
-        """Write the recorded tree as rows (JSON lines or CSV); returns the rows written."""
-        with Path(file).open("w", encoding="utf-8", newline="") as out:
+        """Write the recorded tree as rows (JSON lines or CSV), whole or not at all by the rule of every output
+        (:mod:`treelab.store.outfile`); returns the rows written."""
+        with whole(file) as tmp, tmp.open("w", encoding="utf-8", newline="") as out:
             return write_rows(tree_rows(self.tree), out, self.tree.game.name, fmt=fmt)

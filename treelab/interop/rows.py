@@ -32,6 +32,7 @@ import csv
 import gc
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import IO, Any
@@ -39,6 +40,7 @@ from typing import IO, Any
 from ..errors import ImportFormatError, NotationError
 from ..games import Game, State, find_game
 from ..nodes import TreeNode, walk
+from ..store.inputs import bounded_lines, loads
 from ..tree import Tree
 from .build import Builder, given_twice
 
@@ -71,86 +73,133 @@ def parse_path(game: Game, path: object, cache: dict[str, int]) -> tuple[int, ..
     return tuple(out)
 
 
-def read_rows(file: str | os.PathLike[str] | IO[str]) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
-    """The game a rows file names (None: none) and its rows as ``(line number, row)``, JSON lines or CSV."""
-    stream = open(file, encoding="utf-8", newline="") if isinstance(file, str | os.PathLike) else file  # noqa: SIM115
-    first = stream.readline()
-    while first and not first.strip():
-        first = stream.readline()
+def read_rows(file: str | os.PathLike[str] | IO[str], source: str | None = None
+              ) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
+    """The game a rows file names (None: none) and its rows as ``(line number, row)``, JSON lines or CSV.
+
+    Memory stays bounded whatever the file holds: a line is at most :data:`treelab.store.inputs.MAX_LINE`
+    characters, JSON nested too deep, text that is not UTF-8 or a CSV field too long is an
+    :class:`~treelab.errors.ImportFormatError` naming the line (``source`` names the file in errors).
+    """
+    stream: IO[str]
+    if isinstance(file, str | os.PathLike):
+        name = source or os.fspath(file)
+        stream = open(file, encoding="utf-8", newline="")  # noqa: SIM115
+    else:
+        name, stream = source or "rows", file
+
+    def fail(reason: str) -> ImportFormatError:
+        stream.close()
+        return ImportFormatError(f"{name}: {reason}: is this a rows file (JSON lines or CSV)?")
+
+    lines = bounded_lines(stream, fail)
+    number, first = next(((n, line) for n, line in lines if line.strip()), (1, ""))  # blank lines skipped
     if first.lstrip().startswith("{"):
-        return _json_rows(stream, first)
-    return _csv_rows(stream, first)
+        return _json_rows(stream, lines, number, first, name)
+    return _csv_rows(stream, lines, number, first, name)
 
 
-def _json_rows(stream: IO[str], first: str) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
+_BATCH = 1 << 20
+"""Characters of JSON lines decoded as one JSON array (one call instead of one a line)."""
+
+
+def _json_rows(stream: IO[str], lines: Iterator[tuple[int, str]], number: int, first: str, name: str
+               ) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
     try:
-        head = json.loads(first)
+        head = loads(first)
     except ValueError as exc:
-        raise ImportFormatError(f"row 1: not a JSON object ({exc}): write one JSON object a line") from None
+        stream.close()
+        raise ImportFormatError(f"{name}: row {number}: not a JSON object ({exc}): write one JSON object a line"
+                                ) from None
     game = head.get("game") if isinstance(head, dict) and "treelab_rows" in head else None
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
         with stream:
             if game is None:
-                yield 1, head
-            n = 2
-            while lines := stream.readlines(1 << 20):  # a MB of lines decoded as one JSON array: one call
-                try:
-                    decoded = json.loads("[" + ",".join(lines) + "]")
-                except ValueError:
-                    decoded = None
-                if decoded is not None and len(decoded) == len(lines):
-                    yield from zip(range(n, n + len(lines)), decoded, strict=True)
-                else:  # a blank or bad line in this chunk: line by line, naming a bad one
-                    yield from _lines(lines, n)
-                n += len(lines)
+                yield number, head
+            batch: list[str] = []
+            size, start = 0, number + 1
+            for n, line in lines:
+                if not batch:
+                    start = n
+                batch.append(line)
+                size += len(line)
+                if size >= _BATCH:
+                    yield from _decoded(batch, start, name)
+                    batch, size = [], 0
+            yield from _decoded(batch, start, name)
 
     return game, rows()
 
 
-def _lines(lines: list[str], first: int) -> Iterator[tuple[int, Any]]:
-    for n, line in enumerate(lines, first):
+def _decoded(lines: list[str], first: int, name: str) -> Iterator[tuple[int, Any]]:
+    """The JSON values of ``lines`` (numbered from ``first``), decoded as one array when none is bad or blank."""
+    if not lines:
+        return
+    try:
+        decoded = loads("[" + ",".join(lines) + "]")
+    except ValueError:
+        decoded = None
+    if decoded is not None and len(decoded) == len(lines):
+        yield from zip(range(first, first + len(lines)), decoded, strict=True)
+        return
+    for n, line in enumerate(lines, first):  # a blank or bad line in this batch: line by line, naming a bad one
         if not line.strip():
             continue
         try:
-            yield n, json.loads(line)
+            yield n, loads(line)
         except ValueError as exc:
-            raise ImportFormatError(f"row {n}: not a JSON object ({exc}): write one JSON object a line") from None
+            raise ImportFormatError(f"{name}: row {n}: not a JSON object ({exc}): write one JSON object a line"
+                                    ) from None
 
 
-def _csv_rows(stream: IO[str], first: str) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
-    game, start = None, 1
+def _csv_rows(stream: IO[str], lines: Iterator[tuple[int, str]], number: int, first: str, name: str
+              ) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
+    game, start = None, number
     if first.startswith(_CSV_GAME):
-        game, first, start = first[len(_CSV_GAME):].strip(), stream.readline(), 2
-    reader = csv.DictReader(chain([first], stream))  # read as it goes: a big file is never held whole
-    names = reader.fieldnames or []
+        game = first[len(_CSV_GAME):].strip()
+        start, first = next(lines, (number + 1, ""))
+    reader = csv.DictReader(chain([first], (line for _, line in lines)))  # read as it goes, never held whole
+    try:
+        names = reader.fieldnames or []
+    except csv.Error as exc:
+        stream.close()
+        raise ImportFormatError(f"{name}: row {start}: not CSV ({exc}): write a header of {', '.join(FIELDS)}"
+                                ) from None
     if "path" not in names or "visits" not in names:
         stream.close()
-        raise ImportFormatError(f"row {start}: the CSV header {','.join(names)!r} lacks 'path' or 'visits': "
+        raise ImportFormatError(f"{name}: row {start}: the CSV header {','.join(names)!r} lacks 'path' or 'visits': "
                                 f"write a header of {', '.join(FIELDS)}")
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
         with stream:
-            for n, row in enumerate(reader, start + 1):
-                if None in row:
-                    raise ImportFormatError(f"row {n}: more values than the header names: check the commas")
-                yield n, {k: _cell(k, v, n) for k, v in row.items() if v not in ("", None) or k == "path"}
+            n = start
+            try:
+                for n, row in enumerate(reader, start + 1):
+                    if None in row:
+                        raise ImportFormatError(f"{name}: row {n}: more values than the header names: check the "
+                                                "commas")
+                    yield n, {k: _cell(k, v, n, name) for k, v in row.items() if v not in ("", None) or k == "path"}
+            except csv.Error as exc:
+                raise ImportFormatError(f"{name}: row {n + 1}: not CSV ({exc}): check the quotes and the field"
+                                        ) from None
 
     return game, rows()
 
 
-def _cell(name: str, text: str, n: int) -> Any:
+def _cell(name: str, text: str, n: int, source: str) -> Any:
     kind = _NUMBERS.get(name)
     if kind is None:
         return text
     try:
         return kind(text)
     except ValueError:
-        raise ImportFormatError(f"row {n}: {name} {text!r} is not a {'whole ' if kind is int else ''}number") \
-            from None
+        raise ImportFormatError(f"{source}: row {n}: {name} {text[:40]!r} is not a "
+                                f"{'whole ' if kind is int else ''}number") from None
 
 
-def from_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[str, Any]], game: str | Game) -> Tree:
+def from_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[str, Any]], game: str | Game,
+              source: str | None = None) -> Tree:
     """A tree of ``game`` from rows of the plain format (the module doc): a file (JSON lines or CSV) or dicts.
 
     Rows in depth-first order (a node's row before its subtree's, as treelab writes them) are
@@ -162,7 +211,7 @@ def from_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[
             parent's row, or a file of another game: the message names the row.
     """
     the_game = find_game(game)
-    source, numbered = numbered_rows(rows_or_file, the_game)
+    source, numbered = numbered_rows(rows_or_file, the_game, source)
     collecting = gc.isenabled()
     gc.disable()  # a million new nodes would set off full collections that walk the growing tree: 2-3x slower
     try:
@@ -176,35 +225,44 @@ def from_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[
             gc.enable()
 
 
-def numbered_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[str, Any]], game: Game
-                  ) -> tuple[str, Callable[[], Iterable[tuple[int, Any]]]]:
-    """The name errors give the rows (a file's path, else ``"rows"``) and a function giving them as
-    ``(line number, row)`` (a file is read again at each call; the game it names is checked).
+def numbered_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[str, Any]], game: Game,
+                  source: str | None = None) -> tuple[str, Callable[[], Iterable[tuple[int, Any]]]]:
+    """The name errors give the rows (``source``, else a file's path, else ``"rows"``) and a function giving them
+    as ``(line number, row)`` (a file is read again at each call; the game it names is checked).
 
     Raises:
-        ImportFormatError: the file names another game.
+        ImportFormatError: the file names another game, or is read a second time (rows out of order) when it
+            is a pipe or device that cannot be read twice.
     """
     if isinstance(rows_or_file, str | os.PathLike):
         file = rows_or_file
-        source = os.fspath(file)
+        name = source or os.fspath(file)
+        reads = [0]
 
         def numbered() -> Iterable[tuple[int, Any]]:
-            named, rows = read_rows(file)
+            reads[0] += 1
+            if reads[0] > 1 and not stat.S_ISREG(os.stat(file).st_mode):
+                raise ImportFormatError(
+                    f"{name}: the rows are not in depth-first order (each node's row before its subtree's), so "
+                    f"they must be read twice, and {name!r} is not a regular file that can be: save them to a file "
+                    "first, or write them in that order")
+            named, rows = read_rows(file, name)
             if named is not None and named != game.name:
-                raise ImportFormatError(f"{source}: row 1: the rows are of {named}, not {game.name}: "
+                raise ImportFormatError(f"{name}: row 1: the rows are of {named}, not {game.name}: "
                                         f"import them with game {named!r}")
             return rows
 
-        return source, numbered
+        return name, numbered
+    name = source or "rows"
     if hasattr(rows_or_file, "readline"):
-        named, stream = read_rows(rows_or_file)  # type: ignore[arg-type]
+        named, stream = read_rows(rows_or_file, name)  # type: ignore[arg-type]
         if named is not None and named != game.name:
-            raise ImportFormatError(f"rows: row 1: the rows are of {named}, not {game.name}: "
+            raise ImportFormatError(f"{name}: row 1: the rows are of {named}, not {game.name}: "
                                     f"import them with game {named!r}")
         listed = list(stream)
     else:
         listed = list(enumerate(rows_or_file, 1))  # type: ignore[arg-type]
-    return "rows", lambda: listed
+    return name, lambda: listed
 
 
 def checked_order(numbered: Callable[[], Iterable[tuple[int, Any]]], game: Game, source: str, sink: Any, *,

@@ -118,9 +118,10 @@ def _chunks(walked: Iterable[tuple[Any, Any, State, Any]], game: Game, source: s
 
 
 def import_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mapping[str, Any]], game: str | Game,
-                db: str | os.PathLike[str]) -> ImportSummary:
+                db: str | os.PathLike[str], source: str | None = None) -> ImportSummary:
     """Add the tree of rows of the plain format (a file, JSON lines or CSV, or dicts) to ``db`` (created if
-    missing), checked as :func:`~treelab.interop.rows.from_rows` checks them, streamed (the module doc).
+    missing), checked as :func:`~treelab.interop.rows.from_rows` checks them, streamed (the module doc);
+    ``source`` names them in errors (default: the file's path, or ``"rows"``).
 
     Raises:
         ImportFormatError: a malformed row, an illegal path, a path given twice or without its parent's row, or
@@ -129,7 +130,7 @@ def import_rows(rows_or_file: str | os.PathLike[str] | IO[str] | Iterable[Mappin
         ProofConflictError: a proof disagrees with ``db``'s (nothing is written).
     """
     the_game = find_game(game)
-    source, numbered = numbered_rows(rows_or_file, the_game)
+    source, numbered = numbered_rows(rows_or_file, the_game, source)
     collecting = gc.isenabled()
     gc.disable()  # the rows' many small objects would start collections that find nothing to free
     try:

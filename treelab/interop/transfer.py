@@ -43,7 +43,7 @@ def read_tree(file: str | os.PathLike[str], fmt: str, game: str) -> Tree:
     the_game = find_game(game)
     if fmt == "rows":
         return from_rows(file, the_game)
-    return from_rows(_graph_rows(file, fmt, the_game), the_game)
+    return from_rows(_graph_rows(file, fmt, the_game), the_game, source=os.fspath(file))
 
 
 def import_file(file: str | os.PathLike[str], fmt: str, game: str, db: str | os.PathLike[str]) -> ImportSummary:
@@ -59,7 +59,7 @@ def import_file(file: str | os.PathLike[str], fmt: str, game: str, db: str | os.
     the_game = find_game(game)
     if fmt == "rows":
         return import_rows(file, the_game, db)
-    return import_rows(_graph_rows(file, fmt, the_game), the_game, db)
+    return import_rows(_graph_rows(file, fmt, the_game), the_game, db, source=os.fspath(file))
 
 
 def _graph_rows(file: str | os.PathLike[str], fmt: str, game: Any) -> list[dict[str, Any]]:

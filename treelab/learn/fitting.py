@@ -31,6 +31,7 @@ import numpy.typing as npt
 from ..errors import BudgetError, FitError, require_extra
 from ..games import Game, find_game
 from ..store.fitrows import read_fit_rows
+from ..store.outfile import check_output
 from ..store.schema import DbPath, display
 from .dataset import Dataset, augment, build_dataset, candidates
 from .model import Model, load_model
@@ -146,11 +147,13 @@ def fit(
         cfg.min_visits, cfg.max_depth, tuple(cfg.hidden), cfg.epochs, cfg.patience, cfg.heldout, cfg.seed)
     started = time.perf_counter()
     wanted = None if game is None else find_game(game).name
-    if out is not None and Path(out).exists():
+    target = None if out is None else check_output(out)  # a FIFO or device: refused now, never opened
+    kept = target is not None and target.exists()
+    if kept and out is not None:
         load_model(out, wanted)  # an old model of another game or a foreign file: refuse before any work
     rows = read_fit_rows(db, min_visits=min_visits, max_depth=max_depth, game=wanted)
     rules = find_game(rows.game)
-    if out is not None and Path(out).exists():
+    if kept and out is not None:
         load_model(out, rules)
     rng = np.random.default_rng(seed)
     chose = cfg.min_selections

@@ -20,14 +20,14 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import ModelFileError, ModelMismatchError
+from ..errors import ModelFileError, ModelMismatchError, StoreError
 from ..games import Game, State
+from ..store.outfile import special_kind, whole
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Model", "load_model"]
 
@@ -140,23 +140,18 @@ class Model:
         }
 
     def save(self, path: str | os.PathLike[str]) -> Model:
-        """Write the model to ``path`` atomically (a whole new file or the old one untouched); the saved model."""
-        target = Path(path)
+        """Write the model to ``path`` atomically (a whole new file or the old one untouched; ``-``: standard
+        output; a device, FIFO or socket refused, :mod:`treelab.store.outfile`); the saved model."""
         buffer = io.BytesIO()
         arrays: dict[str, Any] = {"meta": np.array(json.dumps(self.meta(), sort_keys=True))}
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
             arrays[f"W{i}"], arrays[f"b{i}"] = w.astype(np.float32), b.astype(np.float32)
         np.savez(buffer, **arrays)
-        temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            with open(temp, "wb") as out:
-                out.write(buffer.getvalue())
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, target)
-        except OSError as exc:
-            temp.unlink(missing_ok=True)
-            raise ModelFileError(f"cannot write model {str(path)!r} ({exc.strerror or exc}): check the path") from None
+            with whole(path) as temp:
+                temp.write_bytes(buffer.getvalue())
+        except StoreError as exc:
+            raise ModelFileError(str(exc)) from None
         return Model(self.game, self.encoding, self.feature_shape, self.first_move, self.num_moves,
                      self.weights, self.biases, self.info, str(path))
 
@@ -184,6 +179,10 @@ def load_model(path: str | os.PathLike[str], game: Game | str | None = None) -> 
         raise ModelFileError(
             f"no such model file {name!r}: check the path, or fit one (treelab fit DB -o MODEL)"
         ) from None
+    kind = special_kind(stat.st_mode)
+    if kind is not None:  # never opened: a FIFO would block, /dev/zero never ends
+        raise ModelFileError(f"model {name!r} is {kind}, not a model file: give the path of a .npz model file "
+                             "(treelab fit DB -o MODEL)")
     stamp = (stat.st_size, stat.st_mtime_ns)
     key = os.path.abspath(name)
     cached = _CACHE.get(key)
@@ -195,7 +194,13 @@ def load_model(path: str | os.PathLike[str], game: Game | str | None = None) -> 
     if game is not None:
         from ..games import find_game
 
-        model.check_game(find_game(game) if isinstance(game, str) else game)
+        the_game = find_game(game) if isinstance(game, str) else game
+        model.check_game(the_game)
+        if (model.first_move, model.num_moves) != (the_game.first_move, the_game.num_moves):
+            raise ModelFileError(
+                f"{name!r} is not a treelab model file (its moves {model.first_move} to "
+                f"{model.first_move + model.num_moves - 1} are not {the_game.name}'s {the_game.first_move} to "
+                f"{the_game.first_move + the_game.num_moves - 1}): fit one with treelab fit DB -o MODEL")
     return model
 
 
@@ -227,6 +232,8 @@ def _read(name: str) -> Model:
         biases = tuple(arrays.pop(f"b{i}").astype(np.float32) for i in range(layers))
     except (KeyError, TypeError, ValueError) as exc:
         raise bad(f"missing or bad {exc}") from None
+    if first < 0 or num_moves < 1:
+        raise bad(f"first_move {first} and num_moves {num_moves} name no moves")
     inputs = int(np.prod(shape))
     for w, b in zip(weights, biases, strict=True):
         if w.ndim != 2 or b.shape != (w.shape[1],) or w.shape[0] != inputs or not np.isfinite(w).all():

@@ -40,11 +40,38 @@ def check_records(records: Sequence[Mapping[str, Any]], *, game: str | None = No
         if record["game"] != first["game"] or record["position"] != first["position"]:
             raise TraceError(f"record {i} is of {record['game']!r} at {record['position']!r}, not of "
                              f"{first['game']!r} at {first['position']!r}: one trace is one search")
+    _check_shapes(records)
     if game is not None and first["game"] != game:
         raise TraceError(f"the trace is of the game {first['game']!r}, not {game!r}: trace this game's search")
     if position is not None and first["position"] != position:
         raise TraceError(f"the trace searched the position {first['position']!r}, not {position!r}: "
                          "open the trace at its own position")
+
+
+def _check_shapes(records: Sequence[Mapping[str, Any]]) -> None:
+    """Each record's path, backup steps and values fit together: one step per node from the root (the position's
+    moves, then the path), four whole counts a step (a damaged file fails here, never mid-replay)."""
+    from ..games import find_game
+
+    first = records[0]
+    try:
+        depth = len(find_game(first["game"]).parse(first["position"]))
+    except (TypeError, ValueError, KeyError) as exc:  # NotationError, UnknownGameError: the message says which
+        raise TraceError(f"record 1 names game {first['game']!r} at {first['position']!r}: {exc}") from None
+    for i, record in enumerate(records, 1):
+        path, gains, values = record["path"], record["backup"], record.get("values")
+        if not isinstance(path, list) or not all(isinstance(label, str) for label in path):
+            raise TraceError(f"record {i}: path {path!r} is not a list of moves: the record is damaged")
+        steps = depth + len(path) + 1
+        if not isinstance(gains, list) or len(gains) != steps or not all(
+                isinstance(g, list) and len(g) == 4 and all(type(n) is int for n in g) for g in gains):
+            raise TraceError(f"record {i}: backup {str(gains)[:60]!r} is not {steps} steps of four counts (one per "
+                             f"node from the root along a path of {len(path)} moves): the record is damaged")
+        if values is not None and (not isinstance(values, list) or len(values) != steps or not all(
+                type(v) in (int, float) for v in values)):
+            raise TraceError(f"record {i}: values {str(values)[:60]!r} are not {steps} numbers: the record is damaged")
+        if not isinstance(record.get("proofs", {}), Mapping):
+            raise TraceError(f"record {i}: proofs {record['proofs']!r} are not an object: the record is damaged")
 
 
 def apply_record(tree: Tree, record: Mapping[str, Any]) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ from ..mcts.summary import SearchSummary
 from ..mcts.trace_records import check_records
 from ..mcts.tracer import Tracer
 from ..mcts.uct import Limit
+from ..store.inputs import loads
 from ..tree import Moves
 
 __all__ = ["SearchTrace", "open_trace_file", "read_trace", "trace", "trace_file", "write_records"]
@@ -138,19 +138,17 @@ def open_trace_file(path: str | PathLike[str], mode: str) -> IO[str]:
 @contextmanager
 def trace_file(path: str | PathLike[str]) -> Iterator[Tracer]:
     """A :class:`~treelab.mcts.tracer.Tracer` writing each record into ``path`` as it is made (memory stays
-    small); the file appears whole when the block ends, and not at all if it raises."""
-    target = Path(path)
-    part = target.with_name(f".{target.name}.part{target.suffix}")  # the same suffix: gzip or not
-    try:
-        with open_trace_file(part, "w") as out:
+    small); the file appears whole when the block ends, and not at all if it raises. ``path`` follows the
+    rule of every output (:mod:`treelab.store.outfile`): ``-`` is standard output, a link's target is
+    written, a device, FIFO or socket is refused before the search starts."""
+    from ..store.outfile import whole
 
-            def write(record: dict[str, Any]) -> None:
-                out.write(json.dumps(record, separators=(",", ":")) + "\n")
+    with whole(path, "--trace") as part, open_trace_file(part, "w") as out:  # the same suffix: gzip or not
 
-            yield Tracer(sink=write, keep=False)
-        os.replace(part, target)
-    finally:
-        part.unlink(missing_ok=True)
+        def write(record: dict[str, Any]) -> None:
+            out.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+        yield Tracer(sink=write, keep=False)
 
 
 def write_records(records: Sequence[Mapping[str, Any]], path: str | PathLike[str]) -> Path:
@@ -163,13 +161,20 @@ def write_records(records: Sequence[Mapping[str, Any]], path: str | PathLike[str
 
 
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a trace file, each at most :data:`treelab.store.inputs.MAX_LINE` characters (a
+    gzip of gigabytes of NUL bytes stops at the first too-long "line", in one error)."""
+    from ..store.inputs import bounded_lines
+
+    def bad(reason: str) -> TraceError:
+        return TraceError(f"{str(path)!r} is not a readable trace file ({reason}): record it again")
+
     try:
         with open_trace_file(path, "r") as lines:
-            yield from enumerate(lines, 1)
+            yield from bounded_lines(lines, bad)
     except FileNotFoundError:
         raise TraceError(f"no trace file {str(path)!r}: record one with treelab analyse ... --trace FILE") from None
     except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise TraceError(f"{str(path)!r} is not a readable trace file ({exc}): record it again") from None
+        raise bad(str(exc)) from None
 
 
 def read_trace(path: str | PathLike[str], *, game: str | Game | None = None, moves: Moves = None) -> SearchTrace:
@@ -188,10 +193,11 @@ def read_trace(path: str | PathLike[str], *, game: str | Game | None = None, mov
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            record = loads(line)
+        except ValueError as exc:
             cut = "" if line.endswith("\n") else " (cut off: the file ends mid-record)"
-            raise TraceError(f"line {number} of {str(path)!r} is not JSON{cut}: record the trace again") from None
+            why = " (nested too deeply)" if "nested" in str(exc) else ""
+            raise TraceError(f"line {number} of {str(path)!r} is not JSON{cut}{why}: record the trace again") from None
         records.append(record)
     expected_game = find_game(game) if game is not None else None
     position = None

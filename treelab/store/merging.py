@@ -172,12 +172,16 @@ class _Into:
     games: int = 0
     rebuild: bool = False
     """A tree added without position keys: the ``positions`` table is rebuilt at the end."""
+    added: float = 0.0
+    """The largest sum of one count column over every row added (approximate): what any node or position gained
+    at most."""
 
     def add(self, rows: Iterable[Sequence[tuple[Any, ...]]], source: str, size: int = 0) -> None:
         """Add the tree of ``rows`` (chunks of :data:`ROW` or :data:`KEYED` rows; ``size``: how many, if known)."""
-        self.counts, keyed = _add_nodes(self.conn, rows, self.game, self.root, self.counts, (self.name, source),
-                                        size)
+        self.counts, keyed, added = _add_nodes(self.conn, rows, self.game, self.root, self.counts,
+                                               (self.name, source), size)
         self.rebuild = self.rebuild or not keyed
+        self.added += added
 
     def summary(self, out: DbPath, inputs: int) -> MergeSummary:
         return MergeSummary(out=os.fspath(out), game=self.game.name, inputs=inputs, nodes=sum(self.counts),
@@ -213,6 +217,7 @@ def _adding(out: DbPath, game: str) -> Iterator[_Into]:
         counts = into.counts
         if into.rebuild:
             positiontable.rebuild(conn, the_game)  # the sum of the inputs' tables, paths counted once
+        _check_no_overflow(conn, root, into.added, name)
         now = snapshot(conn, root, counts)  # every merged game's history row: the merged tree
         conn.execute(f"UPDATE history SET {', '.join(f'{key} = ?' for key in now)} WHERE game_id >= ?",
                      [*now.values(), first_game])
@@ -220,6 +225,30 @@ def _adding(out: DbPath, game: str) -> Iterator[_Into]:
                   created=meta is None)
         into.visits = conn.execute("SELECT nb_visit FROM nodes WHERE id = ?", (root,)).fetchone()[0]
         into.games = conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0
+
+
+_NEAR_OVERFLOW = 2.0**53
+"""Counts past this (no real search comes near) have every row checked for 64-bit overflow before the commit."""
+_COUNTS = ("nb_visit", "nb_win", "nb_draw", "nb_select")
+
+
+def _check_no_overflow(conn: sqlite3.Connection, root: int, added: float, name: str) -> None:
+    """Refuse the sums of the transaction if a count went past 2**63 - 1 (SQLite then stores a REAL, and every
+    reader calls the file damaged): the transaction rolls back, the file stays as it was. Rows are only checked
+    when the added counts or the root's reach :data:`_NEAR_OVERFLOW`."""
+    top = conn.execute(f"SELECT max({', '.join(_COUNTS)}) FROM nodes WHERE id = ?", (root,)).fetchone()[0] or 0
+    if added < _NEAR_OVERFLOW and top < _NEAR_OVERFLOW:
+        return
+    checks = [("nodes", "id", _COUNTS), ("positions", "key", ("nb_visit", "nb_win", "nb_draw", "nb_path"))]
+    for table, ident, columns in checks:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is None:
+            continue
+        real = " OR ".join(f"typeof({c}) != 'integer'" for c in columns)
+        found = conn.execute(f"SELECT {ident} FROM {table} WHERE {real} LIMIT 1").fetchone()
+        if found is not None:
+            raise StoreError(f"adding to {name!r} would take a count past {2**63 - 1:,} (the most a 64-bit count "
+                             f"holds; {table} {ident} {found[0]!r}): nothing was written; add fewer or smaller "
+                             "trees")
 
 
 def _stored_rows(src: sqlite3.Connection, game: Game) -> Iterator[list[tuple[Any, ...]]]:
@@ -237,15 +266,17 @@ def _stored_rows(src: sqlite3.Connection, game: Game) -> Iterator[list[tuple[Any
 
 
 def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]]], game: Game, root: int,
-               counts: list[int], names: tuple[str, str], size: int) -> tuple[list[int], bool]:
+               counts: list[int], names: tuple[str, str], size: int) -> tuple[list[int], bool, float]:
     """Add the tree of ``rows`` (chunks of :data:`ROW` or :data:`KEYED` rows in id order) to the file of ``conn``
     (root row ``root``), a chunk at a time; return the nodes per depth after it (``counts``: before) and whether
     every row had its position key (the ``positions`` table added to). ``names``: the file and the tree's source,
-    as errors name them; ``size``: the rows to come, if known (0: unknown)."""
+    as errors name them; ``size``: the rows to come, if known (0: unknown); also the largest sum of one count
+    column over the rows (:attr:`_Into.added`)."""
     name, source = names
+    added = np.zeros(width := len(COUNT_COLUMNS))
     where = IdMap(size, source)
     top = before = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] or 0
-    keyed, width = True, len(COUNT_COLUMNS)
+    keyed = True
     for chunk in rows:
         if not chunk:
             continue
@@ -271,6 +302,7 @@ def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]
         if not game.alternating and None in mover[k:]:
             raise StoreError(f"{source!r} has no mover for a node of its {game.name} tree: the file is damaged")
         table = np.array(amounts, dtype=np.int64).T.copy()  # a row per node, as COUNT_COLUMNS
+        added += table.sum(axis=0, dtype=np.float64)
         delta = Delta(
             known=np.array([root] * k, dtype=np.int64), known_counts=table[:k], parents=out_parents, first=LOCAL,
             moves=list(moves[k:]), depths=np.array(depths[k:], dtype=np.int64), counts=table[k:],
@@ -282,7 +314,7 @@ def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]
         where.add(ids[k:], stored)
         top = max(top, int(stored.max(initial=0)))
         counts = depth_counts(counts, delta.depths[fresh])
-    return counts, keyed
+    return counts, keyed, float(added.max(initial=0.0))
 
 
 def _add_games(conn: sqlite3.Connection, src: sqlite3.Connection, game: Game, root: int, counts: list[int],

@@ -1,50 +1,180 @@
-"""Writing output files (diagrams, plots) whole or not at all.
+"""Every file treelab writes, by one rule, whole or not at all.
 
-``render``, ``growth`` and ``shape`` write their output through
-:func:`write_whole`: the bytes go to a hidden temporary file beside the
-output, which replaces it only once complete. A full disk, a read-only
-directory or a crash therefore never leaves a 0-byte or half-written file
-behind, and never clobbers an earlier good output; the error is one line.
+The rule for an output path (``-o``, ``--trace``, model files, exports, renders, ``fit -o``;
+:func:`check_output`, used by :func:`whole` and :func:`write_whole`):
+
+- ``-``, or a path that *is* standard output (the same file as descriptor 1: ``/dev/stdout``, a
+  link to ``/proc/self/fd/1``), is written as a stream to standard output;
+- a symbolic link is followed and its target written, the link kept;
+- a regular file (or a new one) is written beside, into a hidden temporary file, and moved into
+  place in one step once complete: a full disk, a read-only or missing directory or a crash never
+  leaves a 0-byte or half-written file, never clobbers an earlier good output, and the error is one
+  line;
+- a directory, a character or block device, a named pipe (FIFO) or a socket is refused in one line
+  before anything is written (``-o /dev/full`` once replaced the device with a regular file).
+
+The database paths of :mod:`treelab.store.dbfile` name special files with the same words
+(:func:`special_kind`); readers of outside files bound what they hold with :mod:`treelab.store.inputs`.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Callable
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from ..errors import StoreError
+from ..errors import StoreError, TreelabError
 
-__all__ = ["save_figure", "write_whole"]
+__all__ = ["STDOUT", "check_output", "is_stdout", "save_figure", "special_kind", "whole", "write_whole"]
+
+STDOUT = "-"
+"""The output path that means standard output."""
 
 
-def write_whole(out: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
-    """Call ``write(tmp)`` to fill a temporary file beside ``out``, then move it to ``out`` in one step.
+def special_kind(mode: int) -> str | None:
+    """What a file of ``st_mode`` ``mode`` is, in words, when it is no regular file (None: a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    return ("a directory" if stat.S_ISDIR(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
 
-    ``tmp`` keeps ``out``'s suffix, so writers that pick a format by suffix
-    (matplotlib's ``savefig``) see the right one.
+
+def is_stdout(out: str | os.PathLike[str]) -> bool:
+    """Whether ``out`` is ``-`` or the very file standard output (descriptor 1) is."""
+    if os.fspath(out) == STDOUT:
+        return True
+    try:
+        return os.path.samestat(os.stat(out), os.fstat(1))
+    except (OSError, ValueError):  # no such file, or descriptor 1 closed
+        return False
+
+
+def check_output(out: str | os.PathLike[str], what: str = "-o") -> Path | None:
+    """The file to write for the output path ``out`` by the module's rule: None for standard output, else the
+    path to move a finished file to (a symbolic link's target). Nothing is opened (a FIFO would block).
+
+    Raises:
+        StoreError: ``out`` is a directory or a special file, or its directory is missing; ``what`` names
+            the option in the message.
+    """
+    name = os.fspath(out)
+    if is_stdout(out):
+        return None
+    path = Path(out)
+    if path.is_symlink():  # write the file it points to, never replace the link itself
+        path = Path(os.path.realpath(path))
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot write {what} {name!r}: no such directory {str(path.parent)!r}: "
+                             "create it, or choose another path") from None
+        return path
+    except OSError as exc:
+        raise StoreError(f"cannot write {what} {name!r} ({exc.strerror or exc}): choose another path") from None
+    kind = special_kind(st.st_mode)
+    if kind is not None:
+        raise StoreError(f"{what} {name!r} is {kind}, not a regular file: treelab writes only regular files "
+                         f"(or {STDOUT} for standard output); choose another path")
+    return path
+
+
+@contextmanager
+def whole(out: str | os.PathLike[str], what: str = "-o") -> Iterator[Path]:
+    """A temporary file to fill for the output path ``out``; when the block ends cleanly it becomes ``out``
+    (:func:`check_output`'s rule: moved into place, or copied to standard output). An exception in the block
+    leaves ``out`` as it was and nothing beside it.
+
+    ``tmp`` keeps ``out``'s suffix, so writers that pick a format by suffix (matplotlib's ``savefig``, gzip
+    by ``.gz``) see the right one.
+
+    Raises:
+        StoreError: ``out`` is refused (:func:`check_output`), or cannot be written (full disk, read-only
+            directory, permissions); nothing is left at ``out`` or beside it.
+    """
+    name = os.fspath(out)
+    target = check_output(out, what)
+    suffix = "".join(Path(name).suffixes[-2:]) if name != STDOUT else ""
+    folder = Path(tempfile.gettempdir()) if target is None else target.parent
+    stem = "stdout" if target is None else target.name
+    tmp = folder / f".{stem}.{os.getpid()}-{os.urandom(4).hex()}.tmp{suffix}"
+    try:
+        try:
+            yield tmp
+        except OSError as exc:  # the block's own errors go on as they are; the output's become one line
+            if isinstance(exc, TreelabError) or not (exc.errno in _FULL or exc.filename == os.fspath(tmp)):
+                raise
+            _cannot(what, name, exc)
+        try:
+            if target is None:
+                _copy_to_stdout(tmp)
+            else:
+                _fsync(tmp)
+                if target.exists() and special_kind(target.stat().st_mode):
+                    check_output(out, what)  # became special meanwhile: refused, not replaced
+                os.replace(tmp, target)
+        except OSError as exc:
+            if isinstance(exc, TreelabError):
+                raise
+            _cannot(what, name, exc)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+"""The errors of writing a file that say the medium refuses it (full, over quota or size limit, read-only)."""
+
+
+def _cannot(what: str, name: str, exc: OSError) -> NoReturn:
+    reason = exc.strerror or str(exc)
+    raise StoreError(f"cannot write {what} {name!r} ({reason}): free some space, or choose another path") from None
+
+
+def _fsync(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # not written at all: the move says so
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _copy_to_stdout(tmp: Path) -> None:
+    stream: Any = getattr(sys.stdout, "buffer", None)
+    sys.stdout.flush()
+    with open(tmp, "rb") as src:
+        if stream is None:  # a text-only standard output (a test's capture): decode
+            sys.stdout.write(src.read().decode("utf-8"))
+        else:
+            shutil.copyfileobj(src, stream, 1 << 20)
+            stream.flush()
+    sys.stdout.flush()
+
+
+def write_whole(out: str | os.PathLike[str], write: Callable[[Path], object], what: str = "-o") -> Path:
+    """Call ``write(tmp)`` to fill a temporary file, which then becomes ``out`` (:func:`whole`).
 
     Returns:
         ``out`` as a :class:`~pathlib.Path`.
 
     Raises:
-        StoreError: the file cannot be written (full disk, read-only or missing
-            directory, permissions); nothing is left at ``out`` or beside it.
+        StoreError: see :func:`whole`.
     """
-    path = Path(out)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}-{os.urandom(4).hex()}.tmp{path.suffix}")
-    try:
+    with whole(out, what) as tmp:
         write(tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise StoreError(
-            f"cannot write {os.fspath(out)!r} ({reason}): free some space, or choose another path with -o"
-        ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return Path(out)
 
 
 def save_figure(fig: Any, out: str | os.PathLike[str] | None, dpi: int) -> Any:
@@ -56,9 +186,15 @@ def save_figure(fig: Any, out: str | os.PathLike[str] | None, dpi: int) -> Any:
     if out is not None:
         import matplotlib.pyplot as plt
 
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
         try:
-            write_whole(out, lambda tmp: fig.savefig(tmp, dpi=dpi))
+            if not is_stdout(out):
+                Path(out).parent.mkdir(parents=True, exist_ok=True)
+            write_whole(out, lambda tmp: fig.savefig(tmp, dpi=dpi, format=_format(out)))
         finally:
             plt.close(fig)
     return fig
+
+
+def _format(out: str | os.PathLike[str]) -> str | None:
+    suffix = Path(out).suffix.lower().lstrip(".")
+    return suffix or None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from ..errors import (
     StoreError,
 )
 from .integrity import check_meta_values, named
+from .outfile import special_kind
 
 __all__ = [
     "MIGRATIONS",
@@ -243,10 +243,8 @@ def check_file(path: Path, name: str) -> int:
     if path.is_dir():
         raise StoreError(f"{name!r} is a directory, not a database file: give the path of a .db file")
     st = path.stat()  # through symbolic links: a link to a database file is that file
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode)
-                else "a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "not a regular file")
+    kind = special_kind(st.st_mode)
+    if kind is not None:
         raise StoreError(f"{name!r} is {kind}, not a database file: give the path of a .db file")
     return st.st_size
 
