@@ -51,13 +51,13 @@ def snapshot(tree: treelab.Tree) -> list[tuple]:
 
 
 def grow(compiled: bool, model: Model, moves: str, iterations: int, *, tree: treelab.Tree | None = None,
-         solver: bool = True, noise: RootNoise | None = None, seed: int = 3) -> treelab.Tree:
+         solver: bool = True, noise: RootNoise | None = None, seed: int = 3, mix: float = 0.0) -> treelab.Tree:
     saved = puct_phases._COMPILED
     if not compiled:
         puct_phases._COMPILED = None
     try:
         tree = tree if tree is not None else treelab.Tree("connect4")
-        done = puct_search(tree, moves, limit=Limit(iterations=iterations), evaluator=ModelEvaluator(model),
+        done = puct_search(tree, moves, limit=Limit(iterations=iterations), evaluator=ModelEvaluator(model, mix=mix),
                            solver=solver, noise=noise, rng=seed)
         assert done > 0
     finally:
@@ -85,6 +85,15 @@ def test_the_compiled_batch_proves_what_python_proves_near_the_end() -> None:
     reference = grow(False, model, moves, 3000)
     assert snapshot(fast) == snapshot(reference)
     assert any(node.proven is not None for node in walk(fast.root))
+
+
+@pytest.mark.parametrize("mix", [0.5, 1.0])
+def test_a_playout_mixed_into_the_value_draws_the_same_random_games(mix: float) -> None:
+    """The learning loop's searches (``mix``): the playout seeded from the search's generator, as in Python."""
+    model = random_model(9)
+    fast = grow(True, model, "44", 600, mix=mix)
+    reference = grow(False, model, "44", 600, mix=mix)
+    assert snapshot(fast) == snapshot(reference)
 
 
 def test_root_noise_and_a_second_search_match() -> None:

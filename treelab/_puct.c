@@ -1,7 +1,8 @@
 /* treelab._speedups, part 7: whole batches of model-guided PUCT simulations on the persistent nodes.
  *
  * ``puct_batch`` runs up to n simulations of treelab.mcts.puct.PUCTPhases with a fitted model as the
- * evaluator (treelab.mcts.evaluators.ModelEvaluator, no playout mixed in) on Connect Four. Each simulation
+ * evaluator (treelab.mcts.evaluators.ModelEvaluator; a random playout's result mixed into the value when
+ * its ``mix`` is above 0, seeded from getrandbits(64) as Game.playout seeds it) on Connect Four. Each simulation
  * does what the Python phases do, in the same order and with the same arithmetic, so the same tree grows:
  *
  *   select    from ``start`` down, at each node the child or waiting move (tree.pending) maximising
@@ -185,11 +186,11 @@ PyObject *c4_features(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 
 /* What puct_batch was given: the search's fixed parts. */
 typedef struct {
-    PyObject *start, *baselines, *value_base, *move_of, *priors, *pending, *noisy, *above, *prove, *proofs;
+    PyObject *start, *baselines, *value_base, *move_of, *priors, *pending, *noisy, *above, *prove, *proofs, *bits;
     Maker make;
     Net net;
     float *scratch;
-    double c;
+    double c, mix;
     int solver, first_move, valued;
     Py_ssize_t start_depth, max_new;
     Board board;
@@ -257,6 +258,17 @@ static int evaluate(PBatch *b, PyObject **path, int n, const Board *s, double *v
     double v = ((double)out[n_out - 1] + 1.0) * 0.5;
     if (isnan(v)) return HAND_BACK; /* Python refuses it with one clear error */
     *value = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+    if (b->mix > 0.0) { /* ModelEvaluator._mixed: a random playout's result blended in, seeded as Game.playout */
+        PyObject *sixty_four = PyLong_FromLong(64);
+        PyObject *drawn = sixty_four != NULL ? PyObject_CallOneArg(b->bits, sixty_four) : NULL;
+        Py_XDECREF(sixty_four);
+        uint64_t seed = drawn != NULL ? PyLong_AsUnsignedLongLong(drawn) : 0;
+        Py_XDECREF(drawn);
+        if (PyErr_Occurred()) return -1;
+        int winner = c4_play(s->a, s->b, s->ply, seed, NULL, NULL);
+        double result = winner == 0 ? 0.5 : winner == 1 + (s->ply & 1) ? 1.0 : 0.0;
+        *value = (1.0 - b->mix) * *value + b->mix * result;
+    }
     unsigned legal = legal_bits(s);
     double picked[WIDTH + 1], total = 0.0, again = 0.0;
     for (int m = 1; m <= WIDTH; m++) /* Model.predict: floored, normalised */
@@ -512,22 +524,24 @@ static int write_puct_stats(PyObject *stats, const Py_ssize_t *values) {
 
 /* puct_batch(start, n, c, solver, cur, mask, ply, baselines, value_base, new_nodes, depth_counts, cls, next_id,
  *            max_new, labels, move_of, start_depth, priors, pending, noisy, above, weights, biases, first_move,
- *            stats, prove, proofs) -> False, or True: the next simulation is Python's to run (see the module comment). */
+ *            stats, prove, proofs, mix, getrandbits) -> False, or True: the next simulation is Python's to run (see the module comment). */
 PyObject *puct_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 27 || !PyDict_Check(args[7]) || !PyDict_Check(args[8]) || !PyList_Check(args[9]) ||
+    if (nargs != 29 || !PyDict_Check(args[7]) || !PyDict_Check(args[8]) || !PyList_Check(args[9]) ||
         !PyList_Check(args[10]) || !PyType_Check(args[11]) || !PyTuple_Check(args[14]) || !PyDict_Check(args[15]) ||
         !PyDict_Check(args[17]) || !PyDict_Check(args[18]) || !PyDict_Check(args[19]) || !PyList_Check(args[20]) ||
         !PyList_Check(args[24]) || PyList_GET_SIZE(args[24]) != 6 || PyTuple_GET_SIZE(args[14]) <= WIDTH ||
-        !PyCallable_Check(args[25]) || !PyTuple_Check(args[26]) || PyTuple_GET_SIZE(args[26]) != 3) {
+        !PyCallable_Check(args[25]) || !PyTuple_Check(args[26]) || PyTuple_GET_SIZE(args[26]) != 3 ||
+        !PyCallable_Check(args[28])) {
         PyErr_SetString(PyExc_TypeError, "puct_batch(start, n, c, solver, cur, mask, ply, baselines: dict, value_base: "
                                          "dict, new_nodes: list, depth_counts: list, cls, next_id, max_new, labels: "
                                          "tuple, move_of: dict, start_depth, priors: dict, pending: dict, noisy: dict, "
-                                         "above: list, weights, biases, first_move, stats: list of 6, prove, proofs: (loss, draw, win))");
+                                         "above: list, weights, biases, first_move, stats: list of 6, prove, proofs: (loss, draw, win), mix, "
+                                         "getrandbits)");
         return NULL;
     }
     PBatch b = {.start = args[0], .baselines = args[7], .value_base = args[8], .move_of = args[15],
                 .priors = args[17], .pending = args[18], .noisy = args[19], .above = args[20], .prove = args[25],
-                .proofs = args[26],
+                .proofs = args[26], .bits = args[28],
                 .make = {.new_nodes = args[9], .depth_counts = args[10], .cls = args[11], .created_game = Py_None,
                          .labels = args[14]}};
     Py_ssize_t n = PyLong_AsSsize_t(args[1]);
@@ -541,6 +555,7 @@ PyObject *puct_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     b.max_new = PyLong_AsSsize_t(args[13]);
     b.start_depth = PyLong_AsSsize_t(args[16]);
     b.first_move = (int)PyLong_AsLong(args[23]);
+    b.mix = PyFloat_AsDouble(args[27]);
     if (PyErr_Occurred()) return NULL;
     if (c4_four(b.board.a ^ b.board.b)) b.board.winner = 1 + ((b.board.ply + 1) & 1);
     if (net_take(&b.net, args[21], args[22], N_FEATURES) < 0) return NULL;
