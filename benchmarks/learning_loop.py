@@ -118,7 +118,7 @@ def run(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         _say(f"loop after {done} games vs {fresh}", point)
         save(out)
     if args.openspiel and model.exists():
-        bot = f"openspiel:simulations={n},uct_c={args.openspiel_uct_c}"
+        bot = f"openspiel:simulations={n},c={args.openspiel_uct_c}"
         out["vs_openspiel"] = match(player, bot, args.match_games, args.seed + 11)
         _say(f"loop vs {bot}", out["vs_openspiel"])
         save(out)

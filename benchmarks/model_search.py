@@ -56,8 +56,8 @@ def main() -> None:
     import numpy as np
 
     import treelab
+    from treelab.mcts.dispatch import puct_search
     from treelab.mcts.evaluators import ModelEvaluator, find_evaluator
-    from treelab.mcts.puct import puct_search
     from treelab.mcts.uct import Limit, search
 
     model = treelab.load_model(args.model, "connect4")

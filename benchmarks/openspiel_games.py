@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 UCT = "uct:iterations={n},c=0.7071067811865476"
-BOT = "openspiel:simulations={n},uct_c=1.4142135623730951,solve={solve}"
+BOT = "openspiel:simulations={n},c=1.4142135623730951,solve={solve}"
 
 
 def time_treelab(game: str, simulations: int, seed: int) -> float:

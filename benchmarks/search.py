@@ -232,7 +232,7 @@ VERSION_CASES = """\
 import json, sys, time
 import treelab
 from treelab.mcts import uct
-from treelab.mcts.puct import puct_search
+from treelab.mcts.dispatch import puct_search
 
 def best_of_3(fn):
     best = float("inf")

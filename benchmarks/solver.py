@@ -58,7 +58,7 @@ def _one(job: tuple[str, str, int, int, bool]) -> tuple[int | None, int, float, 
     """Search one position: (proven value for the player to move or None, simulations, seconds,
     proven nodes checked, wrong ones)."""
     import treelab
-    from treelab.mcts.puct import puct_search
+    from treelab.mcts.dispatch import puct_search
     from treelab.mcts.uct import Limit, search
 
     solver, moves, budget, seed, every_node = job

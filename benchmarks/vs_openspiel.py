@@ -33,7 +33,7 @@ VARIANTS = {
 }
 """Variant name -> treelab player spec (``{n}``: simulations per move)."""
 
-OPENSPIEL = "openspiel:simulations={n},uct_c=1.4142135623730951,solve={solve}"
+OPENSPIEL = "openspiel:simulations={n},c=1.4142135623730951,solve={solve}"
 
 
 def _chunk(job: tuple[str, str, str, int, int]) -> dict:

@@ -14,7 +14,6 @@ import treelab
 from treelab.cli import cli
 from treelab.errors import SpecError
 from treelab.mcts.evaluators import HeuristicEvaluator, RolloutEvaluator
-from treelab.mcts.puct import PUCTPlayer
 from treelab.mcts.uct import Limit, search
 from treelab.play.arena import (
     MatchResult,
@@ -33,7 +32,7 @@ from treelab.play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, 
 def test_parse_spec():
     assert parse_spec("random") == ("random", {})
     assert parse_spec(" UCT:iterations=200, c=0.7 ") == ("uct", {"iterations": "200", "c": "0.7"})
-    assert parse_spec("openspiel:simulations=100,uct_c=1.4") == ("openspiel", {"simulations": "100", "uct_c": "1.4"})
+    assert parse_spec("openspiel:simulations=100,c=1.4") == ("openspiel", {"simulations": "100", "c": "1.4"})
 
 
 @pytest.mark.parametrize("spec,match", [
@@ -52,7 +51,8 @@ def test_parse_spec():
     ("uct:playout=smart", "not one of decisive, random"),
     ("solver:solver=maybe", "not 0 or 1"),
     ("puct:evaluator=net", "not one of rollout, heuristic"),
-    ("puct:dirichlet=-1", "at least"),
+    ("puct:alpha=-1", "at least"),
+    ("puct:alpha=1,fraction=2", "at most 1"),
     ("mc:playouts=0", "at least 1"),
 ])
 def test_bad_specs_are_one_line_errors(spec, match):
@@ -68,18 +68,31 @@ def test_specs_build_the_right_players():
     mc = make_player("mc:playouts=7,playout=decisive", "connect4")
     assert isinstance(mc, MonteCarloPlayer) and mc.playouts == 7 and mc.name == "mc:playouts=7,playout=decisive"
     uct = make_player("uct:iterations=123,c=0.5,playout=decisive,temperature=0.5", "connect4")
-    assert isinstance(uct, MCTSPlayer) and uct.limit.iterations == 123 and uct.c == 0.5
-    assert not uct.solver and uct.temperature == 0.5 and uct.playout is treelab.decisive_playout
+    assert isinstance(uct, MCTSPlayer) and uct.limit.iterations == 123 and uct.search.c == 0.5
+    assert not uct.search.proves and uct.search.temperature == 0.5 and uct.search.playout == "decisive"
     solver = make_player("solver:iterations=50", "connect4")
-    assert isinstance(solver, MCTSPlayer) and solver.solver and solver.limit.iterations == 50
+    assert isinstance(solver, MCTSPlayer) and solver.search.proves and solver.limit.iterations == 50
     assert make_player("uct:seconds=0.5", "connect4").limit.seconds == 0.5
     assert make_player("uct", "connect4").limit.iterations == 400
-    puct = make_player("puct:iterations=80,c=2,evaluator=rollout,dirichlet=auto,fraction=0.1,solver=0", "connect4")
-    assert isinstance(puct, PUCTPlayer) and puct.c_puct == 2.0 and isinstance(puct.evaluator, RolloutEvaluator)
-    assert puct.dirichlet_alpha == pytest.approx(10 / 7) and puct.dirichlet_fraction == 0.1 and not puct.solver
-    assert isinstance(make_player("puct", "tictactoe").evaluator, HeuristicEvaluator)
+    puct = make_player("puct:iterations=80,c=2,evaluator=rollout,alpha=auto,fraction=0.1,solver=0", "connect4")
+    assert isinstance(puct, MCTSPlayer) and puct.search.algorithm == "puct" and puct.search.c == 2.0
+    puct.new_game(treelab.find_game("connect4"))
+    assert isinstance(puct.evaluator, RolloutEvaluator) and not puct.search.proves
+    noise = puct.search.noise
+    assert noise is not None and noise.alpha == pytest.approx(10 / 7) and noise.fraction == 0.1
+    heuristic = make_player("puct", "tictactoe")
+    heuristic.new_game(treelab.find_game("tictactoe"))
+    assert isinstance(heuristic.evaluator, HeuristicEvaluator) and heuristic.search.noise is None
     player = RandomPlayer(rng=1)
     assert make_player(player, "connect4") is player
+
+
+def test_old_spec_keys_still_work_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="'dirichlet' is now called 'alpha'"):
+        old = make_player("puct:iterations=5,dirichlet=0.5", "tictactoe")
+    assert old.search.noise == treelab.RootNoise(0.5, 0.25)
+    with pytest.warns(DeprecationWarning, match="'uct_c' is now called 'c'"):
+        assert parse_spec("openspiel:uct_c=0.7") == ("openspiel", {"c": "0.7"})
 
 
 # -- matches --------------------------------------------------------------------------
@@ -159,8 +172,8 @@ def test_uct_plays_from_a_trained_tree_without_changing_it(tmp_path):
     before = _digest(db)
     player = make_player(f"uct:iterations=100,db={db}", "tictactoe", rng=1)
     assert player.tree is not None and player.tree.root.nb_visit == 3000
-    assert player.c == tree.c  # the stored constant, unless the spec gives c
-    assert make_player(f"uct:c=0.3,db={db}", "tictactoe").c == 0.3
+    assert player.search.c == tree.c  # the stored constant, unless the spec gives c
+    assert make_player(f"uct:c=0.3,db={db}", "tictactoe").search.c == 0.3
     result = play_match("tictactoe", f"uct:iterations=100,db={db}", "random", games=4, seed=2)
     assert result.b_wins == 0
     assert _digest(db) == before

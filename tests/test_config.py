@@ -9,7 +9,7 @@ import pytest
 import treelab
 from treelab.errors import BudgetError, UnknownOptionError
 from treelab.mcts.config import MAX_NEW_NODES, SearchConfig
-from treelab.mcts.puct import puct_search
+from treelab.mcts.dispatch import puct_search
 from treelab.play.training_config import TrainingConfig
 
 
@@ -17,8 +17,14 @@ def test_defaults_and_the_algorithms_exploration():
     config = SearchConfig()
     assert (config.algorithm, config.playout, config.choice, config.evaluator) == ("uct", "random", "visits", "rollout")
     assert config.exploration == math.sqrt(2) and SearchConfig(algorithm="puct").exploration == 1.25
-    assert SearchConfig(algorithm="puct", c=0.5).ucb_c == math.sqrt(2)  # PUCT reports UCB1 with sqrt(2)
-    assert SearchConfig(c=0.9).ucb_c == 0.9
+    assert SearchConfig(algorithm="puct", c=0.5).score_c == math.sqrt(2)  # PUCT reports UCB1 with sqrt(2)
+    assert SearchConfig(c=0.9).score_c == 0.9
+    with pytest.warns(DeprecationWarning, match="ucb_c is now called score_c"):
+        assert SearchConfig(c=0.9).ucb_c == 0.9
+    assert SearchConfig(algorithm="puct").proves and not SearchConfig().proves  # solver None: the algorithm's
+    assert not SearchConfig(algorithm="puct", solver=False).proves and SearchConfig(solver=True).proves
+    with pytest.warns(DeprecationWarning, match="'c_puct' is now called 'c'"):
+        assert SearchConfig.of(algorithm="puct", c_puct=2.0).c == 2.0
     assert config.max_new_nodes == MAX_NEW_NODES
     with pytest.raises(AttributeError):
         config.c = 1.0  # type: ignore[misc]  # frozen

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import treelab
-from treelab.mcts.puct import puct_search
+from treelab.mcts.dispatch import puct_search
 from treelab.mcts.uct import Limit
 from treelab.play import training
 from treelab.store import background

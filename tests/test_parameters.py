@@ -30,9 +30,10 @@ LIBRARY = [  # the library functions the command line calls (beyond treelab.__al
     "treelab.play.arena:play_match",
     "treelab.play.parallel:train_parallel",
     "treelab.play.players:MCTSPlayer",
-    "treelab.mcts.puct:PUCTPlayer",
-    "treelab.mcts.puct:puct_search",
+    "treelab.play.players:PUCTPlayer",
+    "treelab.mcts.dispatch:puct_search",
     "treelab.mcts.uct:search",
+    "treelab.mcts.dispatch:run_search",
 ]
 
 NOT_YET: set[str] = set()

@@ -12,6 +12,8 @@ import pytest
 import treelab
 from treelab.errors import BudgetError, UnknownOptionError
 from treelab.games.connect4 import C4_LINES
+from treelab.mcts.config import SearchConfig
+from treelab.mcts.dispatch import puct_search
 from treelab.mcts.evaluators import (
     Evaluation,
     HeuristicEvaluator,
@@ -21,13 +23,12 @@ from treelab.mcts.evaluators import (
 )
 from treelab.mcts.puct import (
     C_PUCT,
-    PUCTPlayer,
     choose_puct_move,
     dirichlet_alpha_for,
-    puct_search,
 )
 from treelab.mcts.puct_rules import _outcome
 from treelab.mcts.uct import Limit
+from treelab.play.players import MCTSPlayer
 
 
 def limit(n: int) -> Limit:
@@ -63,8 +64,8 @@ def fixed(priors: dict[int, float], value: float = 0.5):
 
 
 # -- the formula ------------------------------------------------------------
-@pytest.mark.parametrize("c_puct", [0.0, C_PUCT, 3.0])
-def test_selection_takes_the_highest_puct_score(c_puct):
+@pytest.mark.parametrize("c", [0.0, C_PUCT, 3.0])
+def test_selection_takes_the_highest_puct_score(c):
     tree = treelab.Tree("tictactoe")
     puct_search(tree, limit=limit(1), evaluator="rollout", rng=1)  # evaluates the root: 9 moves wait
     root = tree.root
@@ -88,11 +89,11 @@ def test_selection_takes_the_highest_puct_score(c_puct):
     def score(kid):  # AlphaZero's N(s) and n(s, a) are edge counts: pass-through visits explore nothing
         q = (kid.nb_win + 0.5 * kid.nb_draw) / kid.nb_visit
         big_n = 1 + sum(k.nb_select for k in root.children_view)
-        return q + c_puct * tree.priors[kid] * math.sqrt(big_n) / (1 + kid.nb_select)
+        return q + c * tree.priors[kid] * math.sqrt(big_n) / (1 + kid.nb_select)
 
     expected = max(root.children_view, key=score)
     before = {k.name: k.nb_visit for k in root.children_view}
-    puct_search(tree, limit=limit(1), c_puct=c_puct, evaluator="rollout", rng=2)
+    puct_search(tree, limit=limit(1), c=c, evaluator="rollout", rng=2)
     grown = [k.name for k in root.children_view if k.nb_visit != before[k.name]]
     assert grown == [expected.name]
 
@@ -173,7 +174,7 @@ def test_a_static_evaluator_backs_up_draws_and_wins():
 def test_same_seed_same_tree():
     def grow(seed):
         tree = treelab.Tree("connect4")
-        puct_search(tree, limit=limit(300), evaluator="heuristic", dirichlet_alpha=1.0, rng=seed)
+        puct_search(tree, limit=limit(300), evaluator="heuristic", noise=treelab.RootNoise(1.0), rng=seed)
         return [(n.sequence, n.nb_visit, n.nb_win, n.nb_draw, n.proven) for n in tree]
 
     assert grow(7) == grow(7)
@@ -184,15 +185,23 @@ def test_same_seed_same_tree():
 def test_root_dirichlet_noise_changes_the_search_but_not_the_stored_priors():
     quiet, noisy = treelab.Tree("connect4"), treelab.Tree("connect4")
     puct_search(quiet, limit=limit(400), evaluator="heuristic", rng=1)
-    puct_search(noisy, limit=limit(400), evaluator="heuristic", rng=1, dirichlet_alpha=0.3, dirichlet_fraction=0.5)
+    puct_search(noisy, limit=limit(400), evaluator="heuristic", rng=1, noise=treelab.RootNoise(0.3, 0.5))
     assert all_priors(quiet, quiet.root) == all_priors(noisy, noisy.root)
     assert [k.nb_visit for k in quiet.root.children_view] != [k.nb_visit for k in noisy.root.children_view]
     assert dirichlet_alpha_for(7) == pytest.approx(10 / 7)
+    old = treelab.Tree("connect4")
+    with pytest.warns(DeprecationWarning, match="'dirichlet_alpha' is now called 'alpha'"):
+        puct_search(old, limit=limit(400), evaluator="heuristic", rng=1, dirichlet_alpha=0.3, dirichlet_fraction=0.5)
+    assert [k.nb_visit for k in old.root.children_view] == [k.nb_visit for k in noisy.root.children_view]
 
 
 def test_temperature_zero_is_greedy_and_large_temperature_near_uniform():
     tree = treelab.Tree("connect4")
-    puct_search(tree, limit=limit(500), evaluator="rollout", c_puct=3.0, rng=1)
+    puct_search(tree, limit=limit(500), evaluator="rollout", c=3.0, rng=1)
+    again = treelab.Tree("connect4")
+    with pytest.warns(DeprecationWarning, match="'c_puct' is now called 'c'"):
+        puct_search(again, limit=limit(500), evaluator="rollout", c_puct=3.0, rng=1)
+    assert [k.nb_visit for k in again.root.children_view] == [k.nb_visit for k in tree.root.children_view]
     root = tree.root
     top = max(root.children_view, key=lambda k: k.nb_visit)
     assert choose_puct_move(root).name == top.name
@@ -210,14 +219,17 @@ def test_a_proven_win_is_always_played_even_unvisited():
     assert win.proven == 1 and win.nb_visit == 0
     for tau in (0.0, 1.0, 50.0):
         assert choose_puct_move(node, temperature=tau, rng=random.Random(1)).name == "4"
-    player = PUCTPlayer(iterations=1, evaluator="rollout", temperature=5.0, rng=3)
+    player = MCTSPlayer(SearchConfig(algorithm="puct", temperature=5.0), Limit(iterations=1), rng=3)
     game = treelab.find_game("connect4")
     assert player.choose(game.replay(state_moves), game.parse(state_moves)) == 4
 
 
 def test_puct_player_keeps_a_given_tree():
     tree = treelab.Tree("tictactoe")
-    player = PUCTPlayer(tree=tree, iterations=50, rng=1)
+    with pytest.warns(DeprecationWarning, match="PUCTPlayer is now MCTSPlayer"):
+        player = treelab.PUCTPlayer(tree=tree, iterations=50, rng=1)
+    assert isinstance(player, MCTSPlayer) and player.search.algorithm == "puct"
+    assert isinstance(player.evaluator, HeuristicEvaluator)  # the old alias's default evaluator, kept
     game = tree.game
     player.new_game(game)
     player.choose(game.initial(), ())
@@ -296,10 +308,9 @@ def test_rollout_evaluator_and_registry():
 
 # -- errors ------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs,match", [
-    ({"c_puct": -1.0}, "c_puct"),
-    ({"c_puct": math.inf}, "c_puct"),
-    ({"dirichlet_alpha": 0.0}, "dirichlet_alpha"),
-    ({"dirichlet_fraction": 1.5}, "dirichlet_fraction"),
+    ({"c": -1.0}, "c -1.0 must be"),
+    ({"c": math.inf}, "c inf must be"),
+    ({"noise": "0.3"}, "noise '0.3' must be a RootNoise"),
     ({"evaluator": "nope"}, "unknown evaluator"),
     ({"evaluator": fixed({}, value=1.5)}, "not in"),
     ({"evaluator": lambda state, rng: Evaluation({1: -0.5}, 0.5)}, "negative"),
@@ -307,6 +318,15 @@ def test_rollout_evaluator_and_registry():
 def test_bad_arguments_are_clear_errors(kwargs, match):
     with pytest.raises((BudgetError, UnknownOptionError), match=match):
         puct_search(treelab.Tree("tictactoe"), limit=limit(5), rng=1, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"alpha": 0.0}, "noise alpha 0.0 must be"),
+    ({"alpha": 1.0, "fraction": 1.5}, "noise fraction 1.5 must be"),
+])
+def test_bad_root_noise_is_a_clear_error(kwargs, match):
+    with pytest.raises(BudgetError, match=match):
+        treelab.RootNoise.of(**kwargs)
 
 
 def test_terminal_position_and_seconds_budget():

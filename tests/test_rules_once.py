@@ -163,3 +163,65 @@ def test_a_searched_and_reloaded_tree_holds_proof_values(tmp_path):
     assert again == proven and all(isinstance(p, Proof) for p in again.values())
     part = treelab.load(tmp_path / "t.db", path="5", depth=2)
     assert all(isinstance(n.proven, Proof) for n in part if n.proven is not None)
+
+
+PHASES = re.compile(r"\b(UCTPhases|GraphPhases|PUCTPhases)(\.of)?\(")
+
+
+def test_the_phases_of_a_search_are_chosen_in_one_place():
+    """Only the dispatch makes an algorithm's phases from a config (a class's own ``cls(...)`` aside)."""
+    made = [
+        f"{path.relative_to(PACKAGE)}:{n}"
+        for path in _python_modules()
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if PHASES.search(line) and not line.lstrip().startswith(("class ", "#", '"', "``"))
+        and "``" not in line
+    ]
+    assert made and all(place.startswith("mcts/dispatch.py:") for place in made), made
+
+
+OLD_NAMES = {"c_puct", "ucb_c", "uct_c", "dirichlet_alpha", "dirichlet_fraction"}
+"""Old spellings of ``c`` and of the root noise's ``alpha``/``fraction``: deprecated aliases only."""
+
+NOT_YET = {"mcts/puct.py"}
+"""A local variable ``c_puct`` in ``PUCTPhases._descend``, left to the compiled PUCT batch's author (the
+class body is theirs this round). A file here makes the test fail once it is clean, so it cannot go stale."""
+
+
+def test_old_option_names_live_only_as_deprecated_aliases():
+    """No code names ``c_puct``, ``ucb_c``, ``uct_c``, ``dirichlet_alpha`` or ``dirichlet_fraction`` but the
+    deprecated property ``SearchConfig.ucb_c``; as strings they appear only where an alias is resolved."""
+    named = {
+        f"{path.relative_to(PACKAGE)}:{n}": sorted(names & OLD_NAMES)
+        for path in _python_modules()
+        for n, names, _ in _code_lines(path)
+        if names & OLD_NAMES
+    }
+    allowed = {place for place, names in named.items() if place.startswith("mcts/config.py:") and names == ["ucb_c"]}
+    assert len(allowed) == 1  # def ucb_c, the deprecated property
+    stale = {place.partition(":")[0] for place in set(named) - allowed}
+    assert stale == NOT_YET, {place: names for place, names in named.items() if place not in allowed}
+    from treelab.mcts.config import ALIASES, NOISE_ALIASES
+    from treelab.play.arena import SPEC_ALIASES
+
+    spelled = {
+        f"{path.relative_to(PACKAGE)}"
+        for path in _python_modules()
+        for _, _, strings in _code_lines(path)
+        if strings & OLD_NAMES
+    }
+    assert spelled <= {"mcts/config.py", "mcts/dispatch.py", "play/players.py", "play/arena.py",
+                       "play/openspiel_bot.py"}, spelled
+    aliased = set(ALIASES) | set(NOISE_ALIASES) | {old for table in SPEC_ALIASES.values() for old in table}
+    assert OLD_NAMES - {"dirichlet"} <= aliased | {"ucb_c"}
+
+
+def test_the_command_line_has_one_name_per_search_option():
+    from click.testing import CliRunner
+
+    from treelab.cli import cli
+
+    for command in ("train", "analyse", "arena"):
+        text = CliRunner().invoke(cli, [command, "--help"]).output
+        for old in ("--c-puct", "--ucb-c", "--uct-c", "--dirichlet", "c_puct", "uct_c", "dirichlet="):
+            assert old not in text, (command, old)

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from exact_solver import ExactSolver
 
 import treelab
-from treelab.mcts.puct import puct_search
+from treelab.mcts.dispatch import puct_search
 from treelab.mcts.summary import choose_move, summarize
 from treelab.mcts.uct import Limit, search
 from treelab.play.arena import play_game

@@ -58,20 +58,22 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "interop.rows": ("from_rows",),
     "learn.fitting": ("FitConfig", "fit"),
     "learn.model": ("Model", "load_model"),
-    "mcts.config": ("SearchConfig",),
+    "mcts.config": ("RootNoise", "SearchConfig"),
+    "mcts.dispatch": ("puct_search",),
     "mcts.evaluators": (
         "Evaluation", "Evaluator", "HeuristicEvaluator", "ModelEvaluator", "RolloutEvaluator", "find_evaluator",
     ),
+    "mcts.loop": ("Limit",),
     "mcts.policies": ("decisive_playout", "random_playout", "ucb1"),
-    "mcts.puct": ("C_PUCT", "PUCTPlayer", "dirichlet_alpha_for", "puct_search"),
+    "mcts.puct": ("C_PUCT", "dirichlet_alpha_for"),
     "mcts.summary": ("ChildStats", "SearchSummary", "choose_move"),
     "mcts.tracer": ("Tracer",),
-    "mcts.uct": ("Limit", "search"),
+    "mcts.uct": ("search",),
     "nodes": ("Proof",),
     "play.arena": ("MatchResult", "make_player", "play_match"),
     "play.explorer": ("Explorer", "explore"),
     "play.openspiel_bot": ("OpenSpielPlayer",),
-    "play.players": ("HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer"),
+    "play.players": ("HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "PUCTPlayer", "RandomPlayer"),
     "play.positions": ("analyse",),
     "play.tracing": ("SearchTrace", "read_trace", "trace"),
     "play.training": ("TrainSummary", "train"),
@@ -107,7 +109,8 @@ if TYPE_CHECKING:
     from .interop.rows import from_rows
     from .learn.fitting import FitConfig, fit
     from .learn.model import Model, load_model
-    from .mcts.config import SearchConfig
+    from .mcts.config import RootNoise, SearchConfig
+    from .mcts.dispatch import puct_search
     from .mcts.evaluators import (
         Evaluation,
         Evaluator,
@@ -116,17 +119,18 @@ if TYPE_CHECKING:
         RolloutEvaluator,
         find_evaluator,
     )
+    from .mcts.loop import Limit
     from .mcts.policies import decisive_playout, random_playout, ucb1
-    from .mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for, puct_search
+    from .mcts.puct import C_PUCT, dirichlet_alpha_for
     from .mcts.summary import ChildStats, SearchSummary, choose_move
     from .mcts.tracer import Tracer
-    from .mcts.uct import Limit, search
+    from .mcts.uct import search
     from .nodes import Proof
     from .play.arena import MatchResult, make_player, play_match
     from .play.explorer import Explorer, explore
     from .play.learning import LoopSummary, learning_loop
     from .play.openspiel_bot import OpenSpielPlayer
-    from .play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
+    from .play.players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, PUCTPlayer, RandomPlayer
     from .play.positions import analyse
     from .play.tracing import SearchTrace, read_trace, trace
     from .play.training import TrainSummary, train
@@ -207,6 +211,7 @@ __all__ = [
     "Recorder",
     "RenderError",
     "RolloutEvaluator",
+    "RootNoise",
     "SchemaVersionError",
     "SearchConfig",
     "SearchSummary",

@@ -290,8 +290,8 @@ def puct_chooser(game: str | Game, iterations: int, evaluator: str | Evaluator, 
     ``noise``: root Dirichlet noise, as self-play mixes in (None: none, as a match player searches). Each
     position gets its own seeded generator (``seed`` and the position), so a run replays exactly.
     """
+    from ..mcts.dispatch import puct_search
     from ..mcts.loop import Limit
-    from ..mcts.puct import puct_search
 
     found = find_game(game)
 

@@ -12,8 +12,8 @@ from .options import game_argument, json_option, library_errors, option, seed_op
 _SPEC_HELP = (
     "Player spec: random, heuristic, mc:playouts=N, uct:iterations=N[,c=C][,db=PATH][,playout=decisive]"
     "[,statistics=graph], "
-    "solver:iterations=N, puct:iterations=N[,evaluator=heuristic|rollout][,dirichlet=auto], "
-    "openspiel:simulations=N[,uct_c=C]. A db=PATH player reads the stored tree (every game starts from it "
+    "solver:iterations=N, puct:iterations=N[,evaluator=heuristic|rollout][,alpha=auto][,fraction=0.25], "
+    "openspiel:simulations=N[,c=C]. A db=PATH player reads the stored tree (every game starts from it "
     "again; the file is never written) unless learn=1 is given: then it saves what it learns after every move."
 )
 

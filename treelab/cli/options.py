@@ -225,7 +225,8 @@ def playout_option(f):  # type: ignore[no-untyped-def]
 
 
 def solver_option(f):  # type: ignore[no-untyped-def]
-    return option("--solver", is_flag=True, help="MCTS-Solver: prove wins, draws and losses.")(f)
+    return option("--solver", is_flag=True, default=None, show_default="on for puct, off for uct",
+                  help="MCTS-Solver: prove wins, draws and losses.")(f)
 
 
 def search_options(f):  # type: ignore[no-untyped-def]
@@ -235,7 +236,7 @@ def search_options(f):  # type: ignore[no-untyped-def]
         option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct",
                help="UCT (UCB1) or AlphaZero-style PUCT."),
         option("--c", "c", type=finite(min=0.0), default=None, show_default="sqrt(2) for uct, 1.25 for puct",
-               help="Exploration constant: UCB1's c or PUCT's c_puct."),
+               help="Exploration constant: UCB1's c, or PUCT's."),
         solver_option,
         playout_option,
         option("--evaluator", type=click.Choice(["rollout", "heuristic"]), default="rollout",

@@ -19,6 +19,7 @@ from ..nodes import SQRT2
 
 if TYPE_CHECKING:
     from ..tree import Tree
+    from .evaluators import Evaluator
     from .policies import PlayoutFn
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "ALIASES",
     "CHOICES",
     "C_PUCT",
+    "DIRICHLET_FRACTION",
     "EVALUATORS",
     "MAX_NEW_NODES",
     "PLAYOUT_NAMES",
@@ -34,6 +36,7 @@ __all__ = [
     "Choice",
     "EvaluatorName",
     "PlayoutName",
+    "RootNoise",
     "SearchConfig",
     "Statistics",
     "check_name",
@@ -61,7 +64,7 @@ EVALUATORS: tuple[EvaluatorName, ...] = get_args(EvaluatorName)
 STATISTICS: tuple[Statistics, ...] = get_args(Statistics)
 
 C_PUCT = 1.25
-"""Default ``c_puct``: AlphaZero's ``c_init = 1.25`` (Silver et al. 2018, pseudocode).
+"""Default ``c`` of PUCT: AlphaZero's ``c_init = 1.25`` (Silver et al. 2018, pseudocode).
 
 AlphaZero's values are in [-1, 1] and treelab's in [0, 1], so the same number
 explores twice as much here (AlphaZero's exact exploration is ``0.625``). Rollout
@@ -72,6 +75,51 @@ scored 0.69 and 1.25 scored 0.81 over 24 games (``benchmarks/vs_openspiel.py``).
 MAX_NEW_NODES = 2_000_000
 """Nodes one search may add by default (about 0.4 GB at ~180 bytes a node): a budget of
 ``99999999999999999999999`` iterations stops there instead of growing memory without bound."""
+
+
+DIRICHLET_FRACTION = 0.25
+"""Share of root Dirichlet noise, ``epsilon = 0.25`` (Silver et al. 2017, 2018): :class:`RootNoise`'s default,
+written here only."""
+
+
+@dataclass(frozen=True)
+class RootNoise:
+    """Dirichlet noise at the root of one search (Silver et al. 2017): the one root-noise value.
+
+    PUCT mixes it into the start position's priors; UCT, which has no priors, into the move choice at the
+    root (:func:`treelab.mcts.choice.choose_move`). ``RootNoise(alpha)`` takes AlphaZero's share.
+    """
+
+    alpha: float
+    """The Dirichlet ``alpha`` (:func:`~treelab.mcts.puct_rules.dirichlet_alpha_for`: about ``10 / moves``)."""
+    fraction: float = DIRICHLET_FRACTION
+    """The noise's share, ``epsilon``."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.alpha, bool) or not (isinstance(self.alpha, (int, float)) and self.alpha > 0
+                                                 and math.isfinite(self.alpha)):
+            raise BudgetError(f"noise alpha {self.alpha!r} must be a finite number > 0 (AlphaZero: about 10 / moves)")
+        if isinstance(self.fraction, bool) or not (isinstance(self.fraction, (int, float))
+                                                    and 0.0 <= self.fraction <= 1.0):
+            raise BudgetError(f"noise fraction {self.fraction!r} must be in [0, 1] (AlphaZero: 0.25)")
+
+    @classmethod
+    def of(cls, alpha: float | None = None, fraction: float | None = None, **old: float | None) -> RootNoise | None:
+        """The noise of ``alpha`` (None: no noise) and ``fraction`` (None: the default share).
+
+        The old keywords ``dirichlet_alpha`` and ``dirichlet_fraction`` are accepted with a
+        :class:`DeprecationWarning`.
+        """
+        named = resolve_aliases({"alpha": alpha, "fraction": fraction, **old}, NOISE_ALIASES)
+        unknown = sorted(set(named) - {"alpha", "fraction"})
+        if unknown:
+            raise UnknownOptionError(f"unknown noise option {unknown[0]!r}: use alpha or fraction")
+        alpha, fraction = named.get("alpha"), named.get("fraction")
+        if alpha is None:
+            if fraction is not None and not 0.0 <= fraction <= 1.0:
+                raise BudgetError(f"noise fraction {fraction!r} must be in [0, 1] (AlphaZero: 0.25)")
+            return None
+        return cls(alpha, DIRICHLET_FRACTION if fraction is None else fraction)
 
 
 def check_name(kind: str, value: object, allowed: tuple[str, ...]) -> None:
@@ -103,15 +151,16 @@ class SearchConfig:
     algorithm: Algorithm = "uct"
     """``"uct"`` or ``"puct"``."""
     c: float | None = None
-    """Exploration constant: UCB1's ``c`` for UCT, ``c_puct`` for PUCT; None: the algorithm's default
-    (``sqrt(2)``, Auer et al. 2002; ``1.25``, Silver et al. 2018)."""
-    solver: bool = False
-    """MCTS-Solver proofs for UCT (PUCT always proves terminal results)."""
+    """Exploration constant: UCB1's for UCT, PUCT's for PUCT (one name, ``c``, everywhere); None: the
+    algorithm's default (``sqrt(2)``, Auer et al. 2002; ``1.25``, Silver et al. 2018)."""
+    solver: bool | None = None
+    """MCTS-Solver proofs (the search stops once its position is proven); None: the algorithm's default,
+    off for UCT, on for PUCT (:attr:`proves`)."""
     playout: PlayoutName | PlayoutFn = "random"
     """UCT's playout policy (a name, or a :data:`~treelab.mcts.policies.PlayoutFn`), and the policy of PUCT's
     rollout evaluator."""
-    evaluator: EvaluatorName = "rollout"
-    """PUCT's leaf evaluator."""
+    evaluator: EvaluatorName | Evaluator = "rollout"
+    """PUCT's leaf evaluator: a name, or an :data:`~treelab.mcts.evaluators.Evaluator` of one's own."""
     choice: Choice = "visits"
     """The move to play: the most visited child, or the best UCB1 score (the original persistent-tree rule)."""
     temperature: float = 0.0
@@ -128,12 +177,20 @@ class SearchConfig:
     """UCT's selection statistics: ``"classic"`` (UCB1 on ``nb_visit``, the seed's rule) or ``"graph"`` (edge
     counts and position values, KataGo's graph search; :mod:`treelab.mcts.graph`); None: the tree's own rule
     (a loaded file's ``meta.statistics``, classic for a new tree), so a graph file stays one (:meth:`rule`)."""
+    noise: RootNoise | None = None
+    """Dirichlet noise at the root of every search (:class:`RootNoise`: PUCT's priors, UCT's move choice);
+    None: none."""
 
     def __post_init__(self) -> None:
         check_name("algorithm", self.algorithm, ALGORITHMS)
         if not callable(self.playout):
             check_name("playout", self.playout, PLAYOUT_NAMES)
-        check_name("evaluator", self.evaluator, EVALUATORS)
+        if not callable(self.evaluator):
+            check_name("evaluator", self.evaluator, EVALUATORS)
+        if self.solver is not None and not isinstance(self.solver, bool):
+            raise UnknownOptionError(f"solver {self.solver!r} must be True, False or None (the algorithm's default)")
+        if self.noise is not None and not isinstance(self.noise, RootNoise):
+            raise UnknownOptionError(f"noise {self.noise!r} must be a RootNoise(alpha, fraction) or None")
         check_name("move choice", self.choice, CHOICES)
         if self.statistics is not None:
             check_name("statistics", self.statistics, STATISTICS)
@@ -164,21 +221,34 @@ class SearchConfig:
             return float(self.c)
         return C_PUCT if self.algorithm == "puct" else SQRT2
 
+    @property
+    def proves(self) -> bool:
+        """Whether the search proves results: :attr:`solver`, else the algorithm's default (PUCT's on)."""
+        return self.solver if self.solver is not None else self.algorithm == "puct"
+
     def rule(self, tree: Tree) -> Statistics:
         """The statistics a search of ``tree`` selects by: :attr:`statistics`, else the tree's own."""
         return self.statistics or tree.statistics  # type: ignore[return-value]
 
     @property
-    def ucb_c(self) -> float:
-        """The ``c`` of the UCB1 scores reported and stored with the tree (sqrt(2) for PUCT)."""
+    def score_c(self) -> float:
+        """The ``c`` of the UCB1 scores reported and stored with the tree: :attr:`exploration` for UCT,
+        sqrt(2) for PUCT (whose own score is not UCB1)."""
         return self.exploration if self.algorithm == "uct" else SQRT2
+
+    @property
+    def ucb_c(self) -> float:
+        """Deprecated alias of :attr:`score_c`."""
+        warnings.warn("SearchConfig.ucb_c is now called score_c", DeprecationWarning, stacklevel=2)
+        return self.score_c
 
     @classmethod
     def of(cls, config: SearchConfig | None = None, **options: Any) -> SearchConfig:
         """``config`` with the given ``options`` replaced (None values are left out), or a new config.
 
-        ``config`` itself when no option is given (it was validated when made). The old spelling
-        ``how`` of :attr:`choice` is accepted with a :class:`DeprecationWarning`.
+        ``config`` itself when no option is given (it was validated when made). The old spellings
+        (:data:`ALIASES`: ``how`` of :attr:`choice`, ``c_puct`` of :attr:`c`) are accepted with a
+        :class:`DeprecationWarning`.
         """
         options = resolve_aliases(options)
         known = option_names()
@@ -191,8 +261,11 @@ class SearchConfig:
         return replace(config, **given) if given else config
 
 
-ALIASES = {"how": "choice"}
+ALIASES = {"how": "choice", "c_puct": "c", "ucb_c": "c", "uct_c": "c"}
 """Old spellings of :class:`SearchConfig` fields still accepted as keywords (with a :class:`DeprecationWarning`)."""
+
+NOISE_ALIASES = {"dirichlet_alpha": "alpha", "dirichlet_fraction": "fraction"}
+"""Old spellings of :class:`RootNoise` fields still accepted as keywords (with a :class:`DeprecationWarning`)."""
 
 
 def option_names() -> set[str]:

@@ -5,7 +5,7 @@ knowledge"; 2018, "A general reinforcement learning algorithm that masters
 chess, shogi, and Go through self-play"): from a node with ``N`` visits pick
 the child maximising
 
-    ``U = Q + c_puct * P * sqrt(N) / (1 + n)``
+    ``U = Q + c * P * sqrt(N) / (1 + n)``
 
 where ``Q`` is the child's mean reward for its mover (in [0, 1]), ``P`` its
 prior (kept in ``tree.priors``, by node), ``n`` the times this edge was taken (its ``nb_select``) and
@@ -34,25 +34,24 @@ to move, one whose moves all lose is lost, and when every move is proven the
 position takes the best of them (so draws are proven too). Selection never
 enters a proven child, the search stops once its start position is proven,
 and :func:`choose_puct_move` always plays a proven win.
+
+The search that runs these phases, :func:`treelab.mcts.dispatch.puct_search` (``treelab.puct_search``),
+and its player, :class:`treelab.play.players.MCTSPlayer` with ``algorithm="puct"``, live above this module.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..games import Game, State
-from ..tree import Moves, Tree, TreeNode
-from .config import C_PUCT, MAX_NEW_NODES, SearchConfig
-from .evaluators import BatchEvaluator, Evaluation, Evaluator, find_evaluator
-from .loop import BatchFn, Leaf, Limit, SearchState, back_up, legal_counter, prove_leaf, run, start_at
-from .policies import make_rng
+from ..tree import TreeNode
+from .config import C_PUCT
+from .evaluators import BatchEvaluator, Evaluation, Evaluator
+from .loop import BatchFn, Leaf, SearchState, back_up, legal_counter, prove_leaf
 from .puct_rules import (
     DIRICHLET_FRACTION,
     RootNoise,
-    _check,
     _expand,
     _leaf_result,
     _noisy_priors,
@@ -62,62 +61,17 @@ from .puct_rules import (
 )
 from .selection import SelectFn
 from .solver import propagate
-from .summary import choose_move, search_value, tally
+from .summary import choose_move
 
 __all__ = [
     "C_PUCT",
     "DIRICHLET_FRACTION",
     "PUCTPhases",
-    "PUCTPlayer",
     "RootNoise",
     "choose_puct_move",
     "dirichlet_alpha_for",
-    "puct_search",
     "select_puct",
 ]
-
-
-def puct_search(
-    tree: Tree,
-    moves: Moves = None,
-    *,
-    limit: Limit,
-    c_puct: float = C_PUCT,
-    evaluator: str | Evaluator = "rollout",
-    solver: bool = True,
-    noise: RootNoise | None = None,
-    rng: random.Random | int | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    max_new_nodes: int = MAX_NEW_NODES,
-    **dirichlet: float | None,
-) -> int:
-    """Run PUCT simulations from the position ``moves`` of ``tree``; returns how many ran.
-
-    Args:
-        tree: the persistent tree (grown in place; every changed node is marked for saving).
-        moves: the position to search, as moves from the start.
-        limit: the budget (iterations and/or seconds).
-        c_puct: exploration constant for values in [0, 1] (default :data:`C_PUCT`).
-        evaluator: ``"rollout"``, ``"heuristic"`` or an :data:`~treelab.mcts.evaluators.Evaluator`.
-        solver: prove wins, losses and draws and stop once the position is proven.
-        noise: root noise mixed into the start position's priors for this search only
-            (:class:`RootNoise`; None: none).
-        rng: a seed or generator; the same seed grows the same tree.
-        should_stop: polled every simulation; True ends the search early (Ctrl-C).
-        max_new_nodes: the search stops once it has added this many nodes (a memory bound).
-        dirichlet: ``dirichlet_alpha`` and ``dirichlet_fraction``, the fields of ``noise`` as keywords.
-
-    The loop is :func:`treelab.mcts.loop.run`'s, over :class:`PUCTPhases`.
-    """
-    noise = RootNoise.of(**dirichlet) if dirichlet else noise
-    _check(c_puct, None, DIRICHLET_FRACTION)
-    state = start_at(tree, moves, c=c_puct, solver=solver, rng=make_rng(rng))
-    if state is None:
-        return 0
-    game = tree.game
-    move_of = {game.label(m): m for m in range(game.num_moves + 1)}  # OpenSpiel action ids start at 0
-    phases = PUCTPhases(find_evaluator(evaluator), noise, move_of)
-    return run(state, phases, limit=limit, should_stop=should_stop, max_new_nodes=max_new_nodes)
 
 
 @dataclass(eq=False)
@@ -274,80 +228,3 @@ def choose_puct_move(
     for among all children (as :func:`treelab.mcts.summary.choose_move` does).
     """
     return choose_move(node, temperature=temperature, rng=rng)
-
-
-class PUCTPlayer:
-    """A player that searches with :func:`puct_search` (see :class:`treelab.play.players.Player`).
-
-    Args:
-        tree: the tree to search in and grow; None starts a fresh tree every game.
-        iterations: simulations per move.
-        seconds: or a time budget per move.
-        search: ``c`` (``c_puct``), ``temperature`` and the node budget
-            (:class:`~treelab.mcts.config.SearchConfig`; PUCT's ``c`` defaults to :data:`C_PUCT`).
-        evaluator: ``"rollout"``, ``"heuristic"`` or an evaluator function.
-        solver: MCTS-Solver proofs (on by default: PUCT proves terminal results).
-        dirichlet_alpha: root noise (None: none).
-        dirichlet_fraction: the noise's share.
-        rng: seed or generator.
-        name: the name shown in match results.
-        options: fields of ``search`` given as keywords (``c``, ``temperature``); ``c_puct`` is ``c``.
-    """
-
-    def __init__(
-        self,
-        *,
-        tree: Tree | None = None,
-        iterations: int | None = 400,
-        seconds: float | None = None,
-        search: SearchConfig | None = None,
-        evaluator: str | Evaluator = "heuristic",
-        solver: bool = True,
-        dirichlet_alpha: float | None = None,
-        dirichlet_fraction: float = DIRICHLET_FRACTION,
-        rng: random.Random | int | None = None,
-        name: str | None = None,
-        **options: Any,
-    ) -> None:
-        options = {"c": options.pop("c_puct"), **options} if "c_puct" in options else options
-        config = SearchConfig.of(search, **options) if search is not None else SearchConfig.of(
-            algorithm="puct", **options)
-        _check(config.exploration, dirichlet_alpha, dirichlet_fraction)
-        self.search = config
-        self.limit = Limit(iterations=iterations, seconds=seconds)
-        self.tree = tree
-        self.fresh = tree is None
-        self.c_puct = config.c if config.c is not None else C_PUCT
-        self.evaluator = find_evaluator(evaluator) if isinstance(evaluator, str) else evaluator
-        self.solver = solver
-        self.dirichlet_alpha = dirichlet_alpha
-        self.dirichlet_fraction = dirichlet_fraction
-        self.temperature = config.temperature
-        self.rng = make_rng(rng)
-        self.name = name or f"puct:iterations={iterations}"
-        self.should_stop: Callable[[], bool] | None = None
-        self.last_value: float | None = None
-
-    def new_game(self, game: Game) -> None:
-        """Start a fresh tree (unless playing from a given one)."""
-        if self.fresh or self.tree is None:
-            self.tree = Tree(game)
-
-    def choose(self, state: State, moves: Sequence[int]) -> int:
-        """Search the position and pick a move."""
-        if self.tree is None:
-            self.new_game(state.game)
-        tree = self.tree
-        assert tree is not None
-        before = tally(tree.get(moves))
-        puct_search(tree, moves, limit=self.limit, c_puct=self.c_puct, evaluator=self.evaluator,
-                    solver=self.solver, noise=RootNoise.of(self.dirichlet_alpha, self.dirichlet_fraction),
-                    rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes)
-        node = tree.find(moves)
-        self.last_value = search_value(node, before)
-        best = choose_puct_move(node, temperature=self.temperature, rng=self.rng)
-        if best is None:  # stopped before expanding anything
-            legal = state.legal_moves()
-            return legal[int(self.rng.random() * len(legal))]
-        return tree.game.parse_move(best.name)
-

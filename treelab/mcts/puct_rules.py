@@ -1,5 +1,8 @@
 """PUCT's rules at one node: the score, the priors kept for moves not yet tried, root noise, a value as a result.
 
+The root noise value itself (:class:`~treelab.mcts.config.RootNoise`) is a search option: it lives in
+:mod:`treelab.mcts.config` and is re-exported here.
+
 The search loop that uses them is :mod:`treelab.mcts.puct` (see its docstring for the method).
 """
 
@@ -8,19 +11,16 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ..errors import BudgetError
 from ..games import State
 from ..nodes import Proof
 from ..tree import Tree, TreeNode
+from .config import DIRICHLET_FRACTION, RootNoise
 from .selection import SelectFn
 from .solver import prove_terminal
 
 __all__ = ["DIRICHLET_FRACTION", "RootNoise", "chosen_here", "dirichlet_alpha_for", "select_puct"]
-
-DIRICHLET_FRACTION = 0.25
-"""Share of root Dirichlet noise in the root priors, ``epsilon = 0.25`` (Silver et al. 2017, 2018)."""
 
 
 def dirichlet_alpha_for(num_moves: int) -> float:
@@ -32,26 +32,6 @@ def dirichlet_alpha_for(num_moves: int) -> float:
     if num_moves < 1:
         raise BudgetError(f"num_moves {num_moves!r} must be at least 1")
     return 10.0 / num_moves
-
-
-@dataclass(frozen=True)
-class RootNoise:
-    """Dirichlet noise mixed into the start position's priors for one search (Silver et al. 2017)."""
-
-    alpha: float
-    """The Dirichlet ``alpha`` (see :func:`dirichlet_alpha_for`)."""
-    fraction: float = DIRICHLET_FRACTION
-    """The noise's share of the priors, ``epsilon``."""
-
-    def __post_init__(self) -> None:
-        _check(0.0, self.alpha, self.fraction)
-
-    @classmethod
-    def of(cls, dirichlet_alpha: float | None = None, dirichlet_fraction: float | None = None) -> RootNoise | None:
-        """The noise of the keywords ``dirichlet_alpha`` (None: no noise) and ``dirichlet_fraction``."""
-        fraction = DIRICHLET_FRACTION if dirichlet_fraction is None else dirichlet_fraction
-        _check(0.0, dirichlet_alpha, fraction)
-        return None if dirichlet_alpha is None else cls(dirichlet_alpha, fraction)
 
 
 def _outcome(value: float, to_move: int, rng: random.Random) -> int | None:
@@ -67,15 +47,6 @@ def _outcome(value: float, to_move: int, rng: random.Random) -> int | None:
     return 3 - to_move if rng.random() < 1.0 - 2.0 * value else None
 
 
-def _check(c_puct: float, dirichlet_alpha: float | None, dirichlet_fraction: float) -> None:
-    if not (c_puct >= 0 and math.isfinite(c_puct)):
-        raise BudgetError(f"c_puct {c_puct!r} must be a finite number >= 0")
-    if dirichlet_alpha is not None and not (dirichlet_alpha > 0 and math.isfinite(dirichlet_alpha)):
-        raise BudgetError(f"dirichlet_alpha {dirichlet_alpha!r} must be a positive number (or None: no noise)")
-    if not 0.0 <= dirichlet_fraction <= 1.0:
-        raise BudgetError(f"dirichlet_fraction {dirichlet_fraction!r} must be between 0 and 1")
-
-
 def select_puct(
     priors: Mapping[TreeNode, float], start: TreeNode | None = None, noisy: Mapping[TreeNode, float] | None = None
 ) -> SelectFn:
@@ -88,9 +59,9 @@ def select_puct(
     also weighs the moves it has not made a node for yet, ``tree.pending``).
     """
 
-    def select(node: TreeNode, c_puct: float, solver: bool) -> TreeNode:
+    def select(node: TreeNode, c: float, solver: bool) -> TreeNode:
         table = {k.name: p for k, p in noisy.items()} if noisy and node is start else None
-        chosen = _pick(node, {}, priors, table, c_puct, solver)
+        chosen = _pick(node, {}, priors, table, c, solver)
         assert not isinstance(chosen, str)
         return chosen
 
@@ -112,12 +83,12 @@ def chosen_here(node: TreeNode) -> int:
 
 
 def _pick(node: TreeNode, waiting: Mapping[str, float], priors: Mapping[TreeNode, float],
-          noisy: Mapping[str, float] | None, c_puct: float, solver: bool) -> TreeNode | str:
+          noisy: Mapping[str, float] | None, c: float, solver: bool) -> TreeNode | str:
     """The child, or the label of a waiting move (``tree.pending``), maximising PUCT's score.
 
     ``noisy``: the priors by label with root noise (None: ``priors`` and ``waiting`` as they are).
     """
-    scale = c_puct * math.sqrt(chosen_here(node))
+    scale = c * math.sqrt(chosen_here(node))
     fpu = 1.0 - node.mean if node.nb_visit else 0.5  # the parent's value for the player to move
     best: TreeNode | str | None = None
     best_score = -math.inf
@@ -165,7 +136,9 @@ def _expand(tree: Tree, node: TreeNode, state: State, priors: Mapping[int, float
     for move, weight in zip(legal, weights, strict=True):
         if not weight >= 0.0:
             raise BudgetError(f"evaluator prior {weight!r} for move {game.label(move)} is negative or not a number")
-    total = sum(weights)
+    total = 0.0
+    for weight in weights:  # added in order, as _puct.c does (sum() compensates since Python 3.12)
+        total += weight
     waiting: dict[str, float] = {}
     for move, weight in zip(legal, weights, strict=True):
         label = game.label(move)

@@ -1,7 +1,7 @@
 """A search's trace: every simulation, phase by phase, as one JSON-ready record (``analyse --trace``).
 
-A :class:`Tracer` rides along one search (``trace=`` of :func:`treelab.mcts.uct.search` and
-:func:`treelab.mcts.puct.puct_search`); it sees the selection at each level (every candidate's
+A :class:`Tracer` rides along one search (``tracer=`` of :func:`treelab.mcts.dispatch.run_search`, which
+hooks it into the phases it chooses); it sees the selection at each level (every candidate's
 counts and score terms *at that moment*, the child picked and why), the node expanded, the playout's
 moves (never stored in the tree), the result, the nodes created, the proofs found and the counts each
 node gained. The search loop (:func:`treelab.mcts.loop.run`) hands it its select and back-up phases;
@@ -28,12 +28,10 @@ nodes added to its ``value_sum``.
 
 from __future__ import annotations
 
-import copy
 import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .. import speedups
@@ -42,9 +40,9 @@ from ..nodes import Proof, TreeNode, children_of, proof_word, walk
 from ..tree import Moves, Tree
 from .config import SearchConfig
 from .loop import Limit
-from .policies import PlayoutFn, decisive_playout, find_playout, random_playout
-from .selection import SelectFn, select_ucb1
-from .trace_terms import Terms, Unmade, graph_terms, puct_terms, ucb1_terms
+from .policies import PlayoutFn, decisive_playout, random_playout
+from .selection import SelectFn
+from .trace_terms import Terms, Unmade, ucb1_terms
 
 if TYPE_CHECKING:
     from .loop import Leaf, SearchState
@@ -345,41 +343,9 @@ def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfi
                   tracer: Tracer) -> int:
     """Search ``moves`` of ``tree`` as ``search`` says (UCT, its solver, or PUCT), recording into ``tracer``.
 
-    The search :func:`treelab.mcts.uct.search` or :func:`treelab.mcts.puct.puct_search` runs, with the
-    same phases and loop, the compiled batch left out. Returns the simulations run.
+    :func:`treelab.mcts.dispatch.run_search` with a tracer: the same phases and loop as an untraced
+    search, the compiled batch left out. Returns the simulations run.
     """
-    from ..positions import PositionTable
-    from .evaluators import evaluator_of
-    from .graph import select_graph
-    from .loop import run, start_at
-    from .puct import PUCTPhases
-    from .uct import GraphPhases, UCTPhases
+    from .dispatch import run_search
 
-    game = tree.game
-    state = start_at(tree, moves, c=search.exploration, solver=search.solver or search.algorithm == "puct", rng=rng)
-    if state is None:
-        return 0
-    state.trace = tracer
-    tracer.begin(state, search.algorithm)
-    phases: UCTPhases | PUCTPhases
-    if search.algorithm == "puct":
-        evaluate = copy.copy(evaluator_of(search, game))
-        if callable(getattr(evaluate, "playout", None)):
-            evaluate.playout = tracer.playing(evaluate.playout, game)  # type: ignore[attr-defined]
-        move_of = {game.label(m): m for m in range(game.num_moves + 1)}
-        phases = PUCTPhases(evaluate, None, move_of)
-        phases.watch = partial(tracer.selecting, puct_terms(tree.priors, state.start, phases.root_priors))
-    else:
-        tree.statistics = search.rule(tree)  # as an untraced search: the rule its scores and file follow
-        play = tracer.playing(find_playout(search.playout), game)
-        if tree.statistics == "graph":  # the graph rule's phases, as treelab.mcts.uct.search runs them
-            table = state.positions = PositionTable.of(tree)
-            tracer._terms = graph_terms(table)
-            phases = GraphPhases.of(state, play, tracer.selecting(tracer._terms, select_graph(table)))
-            phases.table = table  # type: ignore[attr-defined]
-            try:
-                return run(state, phases, limit=limit, max_new_nodes=search.max_new_nodes)
-            finally:
-                table.settle()
-        phases = UCTPhases.of(state, play, tracer.selecting(ucb1_terms, select_ucb1))  # a hook: the Python walk
-    return run(state, phases, limit=limit, max_new_nodes=search.max_new_nodes)
+    return run_search(tree, moves, search, limit, rng=rng, tracer=tracer)

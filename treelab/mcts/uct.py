@@ -1,4 +1,4 @@
-"""UCT's phases on the persistent tree: select (and expand), simulate; the loop is :mod:`treelab.mcts.loop`'s.
+"""UCT's search (``treelab.search``): UCB1 on the persistent tree, through the one dispatch.
 
 UCT as in Browne et al. (2012), "A Survey of Monte Carlo Tree Search Methods":
 the tree policy descends by UCB1 and expands one untried move, the default
@@ -7,27 +7,23 @@ whole stored path from the root, so the root's ``nb_visit`` counts every
 simulation. With ``solver=True`` terminal results are propagated as proofs
 (MCTS-Solver, Winands, Bjornsson & Saito 2008): a position with a winning move
 is won for the player to move, one whose moves all lose is lost.
+
+The phases live in :mod:`treelab.mcts.uct_phases` (re-exported here); the choice of phases for a config
+in :func:`treelab.mcts.dispatch.phases_for`.
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
-from .. import speedups
-from ..errors import BudgetError
-from ..games import Game, State
-from ..nodes import children_of
-from ..positions import PositionTable
-from ..tree import SQRT2, Moves, Tree, TreeNode
-from .config import MAX_NEW_NODES, STATISTICS, Statistics, check_name
-from .graph import select_graph
-from .loop import BatchFn, Leaf, Limit, SearchState, prove_leaf, run, start_at
-from .policies import PlayoutFn, decisive_playout, find_playout, make_rng, random_playout
-from .selection import DescendFn, SelectFn, select_ucb1, walk
+from ..tree import SQRT2, Moves, Tree
+from .config import MAX_NEW_NODES, SearchConfig, Statistics
+from .dispatch import run_search
+from .loop import Limit
+from .policies import PlayoutFn
+from .selection import SelectFn
+from .uct_phases import GraphPhases, UCTPhases
 
 __all__ = ["GraphPhases", "Limit", "UCTPhases", "search"]
 
@@ -54,7 +50,7 @@ def search(
         c: UCB1 exploration constant (rewards in [0, 1]).
         solver: propagate proven wins/losses/draws (MCTS-Solver) and stop once
             the position is proven.
-        playout: ``"random"``, ``"decisive"`` or a :data:`PlayoutFn`.
+        playout: ``"random"``, ``"decisive"`` or a :data:`~treelab.mcts.policies.PlayoutFn`.
         rng: a seed or generator; the same seed grows the same tree.
         should_stop: polled every simulation; True ends the search early (Ctrl-C).
         max_new_nodes: the search stops once it has added this many nodes (a memory bound:
@@ -63,213 +59,14 @@ def search(
             ``child_selection_fn``); None: UCB1 (:func:`~treelab.mcts.selection.select_ucb1`),
             walked in C when the extension is built. Or the name of the statistics the selection reads
             (:data:`~treelab.mcts.config.Statistics`): ``"classic"`` (UCB1, as None) or ``"graph"``
-            (:mod:`treelab.mcts.graph`: edge counts and the position table, run by :class:`GraphPhases`
-            in Python; the table is kept in step with every backup).
+            (:mod:`treelab.mcts.graph`: edge counts and the position table, run by
+            :class:`GraphPhases` in Python; the table is kept in step with every backup).
 
-    The loop is :func:`treelab.mcts.loop.run`'s, over :class:`UCTPhases`: select (descend and
-    expand one move), simulate (a playout), back up. With the default selection the tree walk
-    (descend, select, back up) runs in C when ``treelab._speedups`` is built (:mod:`treelab.speedups`),
-    with exactly the Python rule. With the default options on Connect Four and tic-tac-toe (UCB1,
-    random or Connect Four's decisive playouts, solver or not) whole batches of simulations run in C
-    (``_loop.c``, the phases' fast path), growing the very tree the phases grow from the same seed;
-    the budget, time limit and ``should_stop`` are then checked between batches, Ctrl-C between
-    simulations. During the search the positions of nodes not yet fully expanded are cached (at most
-    ``_FRONTIER_CAP``).
+    A thin form of :func:`~treelab.mcts.dispatch.run_search` with a UCT :class:`~treelab.mcts.config.SearchConfig`;
+    the phases are :class:`UCTPhases` (see there for the compiled walk and batches).
     """
-    if c < 0 or not math.isfinite(c):
-        raise BudgetError(f"c {c!r} must be a finite number >= 0")
-    state = start_at(tree, moves, c=c, solver=solver, rng=make_rng(rng))
-    if state is None:
-        return 0
-    if isinstance(select, str) or select is None:
-        tree.statistics = select or "classic"
-    if select == "graph":
-        table = state.positions = PositionTable.of(tree)
-        phases: UCTPhases = GraphPhases.of(state, find_playout(playout), select_graph(table))
-        phases.table = table  # type: ignore[attr-defined]
-        try:
-            return run(state, phases, limit=limit, should_stop=should_stop, max_new_nodes=max_new_nodes)
-        finally:
-            table.settle()
-    if isinstance(select, str):
-        check_name("statistics", select, STATISTICS)
-        select = None
-    phases = UCTPhases.of(state, find_playout(playout), select)
-    return run(state, phases, limit=limit, should_stop=should_stop, max_new_nodes=max_new_nodes)
-
-
-@dataclass(eq=False)
-class UCTPhases:
-    """UCT's select, expand and simulate phases for one search, and what they keep between simulations."""
-
-    descend: DescendFn
-    """Walks down through fully expanded nodes (in C for UCB1 when built)."""
-    pick: SelectFn
-    """The selection function (UCB1 by default)."""
-    play_out: PlayoutFn
-    """The default policy."""
-    labels: tuple[str, ...]
-    """Each move's label (the child's name), by move number."""
-    max_moves: int
-    """The game's number of distinct moves (a node with that many children is fully expanded)."""
-    move_of: dict[str, int]
-    """Each label's move number."""
-    frontier: dict[TreeNode, list[Any]]
-    """For each node met below the start that is not fully expanded: its position and its untried moves in
-    legal order (None: not listed yet; a terminal position lists none). Fully expanded nodes are dropped, so
-    the descent through them plays no move on a State; an entry dropped by the cap is rebuilt equal."""
-    batch: BatchFn | None = None
-    """The compiled batch of these phases (``_loop.c``), or None."""
-
-    @classmethod
-    def of(cls, state: SearchState, play_out: PlayoutFn, select: SelectFn | None) -> UCTPhases:
-        """The phases of a search from ``state`` with the playout ``play_out`` and the selection hook ``select``.
-
-        With the compiled batch when it applies (:func:`_compiled_batch`), but not for a subclass.
-        """
-        game = state.tree.game
-        labels = tuple(game.label(m) for m in range(game.num_moves + 1))
-        move_of = {label: m for m, label in enumerate(labels)}
-        # None: the Python phases; a subclass, which may change a phase, runs them in Python
-        batch = _compiled_batch(state.tree, state.position, select, play_out) if cls is UCTPhases else None
-        if play_out is random_playout:
-            play_out = _direct_playout(game, state.rng)
-        elif play_out is decisive_playout and game.compiled_decisive is not None:
-            play_out = _direct_playout(game, state.rng, game.compiled_decisive)
-        # a tree with value sums walks in Python: the compiled walk reads wins and draws only
-        descend, pick = walk(select_ucb1 if select is None and state.tree.valued else select, python=state.tree.valued)
-        return cls(descend, pick, play_out, labels, game.num_moves, move_of, {state.start: [state.position, None]},
-                   batch)
-
-    def select(self, state: SearchState) -> Leaf:
-        """Tree policy: descend by the selection function, then :meth:`expand` one untried move."""
-        start, c, solver = state.start, state.c, state.solver
-        max_moves, frontier, labels = self.max_moves, self.frontier, self.labels
-        path = [start]
-        node = self.descend(start, path, c, solver, max_moves)  # down through fully expanded nodes
-        while True:  # ``node`` may not be fully expanded: look at its position
-            entry = frontier.get(node)
-            if entry is None:
-                entry = frontier[node] = [_replay(state.position, path, self.move_of), None]
-            position, untried = entry
-            kids = children_of(node)
-            if untried is None:
-                if position.is_terminal:
-                    return Leaf(path, position)
-                untried = position.legal_moves()
-                if kids:
-                    tried = {kid.name for kid in kids}
-                    untried = [m for m in untried if labels[m] not in tried]
-                entry[1] = untried
-            if untried:
-                return self.expand(state, path, position, untried, len(kids))
-            if not kids:  # only a terminal position has no moves at all
-                return Leaf(path, position)
-            node = self.pick(node, c, solver)  # every legal move tried, fewer than max_moves
-            path.append(node)
-            node = self.descend(node, path, c, solver, max_moves)
-
-    def expand(self, state: SearchState, path: list[TreeNode], position: State, untried: list[int],
-               tried: int) -> Leaf:
-        """Add one of the ``untried`` moves of ``path[-1]`` (drawn at random; ``tried`` have children): the leaf."""
-        node = path[-1]
-        move = untried.pop(int(state.rng.random() * len(untried)))  # in legal order: a cleared entry comes back equal
-        frontier = self.frontier
-        if not untried and tried + 1 == self.max_moves:
-            del frontier[node]  # fully expanded from now on
-        node = state.tree.add_child(node, self.labels[move], position.to_move if state.movers else None)
-        position = position.play(move)
-        if len(frontier) >= _FRONTIER_CAP:
-            frontier.clear()  # bounded memory: positions met again are replayed
-        frontier[node] = [position, None]
-        path.append(node)
-        return Leaf(path, position)
-
-    def simulate(self, state: SearchState, leaf: Leaf) -> int | None:
-        """Default policy: the playout's winner; a finished game's result is a fact (and a proof)."""
-        if not leaf.position.is_terminal:
-            return self.play_out(leaf.position, state.rng)
-        return prove_leaf(state, leaf)
-
-
-@dataclass(eq=False)
-class GraphPhases(UCTPhases):
-    """UCT's phases with graph statistics (:mod:`treelab.mcts.graph`): each new node's position key is noted
-    as it is made (its position is at hand), so the selection never replays it. Python only (a subclass)."""
-
-    table: PositionTable | None = None
-    """The position table the selection reads and the backups keep in step."""
-
-    def expand(self, state: SearchState, path: list[TreeNode], position: State, untried: list[int],
-               tried: int) -> Leaf:
-        """:meth:`UCTPhases.expand`, noting the new node's position key."""
-        leaf = super().expand(state, path, position, untried, tried)
-        if self.table is not None:
-            self.table.key(leaf.path[-1], leaf.position)
-        return leaf
-
-
-def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, play_out: PlayoutFn) -> BatchFn | None:
-    """The compiled loop for this search's options (a :data:`~treelab.mcts.loop.BatchFn`), or None.
-
-    Compiled: UCB1 selection (no ``select`` hook), random playouts (or decisive ones for Connect Four)
-    on the built-in Connect Four and tic-tac-toe, when ``treelab._speedups`` is built. It grows the
-    tree the phases grow from the same seed: same children, counts, proofs and random draws.
-    """
-    compiled = getattr(speedups.compiled, "batch", None)
-    game = tree.game
-    kind = vars(type(game)).get("compiled_loop")  # the class's own: a subclass may have changed the rules
-    if (compiled is None or kind is None or (select is not None and select is not select_ucb1)
-            or not game.alternating or tree.valued):
-        return None
-    decisive = play_out is decisive_playout
-    if not (play_out is random_playout or (decisive and kind == 0)):
-        return None
-    a, b, ply = game.playout_board(start_state)
-    parts = (kind, a, b, ply, decisive)
-    labels = tuple(game.label(m) for m in range(game.num_moves + 1))
-    move_of = {label: m for m, label in enumerate(labels)}
-
-    def batch(state: SearchState, n: int) -> Leaf | None:
-        start, rng = state.start, state.rng
-        stats = [0, 0, 0, 0, 0]  # simulations, draws, wins of player 1, of player 2, nodes made
-        try:
-            pending: list[TreeNode] | None = compiled(
-                start, n, state.c, state.solver, *parts, rng.random, rng.getrandbits, tree.baselines,
-                tree.new_nodes, tree.depth_counts, tree.node_class, tree.next_id, None,
-                state.max_size - tree.size, labels, move_of, start.depth, stats)
-        finally:  # also on an exception (Ctrl-C): what the batch did is counted
-            state.done += stats[0]
-            state.draws += stats[1]
-            state.wins[1] += stats[2]
-            state.wins[2] += stats[3]
-            tree.count_made(stats[4])
-        if pending is None:
-            return None
-        return Leaf(pending, _replay(state.position, pending, move_of))  # a finished game to prove
-
-    return batch
-
-
-def _direct_playout(
-    game: Game, rng: random.Random, compiled: Callable[[int, int, int, int], int | None] | None = None
-) -> PlayoutFn:
-    """``game.playout`` (or ``compiled``) without its checks (the search only plays out live positions)."""
-    fast, board = compiled or game.compiled_playout, game.playout_board
-    if fast is None:
-        return game.playout
-    bits = rng.getrandbits
-
-    def play_out(state: State, _rng: random.Random) -> int | None:
-        return fast(*board(state), bits(64))
-
-    return play_out
-
-
-_FRONTIER_CAP = 1 << 19
-"""Positions the frontier cache holds at most (about 100 MB); beyond, it starts again empty."""
-
-
-def _replay(state: State, path: list[TreeNode], move_of: dict[str, int]) -> State:
-    """The position at ``path[-1]``, playing the moves of ``path[1:]`` from ``state`` (at ``path[0]``)."""
-    return state.play_all([move_of[node.name] for node in path[1:]])
+    hook: SelectFn | None = None if select is None or isinstance(select, str) else select
+    statistics: str | None = None if hook is not None else (select or "classic")  # type: ignore[assignment]
+    config = SearchConfig(c=c, solver=solver, playout=playout, max_new_nodes=max_new_nodes,  # type: ignore[arg-type]
+                          statistics=statistics)  # type: ignore[arg-type]
+    return run_search(tree, moves, config, limit, rng=rng, should_stop=should_stop, select=hook)

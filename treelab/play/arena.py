@@ -10,12 +10,14 @@ A player spec is ``kind[:key=value,...]`` (``treelab arena --a SPEC``):
              starts from the stored tree; ``learn=1`` saves after every move; ``c``
              defaults to the tree's), ``playout=random|decisive``, ``solver=0|1``, ``temperature=TAU``
 ``solver``   UCT with MCTS-Solver (``uct:...,solver=1``), same keys
-``puct``     PUCT: ``iterations``, ``seconds``, ``c`` (``c_puct``), ``evaluator=rollout|heuristic``,
-             ``playout``, ``dirichlet=ALPHA|auto``, ``fraction=EPS``, ``solver=0|1``,
-             ``temperature``, ``db``
+``puct``     PUCT: ``iterations``, ``seconds``, ``c``, ``evaluator=rollout|heuristic``,
+             ``playout``, root noise ``alpha=ALPHA|auto`` and ``fraction=EPS`` (default 0.25),
+             ``solver=0|1``, ``temperature``, ``db``, ``model``, ``mix``
 ``openspiel`` OpenSpiel's Python ``MCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``:
-             ``simulations=N``, ``uct_c=C`` (default sqrt(2) on [-1, 1] returns, which
+             ``simulations=N``, ``c=C`` (its ``uct_c``, default sqrt(2) on [-1, 1] returns, which
              explores like treelab's ``c = 1/sqrt(2)``), ``solve=0|1`` (OpenSpiel's default 1)
+
+Old keys still read, with a warning: ``dirichlet=`` (``alpha=``), ``uct_c=`` (``c=``).
 ===========  ==========================================================================
 
 Matches alternate colours (``a`` moves first in games 1, 3, 5, ...) and are
@@ -27,15 +29,17 @@ from __future__ import annotations
 import math
 import random
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SpecError
 from ..games import Game, find_game
-from ..mcts.config import CHOICES, STATISTICS, SearchConfig
+from ..mcts.config import C_PUCT, CHOICES, DIRICHLET_FRACTION, STATISTICS, RootNoise, SearchConfig
+from ..mcts.loop import Limit
 from ..mcts.policies import PLAYOUTS
-from ..mcts.puct import C_PUCT, PUCTPlayer, dirichlet_alpha_for
+from ..mcts.puct_rules import dirichlet_alpha_for
 from ..tree import SQRT2, Tree
 from .openspiel_bot import OpenSpielPlayer
 from .players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
@@ -64,10 +68,14 @@ SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "mc": ("playouts", "playout"),
     "uct": (*_SEARCH_KEYS, "statistics"),
     "solver": (*_SEARCH_KEYS, "statistics"),
-    "puct": (*_SEARCH_KEYS, "evaluator", "dirichlet", "fraction", "model", "mix"),
-    "openspiel": ("simulations", "uct_c", "solve"),
+    "puct": (*_SEARCH_KEYS, "evaluator", "alpha", "fraction", "model", "mix"),
+    "openspiel": ("simulations", "c", "solve"),
 }
-"""The keys each kind of player spec accepts."""
+"""The keys each kind of player spec accepts (one name per option, as in Python and on the command line)."""
+
+SPEC_ALIASES: dict[str, dict[str, str]] = {"puct": {"dirichlet": "alpha"}, "openspiel": {"uct_c": "c"}}
+"""Old spellings of spec keys, still accepted with a :class:`DeprecationWarning`: ``dirichlet=`` is the root
+noise's ``alpha=``, OpenSpiel's ``uct_c=`` its ``c=``."""
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``"uct:iterations=200,c=0.7"`` into ``("uct", {"iterations": "200", "c": "0.7"})``.
@@ -86,6 +94,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
             continue
         key, eq, value = part.partition("=")
         key = key.strip().lower()
+        if key in SPEC_ALIASES.get(kind, {}):
+            new = SPEC_ALIASES[kind][key]
+            warnings.warn(f"the spec key {key!r} is now called {new!r}", DeprecationWarning, stacklevel=2)
+            key = new
         if not eq or not value.strip():
             raise SpecError(f"{part.strip()!r} in spec {spec!r} is not key=value, e.g. 'uct:iterations=200,c=0.7'")
         if key not in SPEC_KEYS[kind]:
@@ -154,7 +166,7 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
         return mc
     if kind == "openspiel":
         return OpenSpielPlayer(the_game, simulations=_number(opts, "simulations", spec, int, 1000, 1),
-                               uct_c=_number(opts, "uct_c", spec, float, SQRT2, 0.0),
+                               c=_number(opts, "c", spec, float, SQRT2, 0.0),
                                solve=_flag(opts, "solve", spec, True), rng=rng, name=name)
     iterations = _number(opts, "iterations", spec, int, None, 1)
     seconds = _number(opts, "seconds", spec, float, None, 1e-9)
@@ -168,8 +180,8 @@ def make_player(spec: str | Player, game: str | Game, *, rng: random.Random | in
 
 
 def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: Tree | None, iterations: int | None,
-              seconds: float | None, temperature: float, playout: str, name: str, rng: Any) -> MCTSPlayer | PUCTPlayer:
-    """The UCT or PUCT player of a spec (its tree, if any, loaded from ``db=``), searching by one SearchConfig."""
+              seconds: float | None, temperature: float, playout: str, name: str, rng: Any) -> MCTSPlayer:
+    """The UCT or PUCT player of a spec (its tree, if any, loaded from ``db=``): one SearchConfig and a Limit."""
     named: dict[str, Any] = {"playout": playout, "temperature": temperature,
                              "choice": _choice(opts, "choice", spec, CHOICES, "visits")}  # checked names
     if kind in ("uct", "solver"):
@@ -177,23 +189,25 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
             named["statistics"] = _choice(opts, "statistics", spec, STATISTICS, "classic")
         search = SearchConfig(c=_number(opts, "c", spec, float, tree.c if tree is not None else SQRT2, 0.0),
                               solver=_flag(opts, "solver", spec, kind == "solver"), **named)
-        return MCTSPlayer(tree=tree, iterations=iterations, seconds=seconds, search=search, rng=rng, name=name)
-    dirichlet, alpha = opts.get("dirichlet"), None
-    if dirichlet is not None:
-        alpha = (dirichlet_alpha_for(the_game.num_moves) if dirichlet.lower() == "auto"
-                 else _number(opts, "dirichlet", spec, float, None, 1e-9))
-    if ("model" in opts and "evaluator" in opts) or ("mix" in opts and "model" not in opts):
-        raise SpecError(f"spec {spec!r}: model= replaces evaluator=, and mix= (the playout's share of the value) "
-                        "needs model=")
-    from ..mcts.evaluators import evaluator_of
-
-    named.update(evaluator=_choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic"),
-                 model=opts.get("model"), mix=_number(opts, "mix", spec, float, 0.0, 0.0))
-    search = SearchConfig(algorithm="puct", c=_number(opts, "c", spec, float, C_PUCT, 0.0), **named)
-    return PUCTPlayer(tree=tree, iterations=iterations, seconds=seconds, search=search,
-                      evaluator=evaluator_of(search, the_game),
-                      solver=_flag(opts, "solver", spec, True), dirichlet_alpha=alpha,
-                      dirichlet_fraction=_number(opts, "fraction", spec, float, 0.25, 0.0), rng=rng, name=name)
+    else:
+        given, alpha = opts.get("alpha"), None
+        if given is not None:
+            alpha = (dirichlet_alpha_for(the_game.num_moves) if given.lower() == "auto"
+                     else _number(opts, "alpha", spec, float, None, 1e-9))
+        if ("model" in opts and "evaluator" in opts) or ("mix" in opts and "model" not in opts):
+            raise SpecError(f"spec {spec!r}: model= replaces evaluator=, and mix= (the playout's share of the value) "
+                            "needs model=")
+        fraction = _number(opts, "fraction", spec, float, DIRICHLET_FRACTION, 0.0)
+        if fraction > 1.0:
+            raise SpecError(f"fraction={opts['fraction']!r} in spec {spec!r} must be at most 1 (the noise's share)")
+        named.update(evaluator=_choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic"),
+                     model=opts.get("model"), mix=_number(opts, "mix", spec, float, 0.0, 0.0),
+                     noise=RootNoise(alpha, fraction) if alpha is not None else None)
+        search = SearchConfig(algorithm="puct", c=_number(opts, "c", spec, float, C_PUCT, 0.0),
+                              solver=_flag(opts, "solver", spec, True), **named)
+    player = MCTSPlayer(search, Limit(iterations=iterations, seconds=seconds), tree=tree, rng=rng, name=name)
+    player.new_game(the_game)  # PUCT's evaluator made now: a bad model file fails here, before any game
+    return player
 
 
 @dataclass(frozen=True)

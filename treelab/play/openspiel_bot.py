@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from ..errors import SpecError
 from ..games import Game, State, find_game
+from ..mcts.config import resolve_aliases
 from ..tree import SQRT2
 
 __all__ = ["OPENSPIEL_GAMES", "OpenSpielPlayer"]
@@ -27,15 +28,20 @@ OPENSPIEL_GAMES = {"connect4": "connect_four", "tictactoe": "tic_tac_toe"}
 class OpenSpielPlayer:
     """OpenSpiel's Python ``MCTSBot`` (UCT with random rollouts), a real outside opponent.
 
-    ``uct_c`` is on OpenSpiel's [-1, 1] return scale: ``sqrt(2)`` there explores
-    like ``c = 1/sqrt(2)`` on treelab's [0, 1] means.
+    ``c`` (OpenSpiel's ``uct_c``) is on OpenSpiel's [-1, 1] return scale: ``sqrt(2)`` there explores
+    like ``c = 1/sqrt(2)`` on treelab's [0, 1] means. The old keyword ``uct_c`` is read with a
+    :class:`DeprecationWarning`.
 
     Raises:
         SpecError: ``open_spiel`` is not installed, or the game has no OpenSpiel twin.
     """
 
-    def __init__(self, game: str | Game, *, simulations: int = 1000, uct_c: float = SQRT2, solve: bool = True,
-                 rng: random.Random | int | None = None, name: str | None = None) -> None:
+    def __init__(self, game: str | Game, *, simulations: int = 1000, c: float | None = None, solve: bool = True,
+                 rng: random.Random | int | None = None, name: str | None = None, **old: float) -> None:
+        named = resolve_aliases({"c": c, **old}, {"uct_c": "c"})
+        if set(named) != {"c"}:
+            raise TypeError(f"OpenSpielPlayer got unexpected keywords {sorted(set(named) - {'c'})}")
+        c = SQRT2 if named["c"] is None else named["c"]
         try:
             import numpy as np
             import pyspiel
@@ -58,7 +64,7 @@ class OpenSpielPlayer:
         seed = rng.getrandbits(31) if isinstance(rng, random.Random) else (rng if rng is not None else
                                                                           random.getrandbits(31))
         evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(seed % 2**31))
-        self._bot = mcts.MCTSBot(self._game, uct_c=uct_c, max_simulations=simulations, evaluator=evaluator,
+        self._bot = mcts.MCTSBot(self._game, c, simulations, evaluator,  # OpenSpiel's uct_c, max_simulations
                                  solve=solve, random_state=np.random.RandomState((seed + 1) % 2**31))
         self.name = name or f"openspiel:simulations={simulations}"
 

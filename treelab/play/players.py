@@ -1,4 +1,4 @@
-"""Players behind one interface: random, heuristic, pure Monte Carlo and MCTS.
+"""Players behind one interface: random, heuristic, pure Monte Carlo, and the one searching player.
 
 A player answers :meth:`Player.choose` with a move for a position; matches
 (:mod:`treelab.play.arena`) and training (:mod:`treelab.play.training`) only use that.
@@ -8,20 +8,32 @@ Every player takes an injected ``rng`` so whole matches replay exactly.
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
-from ..errors import BudgetError
+from ..errors import BudgetError, UnknownOptionError
 from ..games import Game, State
-from ..mcts.choice import check_exploration
-from ..mcts.config import SearchConfig, resolve_aliases
+from ..mcts.config import EVALUATORS, RootNoise, SearchConfig, resolve_aliases
+from ..mcts.dispatch import run_search
+from ..mcts.evaluators import Evaluator, evaluator_of, find_evaluator
+from ..mcts.loop import Limit
 from ..mcts.policies import PlayoutFn, find_playout, make_rng
 from ..mcts.scores import table_for
 from ..mcts.summary import choose_move, search_value, tally
-from ..mcts.uct import Limit, search
 from ..tree import Tree
 
-__all__ = ["HeuristicPlayer", "MCTSPlayer", "MonteCarloPlayer", "Player", "RandomPlayer", "SearchPlayer", "Wrapper"]
+__all__ = [
+    "HeuristicPlayer",
+    "Limit",
+    "MCTSPlayer",
+    "MonteCarloPlayer",
+    "PUCTPlayer",
+    "Player",
+    "RandomPlayer",
+    "SearchPlayer",
+    "Wrapper",
+]
 
 
 class Player(Protocol):
@@ -38,7 +50,7 @@ class Player(Protocol):
 
 
 class SearchPlayer(Protocol):
-    """A player that searches on ``tree`` (:class:`MCTSPlayer`, ``PUCTPlayer``)."""
+    """A player that searches on ``tree`` (:class:`MCTSPlayer`, or a wrapper of one)."""
 
     name: str
     """A short description."""
@@ -163,74 +175,136 @@ class MonteCarloPlayer:
 
 
 class MCTSPlayer:
-    """UCT (optionally with MCTS-Solver) on a persistent tree.
+    """The one searching player: a :class:`~treelab.mcts.config.SearchConfig` and a :class:`Limit`.
+
+    As python-chess's ``engine.play(board, Limit(...))``: the config says how to search and pick the move,
+    the limit how long each move's search runs. Every field of the config is honoured (``algorithm``,
+    ``c``, ``solver``, ``playout``, ``evaluator``, ``model`` and ``mix``, ``choice``, ``temperature``,
+    ``statistics``, ``noise``, ``max_new_nodes``) through the one dispatch,
+    :func:`treelab.mcts.dispatch.run_search`. UCT and PUCT players are this class.
 
     Args:
+        search: how to search (default: UCT's :class:`~treelab.mcts.config.SearchConfig`).
+        limit: each move's budget (default ``Limit(iterations=400)``).
         tree: the tree to search in and grow; None starts a fresh in-memory
             tree every game (as OpenSpiel's ``MCTSBot`` does every move).
-        iterations: simulations per move.
-        seconds: or a time budget per move.
-        search: how to search and pick the move (:class:`~treelab.mcts.config.SearchConfig`, UCT):
-            ``c``, ``solver``, ``playout``, ``choice``, ``temperature`` and the node budget.
-        noise: the share of root Dirichlet noise mixed into the move choice (0: none).
-        alpha: that noise's Dirichlet ``alpha``.
         rng: seed or generator.
         name: the name shown in match results.
-        options: fields of ``search`` given as keywords (``c=0.7, solver=True``), replacing them;
-            ``config`` and ``how`` are the old spellings of ``search`` and ``choice``.
+        options: fields of ``search`` (``c=0.7, solver=True``) or of ``limit`` (``iterations``, ``seconds``)
+            as keywords, replacing them. Old spellings keep working with a :class:`DeprecationWarning`:
+            ``config`` (``search``), ``how`` (``choice``), ``c_puct`` (``c``), ``noise=FRACTION`` with
+            ``alpha=A`` and ``dirichlet_alpha``/``dirichlet_fraction`` (``noise=RootNoise(alpha, fraction)``).
+
+    Example:
+        >>> import treelab
+        >>> player = MCTSPlayer(SearchConfig(algorithm="puct"), Limit(iterations=50), rng=1)
+        >>> player.choose(treelab.find_game("tictactoe").initial(), ()) in range(1, 10)
+        True
     """
 
     def __init__(
         self,
+        search: SearchConfig | None = None,
+        limit: Limit | None = None,
         *,
         tree: Tree | None = None,
-        iterations: int | None = 400,
-        seconds: float | None = None,
-        search: SearchConfig | None = None,
-        noise: float = 0.0,
-        alpha: float = 1.0,
         rng: random.Random | int | None = None,
         name: str | None = None,
         **options: Any,
     ) -> None:
-        if "config" in options:
-            options = resolve_aliases(options, {"config": "search"})
+        options = resolve_aliases(options, {"config": "search"})
+        if "search" in options:
             search = options.pop("search") or search
-        self.search = config = SearchConfig.of(search, **options)
-        check_exploration(config.temperature, noise, alpha, config.choice)
-        self.limit = Limit(iterations=iterations, seconds=seconds)
+        budget = {key: options.pop(key) for key in ("iterations", "seconds") if key in options}
+        if limit is not None and budget:
+            raise BudgetError(f"give the budget once: limit={limit!r} or {', '.join(budget)}")
+        if limit is None:
+            budget = {"iterations": 400, **budget} if "seconds" not in budget else budget
+            limit = Limit(**budget)
+        options = _noise_of(options)
+        evaluator = options.get("evaluator")
+        if isinstance(evaluator, str) and evaluator not in EVALUATORS:
+            options["evaluator"] = find_evaluator(evaluator)  # "model:PATH", or the error naming the choices
+        self.search = SearchConfig.of(search, **options)
+        self.limit = limit
         self.tree = tree
         self.fresh = tree is None
-        self.c = config.exploration
-        self.solver = config.solver
-        self.playout = find_playout(config.playout)
-        self.choice = config.choice
-        self.temperature = config.temperature
-        self.noise = noise
-        self.alpha = alpha
         self.rng = make_rng(rng)
-        self.name = name or ("solver" if self.solver else "uct") + f":iterations={iterations}"
+        kind = self.search.algorithm if self.search.algorithm == "puct" or not self.search.proves else "solver"
+        self.name = name or f"{kind}:iterations={limit.iterations}"
         self.should_stop: Callable[[], bool] | None = None
         self.last_value: float | None = None
+        self.evaluator: Evaluator | None = None
+        """PUCT's evaluator, made from :attr:`search` once (a model is loaded and checked against the game once)."""
+        if tree is not None and self.search.algorithm == "puct":
+            self.evaluator = evaluator_of(self.search, tree.game)
 
     def new_game(self, game: Game) -> None:
+        """Start a fresh tree (unless playing from a given one)."""
         if self.fresh or self.tree is None:
-            self.tree = Tree(game, c=self.c)
+            self.tree = Tree(game, c=self.search.score_c)
+        if self.evaluator is None and self.search.algorithm == "puct":
+            self.evaluator = evaluator_of(self.search, game)
 
-    def choose(self, state: State, moves: Sequence[int]) -> int:
+    def choose(self, state: State, moves: Sequence[int], *, temperature: float | None = None) -> int:
+        """Search the position and pick a move by the config's rule (a proven win first).
+
+        ``temperature``: this move's, in place of the config's (self-play samples its opening only).
+        """
         if self.tree is None:
             self.new_game(state.game)
         tree = self.tree
         assert tree is not None
+        config = self.search
+        tau = config.temperature if temperature is None else temperature
+        if self.evaluator is None and config.algorithm == "puct":
+            self.evaluator = evaluator_of(config, tree.game)
         before = tally(tree.get(moves))
-        search(tree, moves, limit=self.limit, c=self.c, solver=self.solver, playout=self.playout,
-               rng=self.rng, should_stop=self.should_stop, max_new_nodes=self.search.max_new_nodes,
-               select=self.search.rule(tree))
+        run_search(tree, moves, config, self.limit, rng=self.rng, should_stop=self.should_stop,
+                   evaluator=self.evaluator)
         node = tree.find(moves)
         self.last_value = search_value(node, before)
-        best = choose_move(node, choice=self.choice, c=self.c, temperature=self.temperature, noise=self.noise,
-                           alpha=self.alpha, rng=self.rng, table=table_for(tree) if self.choice == "ucb1" else None)
+        if config.algorithm == "puct":  # the noise went into the root's priors; the choice has none
+            best = choose_move(node, temperature=tau, rng=self.rng)
+        else:  # UCT has no priors: its root noise goes into the move choice
+            noise = config.noise
+            best = choose_move(node, choice=config.choice, c=config.exploration, temperature=tau,
+                               noise=noise.fraction if noise is not None else 0.0,
+                               alpha=noise.alpha if noise is not None else 1.0, rng=self.rng,
+                               table=table_for(tree) if config.choice == "ucb1" else None)
         if best is None:  # the search was stopped before expanding anything
             legal = state.legal_moves()
             return legal[int(self.rng.random() * len(legal))]
         return tree.game.parse_move(best.name)
+
+
+class PUCTPlayer(MCTSPlayer):
+    """Deprecated: :class:`MCTSPlayer` with ``algorithm="puct"``, searching with the ``"heuristic"`` evaluator
+    unless told otherwise (this alias's old default; the config's own default is ``"rollout"``)."""
+
+    def __init__(self, search: SearchConfig | None = None, limit: Limit | None = None, *,
+                 evaluator: str | Evaluator = "heuristic", **options: Any) -> None:
+        warnings.warn("PUCTPlayer is now MCTSPlayer(SearchConfig(algorithm='puct'), Limit(...))",
+                      DeprecationWarning, stacklevel=2)
+        super().__init__(search, limit, algorithm="puct", evaluator=evaluator, **options)
+
+
+def _noise_of(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the old spellings of root noise made into one :class:`RootNoise` (with a warning)."""
+    noise = options.get("noise")
+    if isinstance(noise, (int, float)) and not isinstance(noise, bool):  # the old UCT form: a share, and alpha
+        warnings.warn("noise=FRACTION, alpha=A is now noise=RootNoise(alpha=A, fraction=FRACTION)",
+                      DeprecationWarning, stacklevel=3)
+        options = dict(options)
+        alpha = options.pop("alpha", None)
+        options["noise"] = RootNoise(1.0 if alpha is None else alpha, noise) if noise > 0 else None
+    elif "alpha" in options and noise is None:
+        options = dict(options)
+        options.pop("alpha")  # without a share, the old alpha meant no noise
+    if "dirichlet_alpha" in options or "dirichlet_fraction" in options:
+        options = dict(options)
+        old = {key: options.pop(key) for key in ("dirichlet_alpha", "dirichlet_fraction") if key in options}
+        if noise is not None:
+            raise UnknownOptionError("give the root noise once: noise=RootNoise(alpha, fraction)")
+        options["noise"] = RootNoise.of(**old)
+    return options

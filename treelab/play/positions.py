@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..games import Game, find_game
 from ..mcts.config import ALGORITHMS, SearchConfig, resolve_aliases
+from ..mcts.dispatch import run_search
+from ..mcts.loop import Limit
 from ..mcts.policies import make_rng
 from ..mcts.scores import table_for
 from ..mcts.summary import SearchSummary, choose_move, summarize
-from ..mcts.uct import Limit
-from ..mcts.uct import search as uct_search
 from ..tree import Moves, Tree
 
 if TYPE_CHECKING:
@@ -43,8 +43,8 @@ def analyse(
         seconds: a time budget instead of, or as well as, ``iterations``.
         search: how to search and pick the move (:class:`~treelab.mcts.config.SearchConfig`):
             ``algorithm`` (``"uct"``, or ``"puct"``, which always proves terminal results),
-            ``solver`` (UCT: the search stops once the position is proven), ``c`` (UCB1's, or
-            PUCT's ``c_puct``; the reported ``ucb1`` uses it for UCT, sqrt(2) for PUCT),
+            ``solver`` (the search stops once the position is proven; PUCT's default), ``c`` (UCB1's,
+            or PUCT's; the reported ``ucb1`` uses it for UCT, sqrt(2) for PUCT),
             ``playout`` (a name or a playout function), ``evaluator`` (PUCT), ``temperature``
             (``> 0`` samples the best move from visit counts; a proven win is always played),
             ``choice`` (``"visits"`` or ``"ucb1"``), ``max_new_nodes`` (a memory bound) and ``model``
@@ -94,36 +94,24 @@ def search_position(game: Game, moves: Moves, limit: Limit, cfg: SearchConfig, *
 
         load_model(cfg.model, the_game)  # a missing, damaged or foreign model too
     rng = make_rng(seed)
-    ucb_c = cfg.ucb_c
+    score_c = cfg.score_c
     if db is not None:
         from ..store.persistence import open_tree
 
-        tree = open_tree(db, the_game, c=ucb_c, path=parsed)
+        tree = open_tree(db, the_game, c=score_c, path=parsed)
     else:
-        tree = Tree(the_game, c=ucb_c)
+        tree = Tree(the_game, c=score_c)
     started = time.perf_counter()
-    if trace is not None:
-        from ..mcts.tracer import traced_search
-
-        done = traced_search(tree, parsed, limit=limit, search=cfg, rng=rng, tracer=trace)
-    elif cfg.algorithm == "puct":
-        from ..mcts.evaluators import evaluator_of
-        from ..mcts.puct import puct_search
-
-        done = puct_search(tree, parsed, limit=limit, c_puct=cfg.exploration, evaluator=evaluator_of(cfg, the_game),
-                           rng=rng, max_new_nodes=cfg.max_new_nodes)
-    else:
-        done = uct_search(tree, parsed, limit=limit, c=ucb_c, solver=cfg.solver, playout=cfg.playout,
-                          rng=rng, max_new_nodes=cfg.max_new_nodes, select=cfg.rule(tree))
+    done = run_search(tree, parsed, cfg, limit, rng=rng, tracer=trace)
     elapsed = time.perf_counter() - started
     if db is not None and save:
         from ..store.persistence import save as write
 
         write(tree, db)
     node = tree.find(parsed)
-    best = (choose_move(node, choice=cfg.choice, c=ucb_c, temperature=cfg.temperature, rng=rng,
+    best = (choose_move(node, choice=cfg.choice, c=score_c, temperature=cfg.temperature, rng=rng,
                         table=table_for(tree) if cfg.choice == "ucb1" else None) if node.children_view else None)
-    summary = summarize(tree, parsed, iterations=done, c=ucb_c, best=best, seconds=elapsed,
+    summary = summarize(tree, parsed, iterations=done, c=score_c, best=best, seconds=elapsed,
                         statistics=cfg.rule(tree))
     if cfg.model is not None:  # the model's value of the position and its prior of each move
         from ..learn.model import load_model

@@ -28,11 +28,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import BudgetError
 from ..games import Game, State, find_game
 from ..mcts.config import SearchConfig
+from ..mcts.loop import Limit
 from ..mcts.policies import make_rng
 from ..tree import Tree
 from .console import progress_bar, stop_on_signals
@@ -40,9 +41,6 @@ from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
 from .training_config import NOISE, OPPONENTS, TEMPERATURE, TEMPERATURE_MOVES, TrainingConfig, split_options
 from .workers import play_game, play_recorded
-
-if TYPE_CHECKING:
-    from ..mcts.puct import PUCTPlayer
 
 __all__ = [
     "NOISE",
@@ -118,9 +116,10 @@ def train(
     search: SearchConfig | None = None,
     training: TrainingConfig | None = None,
     on_game: Callable[[int, str, int | None], None] | None = None,
+    until: float | None = None,
     **options: Any,
 ) -> TrainSummary:
-    """Grow the tree stored in ``db`` by playing ``games`` whole games.
+    """Grow the tree stored in ``db`` by playing ``games`` whole games (fewer if ``until`` comes first).
 
     Args:
         game: game name or :class:`Game`.
@@ -132,6 +131,8 @@ def train(
             iterations, opponent or pool, temperature moves, noise, alpha, seed, progress, workers, ray).
         on_game: called with (game id, moves, winner) once each game is committed to ``db``
             (with the writer process, while the next game is played).
+        until: a :func:`time.monotonic` time after which no new game starts (the game under way is played to
+            its end and saved): a run of so many minutes (``train --minutes``); None: ``games`` alone.
         options: any field of either value, replacing it (``iterations=200, solver=True``).
 
     The temperature, unless given, is :data:`~treelab.play.training_config.TEMPERATURE` over the
@@ -198,6 +199,8 @@ def train(
             saver.track(tree)  # decides, once, which process saves this run's games (a Ctrl-C meanwhile: a flag)
             me.should_stop = stopped
             for _ in range(games):
+                if until is not None and time.monotonic() >= until:
+                    break  # the time given is up: a clean stop between games
                 game_id = last_game(tree) + 1  # the saver stamps the game's new nodes with it
                 member, other = the_pool.draw(the_game) if the_pool is not None else (opponent, other)
                 tree_player = 1 if member == "self" else 1 + (game_id + 1) % 2
@@ -265,13 +268,13 @@ def exploration(settings: dict[str, Any]) -> str:
         "choice": settings.get("choice", "visits"), **pool, **guide})
 
 
-class OpeningSampler(Wrapper["MCTSPlayer | PUCTPlayer"]):
+class OpeningSampler(Wrapper[MCTSPlayer]):
     """The tree's player, sampling its moves with ``temperature`` over each game's first ``moves`` moves.
 
     Later moves are played with temperature 0 (the most selected), as AlphaZero's self-play does.
     """
 
-    def __init__(self, player: MCTSPlayer | PUCTPlayer, temperature: float, moves: int | None) -> None:
+    def __init__(self, player: MCTSPlayer, temperature: float, moves: int | None) -> None:
         super().__init__(player)
         self.temperature = temperature
         self.moves = moves
@@ -279,29 +282,17 @@ class OpeningSampler(Wrapper["MCTSPlayer | PUCTPlayer"]):
     def choose(self, state: State, moves: Sequence[int]) -> int:
         """The player's move, sampled while ``len(moves) < self.moves``."""
         opening = self.moves is None or len(moves) < self.moves
-        self.player.temperature = self.temperature if opening else 0.0
-        return self.player.choose(state, moves)
+        return self.player.choose(state, moves, temperature=self.temperature if opening else 0.0)
 
 
 def make_players(tree: Tree, rng: random.Random, search: SearchConfig,
                  training: TrainingConfig) -> tuple[OpeningSampler, Player | None]:
     """The tree's player on ``tree`` and its opponent (None in self-play), seeded from ``rng``.
 
+    ``search`` carries the run's root noise (:func:`~treelab.play.training_config.split_options`) and
     ``training`` is resolved (:meth:`~treelab.play.training_config.TrainingConfig.resolved`).
     """
-    me: MCTSPlayer | PUCTPlayer
-    noise, alpha = training.noise or 0.0, training.alpha or 1.0
-    if search.algorithm == "puct":
-        from ..mcts.evaluators import evaluator_of
-        from ..mcts.puct import PUCTPlayer
-
-        me = PUCTPlayer(tree=tree, iterations=training.iterations, search=search,
-                        evaluator=evaluator_of(search, tree.game),
-                        dirichlet_alpha=alpha if noise > 0 else None, dirichlet_fraction=noise,
-                        rng=random.Random(rng.getrandbits(64)))
-    else:
-        me = MCTSPlayer(tree=tree, iterations=training.iterations, search=search, noise=noise, alpha=alpha,
-                        rng=random.Random(rng.getrandbits(64)))
+    me = MCTSPlayer(search, Limit(iterations=training.iterations), tree=tree, rng=random.Random(rng.getrandbits(64)))
     other: Player | None = None
     if training.opponent == "random":
         other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))

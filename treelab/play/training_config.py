@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import BudgetError, UnknownOptionError
 from ..mcts.choice import check_exploration
-from ..mcts.config import SearchConfig, check_name, option_names, resolve_aliases
+from ..mcts.config import DIRICHLET_FRACTION, RootNoise, SearchConfig, check_name, option_names, resolve_aliases
 
 __all__ = [
     "NOISE",
@@ -38,7 +38,7 @@ TEMPERATURE_MOVES = 8
 AlphaZero samples Go's first 30 moves (about a tenth of a game); Connect Four
 games last 7 to 42 moves. Compared with 16 and with every move by ``benchmarks/learning.py``."""
 
-NOISE = 0.25
+NOISE = DIRICHLET_FRACTION
 """The share of root Dirichlet noise in self-play's move choice: AlphaZero's 0.25 (Silver et al. 2017).
 
 Measured by ``benchmarks/learning.py`` (README, *Does the tree learn?*): after 1,000 self-play games
@@ -113,7 +113,9 @@ def split_options(search: SearchConfig | None, training: TrainingConfig | None, 
 
     Unless a temperature is given (a keyword, or a non-zero one in ``search``), self-play samples
     its opening with :data:`TEMPERATURE` and other opponents play the most selected move; see
-    :meth:`TrainingConfig.resolved` for the noise. The old keywords ``config`` (``search``) and
+    :meth:`TrainingConfig.resolved` for the noise, which the returned search carries as its
+    :class:`~treelab.mcts.config.RootNoise` (a ``noise=RootNoise(...)`` keyword or a search's own noise
+    sets the training's share and alpha). The old keywords ``config`` (``search``) and
     ``how`` (``choice``) are accepted with a :class:`DeprecationWarning`.
 
     Raises:
@@ -122,6 +124,12 @@ def split_options(search: SearchConfig | None, training: TrainingConfig | None, 
     options = resolve_aliases(options, {"how": "choice", "config": "search"})
     if "search" in options:
         search = options.pop("search") or search
+    noise = options.get("noise")
+    if isinstance(noise, RootNoise):  # the one root-noise value, given as a keyword
+        options = {**options, "noise": noise.fraction, "alpha": noise.alpha}
+    elif noise is None and search is not None and search.noise is not None and (training is None
+                                                                                 or training.noise is None):
+        options = {**options, "noise": search.noise.fraction, "alpha": search.noise.alpha}
     searching = option_names()
     training_names = {f.name for f in fields(TrainingConfig)}
     unknown = sorted(set(options) - searching - training_names)
@@ -136,9 +144,14 @@ def split_options(search: SearchConfig | None, training: TrainingConfig | None, 
     elif given:
         training = replace(training, **given)
     training = training.resolved(num_moves)
-    wanted = {k: v for k, v in options.items() if k in searching}
+    wanted = {k: v for k, v in options.items() if k in searching and k != "noise"}  # the noise: training's
     if wanted.get("temperature") is None and not (search is not None and search.temperature):
         default = TEMPERATURE if training.self_play else 0.0
         if default or search is None:
             wanted["temperature"] = default
+    root = RootNoise(training.alpha, training.noise) if training.noise and training.alpha else None
+    if search is not None and search.noise is not None and root is None:
+        search = replace(search, noise=None)  # no noise in this run (SearchConfig.of leaves None out)
+    elif root != (search.noise if search is not None else None):
+        wanted["noise"] = root
     return SearchConfig.of(search, **wanted), training
