@@ -137,15 +137,19 @@ def test_stats_agree_with_the_database(c4_db: Path) -> None:
         assert (row["nb_visit"], row["nb_win"], row["nb_draw"]) == (n, w, d)
         assert row["ucb1"] == pytest.approx((w + d / 2) / n + math.sqrt(2) * math.sqrt(math.log(root_n) / n))
         assert row["proven"] == {None: None, 1: "win", 0: "draw", -1: "loss"}[proven]
-    assert [r["nb_visit"] for r in facts["children"]] == sorted((r["nb_visit"] for r in facts["children"]),
-                                                                 reverse=True)
+    # the table is in the order of the move-choice rule, so its first row is the principal variation's move
+    ranks = [(2 if r["proven"] == "win" else 0 if r["proven"] == "loss" else 1, r["nb_select"], r["nb_visit"])
+             for r in facts["children"]]
+    assert ranks == sorted(ranks, reverse=True)
+    assert facts["children"][0]["move"] == facts["principal_variation"][0]
     conn.close()
     assert json.loads(json.dumps(facts)) == facts  # plain JSON: no inf or nan
 
 
 def test_children_table_is_the_analyse_table(c4: treelab.Tree) -> None:
     node = c4.find("4")
-    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven) for k in node.children_view]
+    kids = [(k.name, k.nb_visit, k.nb_win, k.nb_draw, k.proven, k.value_sum, None, k.nb_select)
+            for k in node.children_view]
     ours = child_rows(node.nb_visit, kids, c4.c)
     theirs = summarize(c4, "4", iterations=0, c=c4.c).to_dict()["children"]
     assert ours == theirs

@@ -171,8 +171,8 @@ def test_subtree_svg_links_nodes_by_move_path(server: Server) -> None:
     text = body.decode()
     assert text.lstrip().startswith("<?xml") or "<svg" in text[:400]
     assert '<g id="5" class="node">' in text
-    kids = sorted(children_in_db(SAMPLE_C4, ["5"]).items(), key=lambda kv: -kv[1][0])[:2]
-    for move, _ in kids:
+    first = [k["move"] for k in server.json("/api/node?path=5")[1]["children"][:2]]  # --top: the move-choice rule's
+    for move in first:
         assert f'<g id="5/{move}" class="node">' in text
 
 
@@ -189,14 +189,51 @@ def test_growth_replay_shows_the_tree_as_of_a_game(server: Server, trees: tuple[
     finally:
         conn.close()
     status, data = server.json("/api/node?path=&game=2&since=1")
-    assert status == 200 and data["replay"] == {"game": 2, "since": 1}
+    assert status == 200 and {k: data["replay"][k] for k in ("game", "since")} == {"game": 2, "since": 1}
     assert {k["move"] for k in data["children"]} == then
     assert {k["move"] for k in data["children"] if k["new"]} == new
     assert data["nb_visit"] == visits
     for k in data["children"]:
         assert [k["nb_visit"], k["nb_win"], k["nb_draw"]] == json.loads(logged)[k["move"]][:3]
-    status, _ = server.get("/api/subtree.svg?path=&game=2&since=1&depth=1")[:2]
-    assert status == 200
+        assert k["share"] == k["nb_visit"] / visits <= 1
+        assert k["nb_select"] is None  # selections were not logged per game
+    assert data["principal_variation"] == [] and "not logged" in data["replay"]["note"]
+    # a diagram would show today's counts of the deeper nodes beside that game's: refused, saying why
+    status, answer = server.json("/api/subtree.svg?path=&game=2&since=1&depth=1")
+    assert status == 400 and "past game" in answer["error"]
+
+
+def test_growth_replay_never_shows_a_share_over_100_percent(server: Server, trees: tuple[Path, Path]) -> None:
+    """Below the start's moves a past game's counts were not logged: shown as unknown, never today's beside then's."""
+    conn = _db(trees[0])
+    try:
+        games = conn.execute("SELECT count(*) FROM games").fetchone()[0]
+    finally:
+        conn.close()
+    for game in (1, 5, games // 2):
+        for path in ("", "4", "5", "44", "53"):
+            status, data = server.json(f"/api/node?path={path}&game={game}")
+            if status == 404:  # not created yet by that game
+                continue
+            assert status == 200
+            known = [k for k in data["children"] if k["share"] is not None]
+            assert all(0 <= k["share"] <= 1 for k in known), (path, game)
+            if len(path) >= 1:  # this position's moves: counts not logged per game, so none shown
+                assert not known and all(k["nb_visit"] is None and k["mean"] is None for k in data["children"])
+            if len(path) >= 2:
+                assert data["nb_visit"] is None and data["value"] is None
+            elif data["children"] and len(path) == 0:
+                assert sum(k["nb_visit"] for k in data["children"]) <= data["nb_visit"]
+
+
+def test_children_come_in_the_order_the_principal_variation_is_chosen_by(server: Server) -> None:
+    for path in ("", "4", "5", "44"):
+        data = server.json(f"/api/node?path={path}")[1]
+        ranks = [(2 if k["proven"] == "win" else 0 if k["proven"] == "loss" else 1, k["nb_select"], k["nb_visit"])
+                 for k in data["children"]]
+        assert ranks == sorted(ranks, reverse=True)
+        if data["principal_variation"]:
+            assert data["children"][0]["move"] == data["principal_variation"][0]
 
 
 def test_replay_before_a_node_was_created_is_404(server: Server, trees: tuple[Path, Path]) -> None:

@@ -9,6 +9,7 @@ watches the numbers follow a training run, and takes the README's screenshot.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -88,9 +89,8 @@ def test_click_two_levels_down_and_back(browser: Any, server: Server, trees: tup
     assert page.url.endswith("/?path=53")
     assert _table(page) == _expected(a, ["5", "3"])
     assert [c.strip() for c in page.locator("#crumbs a").all_inner_texts()] == ["start", "5", "3"]
-    first = page.locator("#children tbody tr").first
-    visits = int(first.locator(".visits").inner_text().replace(",", ""))
-    assert visits == max(_expected(a, ["5", "3"]).values())
+    first = page.locator("#children tbody tr").first  # the move-choice rule's first move: proofs, then most selected
+    assert first.get_attribute("data-move") == server.json("/api/node?path=53")[1]["children"][0]["move"]
     # the heat map: one spot per stored legal move, each a link one level down
     spots = page.locator("#board a.heat")
     assert {s.get_attribute("data-move") for s in spots.all()} == set(_expected(a, ["5", "3"]))
@@ -202,3 +202,48 @@ def test_readme_screenshot(browser: Any, tmp_path: Path) -> None:
     if os.environ.get("TREELAB_REGOLD") == "1" or not SCREENSHOT.exists():
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, SCREENSHOT)
+
+
+def test_the_table_lists_moves_in_the_order_the_principal_variation_is_chosen_by(browser: Any, server: Server) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(server.url.rstrip("/") + "/?path=4")
+    _ready(page, "4")
+    shown = [page.locator("#children tbody tr").nth(i).get_attribute("data-move")
+             for i in range(page.locator("#children tbody tr").count())]
+    answer = server.json("/api/node?path=4")[1]
+    assert shown == [k["move"] for k in answer["children"]]  # the server's order: proofs first, most selected
+    assert shown[0] == answer["principal_variation"][0]
+    assert "most selected" in page.locator("#moves-note").inner_text()
+    page.close()
+
+
+def test_growth_replay_below_the_start_shows_no_number_it_cannot_know(browser: Any, server: Server) -> None:
+    """At ?path=4 after game 5 the position's moves had no counts logged: the page shows none (it once showed
+    today's counts against that game's total: shares of 264%)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server.url.rstrip("/") + "/?path=4&game=5&since=4")
+    _ready(page, "4", "5")
+    shares = [float(s[:-1]) for s in re.findall(r"\d+(?:\.\d+)?%", page.locator("main").inner_text())]
+    assert all(s <= 100 for s in shares), shares
+    visits = {page.locator("#children tbody tr .visits").nth(i).inner_text()
+              for i in range(page.locator("#children tbody tr").count())}
+    assert visits == {"\u2013"}  # an en dash: not known
+    assert "not known" in page.locator("#pv").inner_text()
+    assert page.locator("#diagram .replay-note").is_visible()
+    assert "not logged per game" in page.locator("#replay-label").inner_text()
+    assert not errors, errors
+    page.close()
+
+
+def test_a_bad_path_shows_a_banner_with_a_way_back(browser: Any, server: Server) -> None:
+    page = browser.new_page()
+    page.goto(server.url.rstrip("/") + "/?path=4x")
+    page.wait_for_function("() => document.body.dataset.ready === 'error'", timeout=20000)
+    banner = page.locator("#error")
+    assert banner.is_visible() and "4x" in banner.inner_text()
+    page.locator("#error-back").click()
+    _ready(page, "")
+    assert page.locator("#children tbody tr").count() > 0
+    page.close()

@@ -332,7 +332,7 @@ def test_builtin_analyse_json_gains_no_action_keys() -> None:
     data = json.loads(run("analyse", "tictactoe", "--moves", "5", "--iterations", "200", "--seed", "1",
                           "--json").output)
     assert "best_action" not in data and data["best_move"] is not None
-    assert all(set(ch) == {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven"}
+    assert all(set(ch) == {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven", "nb_select"}
                for ch in data["children"])
 
 

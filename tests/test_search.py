@@ -236,7 +236,8 @@ def test_analyse_json_is_the_contract() -> None:
     assert data["value"] == pytest.approx(value)
     assert data["best_move"] == max(kids, key=lambda k: k["nb_visit"])["move"]
     for k in kids:
-        assert set(k) == {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven"}
+        assert set(k) == {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven", "nb_select"}
+        assert k["nb_select"] == k["nb_visit"]  # a fresh tree searched from this position: every visit chose here
         assert k["mean"] == pytest.approx((k["nb_win"] + k["nb_draw"] / 2) / k["nb_visit"])
 
 

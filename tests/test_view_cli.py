@@ -76,7 +76,7 @@ def test_stats_json_agrees_with_the_database(db: str) -> None:
     kids = {m: (n, w, d) for m, n, w, d in conn.execute(
         "SELECT move, nb_visit, nb_win, nb_draw FROM nodes WHERE depth = 1")}
     assert {r["move"]: (r["nb_visit"], r["nb_win"], r["nb_draw"]) for r in facts["children"]} == kids
-    assert set(facts["children"][0]) == {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven"}
+    assert set(facts["children"][0]) == {"move", "nb_visit", "nb_win", "nb_draw", "mean", "ucb1", "proven", "nb_select"}
     conn.close()
     sub = json.loads(run("stats", db, "--path", "4", "--json", "--c", "0.5").output)
     assert sub == {**db_stats(db, "4", c=0.5)}

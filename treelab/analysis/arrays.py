@@ -35,7 +35,7 @@ from ..mcts.choice import best_index
 from ..mcts.config import Statistics
 from ..mcts.scores import Edge, score_terms
 from ..mcts.summary import GraphStats
-from ..nodes import PARENT_SLOT, mean_reward, proof_word
+from ..nodes import PARENT_SLOT, mean_reward, preference, proof_word
 from ..positions import PositionTable
 from ..store.dbfile import diagnosed
 from ..store.integrity import check_table
@@ -286,22 +286,25 @@ def child_rows(parent_visits: int, kids: list[Kid], c: float, action: Callable[[
                statistics: Statistics = "classic", mover: int = 1) -> list[dict[str, Any]]:
     """The ``children`` table of ``analyse --json`` from :data:`Kid` tuples (``mover``: the player making the moves).
 
-    Most visited first (ties: by move); ``ucb1`` is the score the tree's searches select by
+    In the order of the move-choice rule (:func:`treelab.mcts.choice.preference`: proven wins first, proven losses
+    last, then the most selected, then the most visited; ties keep the order of ``kids``), so the first row is the
+    principal variation's move; every row has ``nb_select``; ``ucb1`` is the score the tree's searches select by
     (:func:`treelab.mcts.scores.score_terms` of ``statistics``), null for +inf (an unvisited move, or under the
-    graph rule one never selected here); the graph rule adds analyse's ``nb_select``, ``value``, ``exploration``
+    graph rule one never selected here); the graph rule adds analyse's ``value``, ``exploration``
     and ``position``. ``action`` (games that show action strings, OpenSpiel's) adds each move's ``"action"``;
     a child with a value sum or a prior has the optional keys ``value_sum`` and ``prior``.
     """
     rows, graph = [], statistics == "graph"
     selections = sum(k[7] for k in kids) if graph else 0
-    for move, n, w, d, proven, *more in sorted(kids, key=lambda k: (-k[1], int(k[0]) if k[0].isdigit() else 0)):
+    ranked = sorted(kids, key=lambda k: preference(k[4], k[7] if len(k) > 7 else 0, k[1]), reverse=True)
+    for move, n, w, d, proven, *more in ranked:
         value, prior, selected, position = (*more, *(0.0, None, 0, None)[len(more):])  # type: ignore[misc]
         edge = Edge(w, d, n, selected, parent_visits, selections, mover, value or 0.0, position)
         score = score_terms(statistics, edge, c)
         terms = GraphStats.of(edge, score).to_dict() if graph else {}
         extra = {"value_sum": value, "prior": prior} if value or prior is not None else {}
         rows.append({"move": move, "nb_visit": n, "nb_win": w, "nb_draw": d, "mean": mean_reward(w, d, n, value or 0.0),
-                     "ucb1": score.total, "proven": proof_word(proven),
+                     "ucb1": score.total, "proven": proof_word(proven), "nb_select": selected,
                      **({} if action is None else {"action": action(move)}), **terms, **extra})
     return rows
 

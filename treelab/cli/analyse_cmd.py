@@ -85,24 +85,34 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
             annotate(game, moves, data["children"], oracle)
         click.echo(json.dumps(data))
         return
+    from ..play.console import duration, selected_note
+
     state = game.replay(moves)
     click.echo(state.board())
     click.echo(
         f"\n{game.name} after {result.moves or '(start)'}: player {result.to_move} to move, "
-        f"{result.iterations:,} simulations in {result.seconds:.2f}s"
+        f"{result.iterations:,} simulations in {duration(result.seconds)}"
     )
     verdict = f", proven {result.proven}" if result.proven else ""
     best = f"{result.best_move} ({result.best_action})" if result.best_action else result.best_move
-    click.echo(f"best move {best}, value {result.value:.3f} for player {result.to_move}{verdict}\n")
+    click.echo(f"best move {best}, value {result.value:.3f} for player {result.to_move}{verdict}")
+    first = result.children[0].move if result.children else None
+    if result.best_move is not None and result.best_move != first:  # the search chose by another rule
+        how = "its score (--choice ucb1)" if options.get("choice") == "ucb1" else "sampling (--temperature)"
+        click.echo(f"  chosen by {how}; the table is in the order of the default rule, whose move is {first}")
+    click.echo("")
     actions = {ch.move: ch.action for ch in result.children if ch.action is not None}  # OpenSpiel's strings
     width = max(map(len, actions.values()), default=0)
-    click.echo(f"{'move':>4} {'action':<{width}} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven"
-               if width else f"{'move':>4} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} {'ucb1':>7}  proven")
+    action_head = f" {'action':<{width}}" if width else ""
+    click.echo(f"{'move':>4}{action_head} {'selected':>9} {'visits':>9} {'wins':>8} {'draws':>7} {'mean':>6} "
+               f"{'ucb1':>7}  proven")
     for ch in result.children:
         ucb = "inf" if ch.ucb1 is None else f"{ch.ucb1:.3f}"
         action = f" {actions[ch.move]:<{width}}" if width else ""
-        click.echo(f"{ch.move:>4}{action} {ch.nb_visit:>9,} {ch.nb_win:>8,} {ch.nb_draw:>7,} {ch.mean:>6.3f} "
-                   f"{ucb:>7}  {ch.proven or ''}")
+        click.echo(f"{ch.move:>4}{action} {ch.nb_select:>9,} {ch.nb_visit:>9,} {ch.nb_win:>8,} {ch.nb_draw:>7,} "
+                   f"{ch.mean:>6.3f} {ucb:>7}  {ch.proven or ''}")
+    for line in selected_note([{"nb_select": ch.nb_select, "nb_visit": ch.nb_visit} for ch in result.children]):
+        click.echo(line)
     if oracle is not None:
         from ..oracle import annotate, oracle_line
 

@@ -51,10 +51,10 @@ def _out_option(suffixes: tuple[str, ...], example: str) -> Any:
 @path_option
 @option("--depth", type=click.IntRange(min=0), default=2, help="Levels drawn below --path.")
 @option("--top", type=click.IntRange(min=1), default=None, show_default="all",
-        help="Draw only the K most visited moves per node.")
+        help="Draw only the first K moves per node by the move-choice rule (the most selected; proofs first).")
 @option("--min-visits", type=click.IntRange(min=0), default=0,
         help="Draw only moves with at least N visits.")
-@option("--around-pv", is_flag=True, help="Expand only the principal variation (most visited line).")
+@option("--around-pv", is_flag=True, help="Expand only the principal variation (the most selected line).")
 @_c_option
 @option("--no-board", is_flag=True, help="Do not draw the position at the subtree root.")
 @option("--no-legend", is_flag=True, help="Leave out the legend.")
@@ -98,6 +98,8 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def describe(facts: dict[str, Any]) -> str:
     """The readable ``stats`` report of a stats object."""
+    from ..play.console import selected_note
+
     where = facts["path"] or "the start"
     out = [
         f"{facts['game']} tree, subtree at {where} (player {facts['to_move']} to move)",
@@ -120,15 +122,18 @@ def describe(facts: dict[str, Any]) -> str:
     out += ["", f"principal variation: {' '.join(pv) or '-'}", f"  visit share per move: {shares or '-'}", ""]
     actions = any("action" in k for k in facts["children"])  # OpenSpiel's action strings beside the ids
     kids = [
-        [k["move"], *([k["action"]] if actions else []), f"{k['nb_visit']:,}", f"{k['nb_win']:,}",
-         f"{k['nb_draw']:,}", _num(k["mean"]), _num(k["ucb1"]) if k["ucb1"] is not None else "inf", k["proven"] or ""]
+        [k["move"], *([k["action"]] if actions else []), f"{k['nb_select']:,}", f"{k['nb_visit']:,}",
+         f"{k['nb_win']:,}", f"{k['nb_draw']:,}", _num(k["mean"]), _num(k["ucb1"]) if k["ucb1"] is not None else "inf",
+         k["proven"] or ""]
         for k in facts["children"]
     ]
     rule = "graph score: position value + edge exploration" if facts.get("statistics") == "graph" else "UCB1"
-    out += [f"moves ({rule} with c = {facts['c']:.3g}):"]
-    out += _table(["move", *(["action"] if actions else []), "visits", "wins", "draws", "mean", "ucb1", "proven"],
-                  kids)
+    out += [f"moves ({rule} with c = {facts['c']:.3g}), in the order the principal variation is chosen by:"]
+    out += _table(["move", *(["action"] if actions else []), "selected", "visits", "wins", "draws", "mean", "ucb1",
+                   "proven"], kids)
+    out += selected_note(facts["children"])
     return "\n".join(out)
+
 
 
 @click.command(cls=ExampleLast)

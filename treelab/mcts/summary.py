@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..nodes import Proof, mean_reward, proof_word
+from ..nodes import Proof, mean_reward, preference, proof_word
 from ..positions import PositionTable, player_one
 from ..tree import SQRT2, Moves, Tree, TreeNode
 from .choice import choose_move
@@ -86,6 +86,10 @@ class ChildStats:
     """The move's value sum (values in [-1, 1] counted as draws, schema 4); the JSON has it when not 0."""
     prior: float | None = None
     """The stored prior of the move (PUCT's, an imported search's), None: none."""
+    nb_select: int = 0
+    """Simulations that selected the move here (searches rooted at or above the position): the count the best
+    move and the principal variation are chosen by (:mod:`treelab.mcts.choice`); :attr:`nb_visit` also counts
+    searches rooted deeper in a game, which pass through without choosing here."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,9 @@ class SearchSummary:
     proven: str | None
     """``"win"``, ``"draw"`` or ``"loss"`` for the player to move, or None."""
     children: tuple[ChildStats, ...]
-    """Per-move statistics, most visited first."""
+    """Per-move statistics in the order of the move-choice rule (:func:`treelab.mcts.choice.preference`):
+    proven wins first, proven losses last, then the most selected (``nb_select``), then the most visited;
+    the first is :attr:`best_move` unless the search chose by another rule (``choice="ucb1"``, a temperature)."""
     seconds: float = 0.0
     """Wall-clock time of the search."""
     best_action: str | None = None
@@ -153,7 +159,8 @@ class SearchSummary:
     def to_dict(self) -> dict[str, Any]:
         """Exactly the ``treelab analyse --json`` object of DESIGN.md.
 
-        Games that show action strings (OpenSpiel's) add ``"action"`` to each child and
+        Each child also has ``"nb_select"`` (the count the best move is chosen by); the children come in the
+        order of that rule. Games that show action strings (OpenSpiel's) add ``"action"`` to each child and
         ``"best_action"`` at the top (when there is a best move); other games add nothing.
         """
         data: dict[str, Any] = {
@@ -173,6 +180,7 @@ class SearchSummary:
                     "mean": ch.mean,
                     "ucb1": ch.ucb1,
                     "proven": ch.proven,
+                    "nb_select": ch.nb_select,
                     **({} if ch.action is None else {"action": ch.action}),
                     **({} if ch.model_prior is None else {"model_prior": ch.model_prior}),
                     **({} if ch.graph is None else ch.graph.to_dict()),
@@ -207,7 +215,8 @@ def summarize(
     parsed = game.parse(moves)
     node = tree.find(parsed)
     state = game.replay(parsed)
-    kids = sorted(node.children_view, key=lambda k: (-k.nb_visit, game.parse_move(k.name)))  # ties: in move order
+    kids = sorted(node.children_view, key=lambda k: preference(k.proven, k.nb_select, k.nb_visit),
+                  reverse=True)  # the move-choice rule's order (ties: creation order, as best_child)
     visits = sum(k.nb_visit for k in kids)
     reward = sum(k.mean * k.nb_visit for k in kids)
     if best is None and not state.is_terminal:
@@ -240,6 +249,7 @@ def summarize(
             graph=graph(k, score),
             value_sum=k.value_sum,
             prior=tree.priors.get(k),
+            nb_select=k.nb_select,
         )
         for k in kids
         for score in (node_score(k, c, table),)

@@ -1,4 +1,6 @@
-"""What a training run shows and hears at the terminal: its progress bar, and Ctrl-C as a flag.
+"""What a run shows and hears at the terminal: a training run's progress bar, Ctrl-C as a flag, and
+elapsed times written so that real work never reads ``0.00s`` (:func:`duration`), and the note under a
+moves table whose visits and selections differ (:func:`selected_note`).
 
 Used alike by the one-process run (:mod:`treelab.play.training`) and the parallel ones
 (:mod:`treelab.play.parallel`, :mod:`treelab.play.processes`).
@@ -11,7 +13,7 @@ import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["progress_bar", "stop_on_signals"]
+__all__ = ["duration", "progress_bar", "selected_note", "stop_on_signals"]
 
 
 def progress_bar(total: int, enabled: bool, name: str) -> Any:
@@ -27,7 +29,11 @@ def progress_bar(total: int, enabled: bool, name: str) -> Any:
     class Bar(tqdm):  # type: ignore[misc, type-arg, valid-type]
         monitor_interval = 0
 
-    return Bar(total=total, desc=f"training {name}", unit="game", dynamic_ncols=True)
+    return Bar(total=total if total < UNBOUNDED else None, desc=f"training {name}", unit="game", dynamic_ncols=True)
+
+
+UNBOUNDED = 1 << 40
+"""A number of games that stands for "no limit" (a run bounded by its minutes): its bar shows no total."""
 
 
 @contextlib.contextmanager
@@ -50,3 +56,29 @@ def stop_on_signals() -> Iterator[Callable[[], bool]]:
         for sig, old in previous.items():
             signal.signal(sig, old)
 
+
+def duration(seconds: float) -> str:
+    """``seconds`` as people read it, with two significant figures below a second, never ``0.00s`` for real work.
+
+    >>> [duration(s) for s in (2.14, 0.35, 0.0042, 0.00004, 0.0)]
+    ['2.1s', '0.35s', '4.2 ms', '0.04 ms', '0 ms']
+    """
+    if seconds >= 1:
+        return f"{seconds:.1f}s"
+    if seconds >= 0.1:
+        return f"{seconds:.2f}s"
+    ms = seconds * 1000
+    if ms >= 10:
+        return f"{ms:.0f} ms"
+    if ms >= 1:
+        return f"{ms:.1f} ms"
+    return "0 ms" if ms <= 0 else f"{ms:.2g} ms" if ms >= 0.01 else "< 0.01 ms"
+
+
+def selected_note(children: list[dict[str, Any]]) -> list[str]:
+    """The line under a moves table (rows with ``nb_select`` and ``nb_visit``) whose visits and selections
+    differ: which count ranks the moves, and why the two differ (none when they agree)."""
+    if all(k["nb_select"] == k["nb_visit"] for k in children):
+        return []
+    return ["selected: simulations that chose the move here, which rank the moves (proofs first); visits also "
+            "count searches started deeper in a game, which passed through without choosing here"]

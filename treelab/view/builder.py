@@ -130,7 +130,7 @@ class DiagramOptions:
     depth: int = 2
     """Levels drawn below the subtree root."""
     top: int | None = None
-    """Draw only the ``top`` most visited children of each node."""
+    """Draw only the ``top`` first children of each node by the move-choice rule (the most selected; proofs first)."""
     min_visits: int = 0
     """Draw only children with at least this many visits."""
     around_pv: bool = False
@@ -255,6 +255,8 @@ class _Writer:
         visited = node.nb_visit > 0
         rows = [f"{node.nb_win:,}/{node.nb_visit:,}"]
         rows.append(f'<FONT POINT-SIZE="8">{"mean " + fmt(node.mean) if visited else "unvisited"}</FONT>')
+        if node is not self.sel.top and node.nb_select != node.nb_visit:  # the count the principal variation follows
+            rows.append(f'<FONT POINT-SIZE="8">chosen {node.nb_select:,}</FONT>')
         if node.value_sum:  # imported searches, PUCT with an evaluator: values counted as draws (mean_reward)
             rows.append(f'<FONT POINT-SIZE="8">value sum {node.value_sum:+.4g}</FONT>')
         elif node.nb_draw:

@@ -141,11 +141,12 @@ def legend_table(c: float) -> str:
         f"<TR>{swatches}</TR></TABLE>"
     )
     notes = (
-        f"node: move, wins/visits, mean<BR ALIGN=\"LEFT\"/>edge: UCB1 (c = {c:.3g}),"
+        f"node: move, wins/visits, mean, chosen (where fewer than visits)<BR ALIGN=\"LEFT\"/>edge: UCB1 (c = {c:.3g}),"
         ' width: visits (log scale)<BR ALIGN="LEFT"/>'
-        f'<FONT COLOR="{PV_COLOUR}">orange: principal variation</FONT> (most selected; proofs first)'
+        f'<FONT COLOR="{PV_COLOUR}">orange: principal variation</FONT> (most chosen; proofs first)'
         ' · double border: proven<BR ALIGN="LEFT"/>'
-        'visits include searches rooted deeper in a game (pass-through)<BR ALIGN="LEFT"/>'
+        'visits include searches rooted deeper in a game (pass-through);'
+        ' chosen: the simulations that chose the move<BR ALIGN="LEFT"/>'
     )
     return (
         '<TABLE BORDER="1" COLOR="#c8c8c8" CELLBORDER="0" CELLSPACING="4" CELLPADDING="0"><TR>'

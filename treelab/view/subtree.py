@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import BudgetError, TooLargeError
-from ..mcts.choice import principal_variation
+from ..mcts.choice import preference, principal_variation
 from ..tree import TreeNode
 
 __all__ = ["MAX_NODES", "Cut", "Selection", "filter_children", "move_order", "principal_variation", "select"]
@@ -79,7 +79,8 @@ def select(
     Args:
         top: the subtree root.
         depth: levels drawn below ``top`` (0: ``top`` alone).
-        top_k: at each node draw only its ``top_k`` most visited children (None: all).
+        top_k: at each node draw only its ``top_k`` first children by the move-choice rule (proofs first, then the
+            most selected, then the most visited: the principal variation's order; None: all).
         min_visits: draw only children with at least this many visits.
         around_pv: expand only the nodes of the principal variation; their
             other children are drawn but not expanded.
@@ -137,8 +138,8 @@ def select(
 def filter_children(kids: Sequence[TreeNode], top_k: int | None, min_visits: int) -> list[TreeNode]:
     shown = [k for k in kids if k.nb_visit >= min_visits] if min_visits else list(kids)
     if top_k is not None and len(shown) > top_k:
-        # stable sort: ties keep creation order
-        shown = sorted(shown, key=lambda k: -k.nb_visit)[:top_k]
+        # the move-choice rule's order, so the principal variation is always drawn; stable: ties keep creation order
+        shown = sorted(shown, key=lambda k: preference(k.proven, k.nb_select, k.nb_visit), reverse=True)[:top_k]
     return shown
 
 
@@ -148,7 +149,7 @@ def _too_large(
     hints = []
     if depth > 1:
         hints.append(f"a smaller depth (now {depth}; --depth)")
-    hints.append("only the K most visited moves (top=K; --top K)" if top_k is None
+    hints.append("only the K most selected moves (top=K; --top K)" if top_k is None
                  else f"a smaller top (now {top_k}; --top)")
     hints.append("a visit floor (min_visits=N; --min-visits N)" if not min_visits
                  else f"a larger min_visits (now {min_visits}; --min-visits)")

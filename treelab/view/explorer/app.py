@@ -209,6 +209,9 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
 
     def subtree(request: Request) -> Response:
         source = tree_file(request)
+        if _replay(request) is not None:  # its nodes' counts as of that game were not logged
+            raise QueryError("a past game's diagram is not drawn: only the start's moves have their counts logged "
+                             "per game (see /api/node with game=); leave out game= for today's diagram")
         svg = diagrams.svg(
             source, _path(request, source.game), depth=_int(request, "depth", 2, 0, MAX_DEPTH) or 0,
             top=_int(request, "top", None, 1, MAX_TOP), replay=_replay(request),

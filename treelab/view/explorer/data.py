@@ -11,10 +11,16 @@ the same on a million-node tree as on a small one.
 
 *Growth replay*: with ``game=g`` the answer shows the tree as it was after
 training game ``g``: the nodes created by then (``created_game <= g``, or made
-outside training); the root and its children carry their counts logged in
-``history`` after game ``g``; every other node its counts of today (the
-database keeps no older ones: an upper bound). With ``since=s`` the children
-created after game ``s`` are marked ``new``.
+outside training). Every number in it is as of game ``g`` or absent (null): the
+root and its children carry their visits, wins and draws logged in ``history``
+after game ``g``; deeper counts, selections and the principal variation (which
+follows selections) were not logged per game, so they are null, ``[]``, and
+``replay.note`` says so (today's counts beside a past total would read as shares
+over 100%). With ``since=s`` the children created after game ``s`` are marked ``new``.
+
+The children come in the order of the move-choice rule
+(:func:`treelab.mcts.choice.preference`: proofs first, then the most selected), the
+principal variation's; in replay, where selections are unknown, by visits.
 
 Visits include pass-through visits: every stored path starts at the root, so a
 node on the line of a game also counts the simulations of searches that
@@ -33,7 +39,7 @@ from ...errors import BudgetError, GameMismatchError, NotationError, PathNotFoun
 from ...games import Game, State, find_game
 from ...learn.model import Model
 from ...mcts.scores import Edge, score_terms
-from ...nodes import Proof, proof_word
+from ...nodes import Proof, preference, proof_word
 from ...positions import mover_mean, player_one, player_one_value
 from ...store.dbfile import reading
 from ...store.positiontable import after_moves
@@ -204,7 +210,13 @@ class TreeFile:
             pv = [m for m, _ in principal_variation(conn, rows[-1][0], where=kept, limit=_PV_LIMIT)]
         chain = _chain(rows, kids_found, logged)
         node = chain[-1]
-        kids = sorted(node.children_view, key=lambda k: (-k.nb_visit, k.node_id))
+        if replay is None:
+            node_known = kids_known = True
+            kids = sorted(node.children_view, key=lambda k: preference(k.proven, k.nb_select, k.nb_visit), reverse=True)
+        else:  # only the root's and its children's counts were logged after each game
+            node_known, kids_known = logged is not None and len(moves) <= 1, logged is not None and not moves
+            kids = sorted(node.children_view, key=lambda k: (-k.nb_visit, k.node_id))
+            pv = []  # it follows selections, which no game logged
         to_move = state.to_move
         reward = sum(k.mean * k.nb_visit for k in kids)
         priors = {r[0]: r[10] for r in kids_found if r[10] is not None}
@@ -217,23 +229,27 @@ class TreeFile:
         notation = game.notation(moves)
         mover = game.replay(moves[:-1]).to_move if moves else 3 - game.initial().to_move
         here = merged.get(None)
+        counts = node_known or None  # None: the numbers as of that game are not known
         return {
             "game": game.name, "db": self.name, "path": notation, "moves": [game.label(m) for m in moves],
-            "to_move": to_move, "nb_visit": node.nb_visit, "nb_win": node.nb_win, "nb_draw": node.nb_draw,
-            "mean": node.mean, "value": reward / kid_visits if kid_visits else 0.5,
+            "to_move": to_move, "nb_visit": counts and node.nb_visit, "nb_win": counts and node.nb_win,
+            "nb_draw": counts and node.nb_draw, "mean": counts and node.mean,
+            "value": (reward / kid_visits if kid_visits else 0.5) if kids_known else None,
             "proven": proof_word(proof), "terminal": state.is_terminal, "winner": state.winner, "c": self.c,
             "principal_variation": pv, "pv_paths": _line_paths(game, moves, pv),
             "crumbs": [{"move": game.label(m), "path": game.notation(moves[:i + 1])} for i, m in enumerate(moves)],
-            "children": [self._child(k, node, moves, replay, state, (merged.get(k.name), graph), priors) for k in kids],
+            "children": [self._child(k, node, moves, replay, state, (merged.get(k.name), graph), priors, kids_known)
+                         for k in kids],
             **({} if here is None else {"position": _position_json(here, mover)}),
             **({"statistics": "graph"} if graph else {}),
             "board": board_grid(game, state),
-            "replay": None if replay is None else {"game": replay.game, "since": replay.since},
+            "replay": None if replay is None else {"game": replay.game, "since": replay.since,
+                                                   "note": _replay_note(node_known, kids_known)},
         }
 
     def _child(self, kid: TreeNode, parent: TreeNode, moves: Sequence[int], replay: Replay | None,
                state: State, merged: tuple[Sequence[Any] | None, bool],
-               priors: dict[int, float]) -> dict[str, Any]:
+               priors: dict[int, float], known: bool = True) -> dict[str, Any]:
         game, c = self.game, self.c
         visited = kid.nb_visit > 0
         row, graph = merged
@@ -249,18 +265,32 @@ class TreeFile:
             replay is not None and replay.since is not None and kid.created_game is not None
             and kid.created_game > replay.since
         )
+        if not known:  # a past game's counts below the root's children: not logged, so not shown
+            scores = dict.fromkeys(scores)
+        counts = known or None
         return {
-            "move": kid.name, "nb_visit": kid.nb_visit, "nb_win": kid.nb_win, "nb_draw": kid.nb_draw,
-            "nb_loss": kid.nb_loss, "nb_select": kid.nb_select, "mean": kid.mean,
+            "move": kid.name, "nb_visit": counts and kid.nb_visit, "nb_win": counts and kid.nb_win,
+            "nb_draw": counts and kid.nb_draw, "nb_loss": counts and kid.nb_loss,
+            "nb_select": kid.nb_select if replay is None else None, "mean": counts and kid.mean,
             **scores,
             **({} if row is None else {"position": _position_json(row, state.to_move)}),
-            "share": kid.nb_visit / parent.nb_visit if parent.nb_visit else 0.0,
-            "proven": proof_word(kid.proven), "colour": mean_colour(kid.mean if visited else None),
+            "share": (kid.nb_visit / parent.nb_visit if parent.nb_visit else 0.0) if known else None,
+            "proven": proof_word(kid.proven), "colour": mean_colour(kid.mean if visited and known else None),
             "path": href, "created_game": kid.created_game, "new": new,
             **({"value_sum": kid.value_sum} if kid.value_sum else {}),
             **({"prior": priors[kid.node_id]} if kid.node_id in priors else {}),
             **({"action": game.action_text(state, game.parse_move(kid.name))} if game.shows_actions and href else {}),
         }
+
+
+def _replay_note(node_known: bool, kids_known: bool) -> str:
+    """What a growth replay answer leaves out, and why."""
+    if kids_known:
+        return ("counts of the start's moves as logged after that game; selections and the principal variation "
+                "were not logged per game")
+    return (("this position's counts as logged after that game; " if node_known else "")
+            + "its moves' counts, selections and the principal variation were not logged per game (only the "
+              "start's moves are): shown as unknown")
 
 
 def _positions(conn: Any, game: Game, state: State, labels: Sequence[str]) -> dict[str | None, Any]:

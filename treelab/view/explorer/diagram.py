@@ -26,6 +26,7 @@ from ...nodes import unlink, walk
 from ...tree import Tree, TreeNode
 from ..dot import node_id, to_dot
 from ..loading import load_view
+from ..subtree import filter_children
 from .data import Replay, TreeFile
 from .svgdot import lean_svg, plugin_dir
 
@@ -34,7 +35,8 @@ __all__ = ["DiagramCache"]
 CACHE_SIZE = 64
 """Diagrams kept per server (a few megabytes at most)."""
 PREFETCH = 2
-"""How many of a drawn node's children (most visited first) get their diagrams laid out ahead (0: none)."""
+"""How many of a drawn node's children (the first by the move-choice rule) get their diagrams laid out ahead
+(0: none)."""
 
 
 class DiagramCache:
@@ -126,7 +128,7 @@ class DiagramCache:
 
 def draw(source: TreeFile, path: str, *, depth: int, top: int | None,
          replay: Replay | None) -> tuple[str, list[str]]:
-    """Lay out the diagram (no cache); also the paths of the drawn node's children, most visited first."""
+    """Lay out the diagram (no cache); also the paths of the drawn node's children (laid out ahead)."""
     moves = source.game.parse(path)
     tree, below = load_view(source.path, path=moves, depth=depth, top=top)
     fresh: list[TreeNode] = []
@@ -138,7 +140,7 @@ def draw(source: TreeFile, path: str, *, depth: int, top: int | None,
     for node in fresh:
         gid = escape(node_id(node), quote=True)
         text = text.replace(f'<g id="{gid}" class="node">', f'<g id="{gid}" class="node new">', 1)
-    kids = sorted(tree.find(moves).children_view, key=lambda k: -k.nb_visit)[:top] if depth else []  # the drawn ones
+    kids = filter_children(tree.find(moves).children_view, top, 0) if depth else []  # the drawn ones
     return text, [source.game.notation([*moves, source.game.parse_move(k.name)]) for k in kids]
 
 

@@ -69,14 +69,16 @@ function apiQuery(extra) {
   return q.toString();
 }
 
-function showError(message) {
+function showError(message) {  // a red banner, with a way back to a page that loads
   const box = $("error");
-  box.textContent = message || "";
+  box.replaceChildren();
+  if (message) box.append(el("span", {}, message), " · ", el("a", { href: "/", id: "error-back" }, "back to the start"));
   box.hidden = !message;
 }
 
 const fmt = (x, d = 3) => (x === null || x === undefined ? "–" : Number(x).toFixed(d));
-const pct = (x) => (100 * x).toFixed(x >= 0.1 ? 0 : 1) + "%";
+const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(x >= 0.1 ? 0 : 1) + "%");
+const count = (x) => (x === null || x === undefined ? "–" : x.toLocaleString("en"));
 
 // -- board --------------------------------------------------------------------
 function drawBoard(data) {
@@ -101,7 +103,9 @@ function drawBoard(data) {
       }
       const move = targets[`${r},${c}`];
       const kid = move !== undefined ? byMove[move] : undefined;
-      if (kid) {
+      if (kid && kid.share === null) {  // a past game's counts that were not logged: the move, no numbers
+        cell.append(link(move, kid.path));
+      } else if (kid) {
         const size = 0.45 + 0.55 * Math.sqrt(kid.share);  // area grows with the share of visits
         const spot = link("", kid.path);
         spot.className = "heat" + (kid.new ? " new" : "");
@@ -126,9 +130,13 @@ function drawBoard(data) {
 }
 
 // -- children table -------------------------------------------------------------
+// "nb_select" is the move-choice rule (treelab/mcts/choice.py), the order the principal variation is chosen by:
+// a proven win first, a proven loss last, then the most selected, then the most visited. It is the default order.
+const RULE = (k) => [k.proven === "win" ? 2 : k.proven === "loss" ? 0 : 1, k.nb_select ?? -1, k.nb_visit ?? -1];
+const DEFAULT_SORT = "nb_select";
 const SORTS = {
   move: (k) => (isNaN(Number(k.move)) ? k.move : Number(k.move)),
-  nb_visit: (k) => k.nb_visit, nb_select: (k) => k.nb_select, wdl: (k) => (k.nb_visit ? k.nb_win / k.nb_visit : -1),
+  nb_visit: (k) => k.nb_visit ?? -1, nb_select: RULE, wdl: (k) => (k.nb_visit ? k.nb_win / k.nb_visit : -1),
   mean: (k) => (k.nb_visit ? k.mean : -1), ucb1: (k) => (k.ucb1 === null ? Infinity : k.ucb1),
   proven: (k) => ({ win: 3, draw: 2, loss: 1 })[k.proven] || 0,
   model_prior: (k) => (k.model_prior ?? -1), oracle: (k) => (k.oracle ?? -2),
@@ -151,30 +159,37 @@ function valued(k) {
   return parts.length ? el("span", { class: "muted small valued" }, ` ${parts.join(" · ")}`) : "";
 }
 
+function compare(x, y) {  // numbers, strings, or arrays of them (lexicographic)
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) { const c = compare(x[i], y[i]); if (c) return c; }
+    return 0;
+  }
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 function drawTable(data) {
   const p = params();
-  const key = SORTS[p.get("sort")] ? p.get("sort") : "nb_visit";
+  const key = SORTS[p.get("sort")] ? p.get("sort") : DEFAULT_SORT;
   const dir = p.get("dir") === "asc" ? 1 : -1;
-  const kids = data.children.slice().sort((a, b) => {
-    const x = SORTS[key](a), y = SORTS[key](b);
-    return (x < y ? -1 : x > y ? 1 : 0) * dir || a.nb_visit - b.nb_visit;
-  });
+  const kids = data.children.slice().sort((a, b) => compare(SORTS[key](a), SORTS[key](b)) * dir);  // stable: ties keep the server's order
   for (const th of document.querySelectorAll("#children th")) {
     th.classList.toggle("sorted", th.dataset.key === key);
     th.dataset.dir = th.dataset.key === key ? (dir > 0 ? "asc" : "desc") : "";
   }
   const rows = kids.map((k) => {
     const n = k.nb_visit || 0;
-    const wdl = n ? bar([[k.nb_win / n, "win", `${k.nb_win} wins`], [k.nb_draw / n, "draw", `${k.nb_draw} draws`],
-      [k.nb_loss / n, "loss", `${k.nb_loss} losses`]]) : el("span", { class: "muted" }, "unvisited");
-    const ucb = k.ucb1 === null ? el("span", {}, "∞ (unvisited)")
+    const unknown = k.nb_visit === null;  // a past game's counts that were not logged
+    const wdl = unknown ? el("span", { class: "muted" }, "–") : n ? bar([[k.nb_win / n, "win", `${k.nb_win} wins`],
+      [k.nb_draw / n, "draw", `${k.nb_draw} draws`], [k.nb_loss / n, "loss", `${k.nb_loss} losses`]])
+      : el("span", { class: "muted" }, "unvisited");
+    const ucb = unknown ? el("span", { class: "muted" }, "–") : k.ucb1 === null ? el("span", {}, "∞ (unvisited)")
       : el("span", {}, fmt(k.ucb1), el("span", { class: "muted" }, ` = ${fmt(k.exploitation)} + ${fmt(k.exploration)}`));
     const tr = el("tr", { "data-move": k.move, class: k.new ? "new" : "" },
       el("td", { class: "move" }, link(k.move, k.path), k.action ? el("span", { class: "muted small" }, ` ${k.action}`) : ""),
-      el("td", { class: "num" }, el("span", { class: "visits" }, n.toLocaleString("en")),
-        el("span", { class: "muted" }, ` (${pct(k.share)})`), bar([[k.share, "share", pct(k.share)]])),
-      el("td", { class: "num selected" }, (k.nb_select || 0).toLocaleString("en")),
-      el("td", {}, wdl, el("span", { class: "muted small" }, ` ${k.nb_win}/${k.nb_draw}/${k.nb_loss}`)),
+      el("td", { class: "num" }, el("span", { class: "visits" }, count(k.nb_visit)),
+        el("span", { class: "muted" }, ` (${pct(k.share)})`), bar([[k.share || 0, "share", pct(k.share)]])),
+      el("td", { class: "num selected" }, count(k.nb_select)),
+      el("td", {}, wdl, unknown ? "" : el("span", { class: "muted small" }, ` ${k.nb_win}/${k.nb_draw}/${k.nb_loss}`)),
       el("td", { class: "num mean" }, el("span", { class: "swatch", style: `background:${k.colour}` }), fmt(k.mean),
         valued(k)),
       el("td", { class: "num ucb1" }, ucb),
@@ -187,7 +202,9 @@ function drawTable(data) {
   $("children").classList.toggle("with-model", "model_value" in data);
   $("children").classList.toggle("with-oracle", data.children.some((k) => "oracle" in k));
   $("children").tBodies[0].replaceChildren(...rows);
-  $("moves-note").textContent = `${data.children.length} stored, player ${data.to_move} to move, c = ${fmt(data.c, 4)}`;
+  const order = key !== DEFAULT_SORT ? "" : data.replay ? " · in order of visits (selections were not logged per game)"
+    : " · in the order the principal variation is chosen by: proofs first, then the most selected";
+  $("moves-note").textContent = `${data.children.length} stored, player ${data.to_move} to move, c = ${fmt(data.c, 4)}${order}`;
 }
 
 // -- position, crumbs, PV ---------------------------------------------------------
@@ -199,7 +216,7 @@ function drawPosition(data) {
   const proof = data.proven ? `, proven ${data.proven} for player ${data.to_move}` : "";
   const end = data.terminal ? (data.winner ? ` · game over: player ${data.winner} won` : " · game over: draw") : "";
   const model = "model_value" in data ? ` · model's value ${fmt(data.model_value)}` : "";
-  $("summary").textContent = `${data.nb_visit.toLocaleString("en")} visits · value ${fmt(data.value)} for player ` +
+  $("summary").textContent = `${count(data.nb_visit)} visits · value ${fmt(data.value)} for player ` +
     `${data.to_move}${model}${proof}${end}`;
   const merged = data.position;  // the position table: every stored path to this position (and its mirror images)
   $("merged").textContent = merged ? `position reached by ${merged.paths.toLocaleString("en")} stored ` +
@@ -207,7 +224,8 @@ function drawPosition(data) {
     `${fmt(merged.mean)} for the player who moved here` +
     (data.statistics === "graph" ? " · scores: graph search (position value + edge exploration)" : "") : "";
   const pv = [el("b", {}, "principal variation: ")];
-  if (!data.principal_variation.length) pv.push(el("span", { class: "muted" }, "–"));
+  if (data.replay) pv.push(el("span", { class: "muted" }, "not known for a past game (it follows selections)"));
+  else if (!data.principal_variation.length) pv.push(el("span", { class: "muted" }, "–"));
   data.principal_variation.forEach((move, i) => pv.push(link(move, data.pv_paths[i]), " "));
   $("pv").replaceChildren(...pv);
   document.title = `treelab explorer · ${data.game} · ${data.path || "start"}`;
@@ -220,6 +238,11 @@ async function drawDiagram() {
   $("depth").value = p.get("depth") || "2";
   const top = p.has("top") ? p.get("top") : "3";
   $("top").value = top === "all" ? "" : top;
+  if (p.get("game")) {  // a past game's counts below the start's moves were not logged: no numbers to draw
+    box.replaceChildren(el("p", { class: "muted replay-note" }, "The diagram is drawn for the latest tree only: " +
+      "treelab logs the counts of the start's moves after each game, not the deeper ones."));
+    return;
+  }
   const q = apiQuery({ depth: $("depth").value, top: $("top").value });
   const r = await fetch(`/api/subtree.svg?${q}`, { cache: "no-store" });
   if (!r.ok) {
@@ -278,7 +301,8 @@ function drawSlider() {
   const g = params().get("game");
   s.value = g ? g : String(last);
   $("replay").hidden = !last;
-  $("replay-label").textContent = g ? `the tree after game ${g} of ${last} (new nodes since game ${params().get("since") || "–"} marked)` :
+  const note = g && node && node.replay ? ` · ${node.replay.note}` : "";
+  $("replay-label").textContent = g ? `the tree after game ${g} of ${last} (new nodes since game ${params().get("since") || "–"} marked)${note}` :
     `latest: ${last.toLocaleString("en")} games, ${info ? info.nodes.toLocaleString("en") : "?"} nodes (live)`;
   lastSlider = Number(s.value);
 }
@@ -361,6 +385,7 @@ async function load() {
     drawPosition(node);
     drawBoard(node);
     drawTable(node);
+    drawSlider();  // its label says what a replayed game's answer leaves out
     document.body.dataset.loaded = node.path;
     await Promise.all([drawDiagram(), drawCompare(), drawStep()]);
     document.body.dataset.ready = node.path + "|" + (params().get("game") || "") + "|" + version;
@@ -393,7 +418,7 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const th of document.querySelectorAll("#children th")) {
     th.addEventListener("click", () => {
       const p = params();
-      const same = (p.get("sort") || "nb_visit") === th.dataset.key;
+      const same = (p.get("sort") || DEFAULT_SORT) === th.dataset.key;
       const dir = same ? (p.get("dir") === "asc" ? "desc" : "asc") : (th.dataset.key === "move" ? "asc" : "desc");
       history.replaceState(null, "", pageUrl({ sort: th.dataset.key, dir: dir }));
       if (node) drawTable(node);
