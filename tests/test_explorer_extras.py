@@ -19,7 +19,7 @@ from treelab.oracle import solve
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tic-tac-toe model fitted from the sample tree."""
     out = tmp_path_factory.mktemp("extras") / "ttt.npz"
-    treelab.fit(SAMPLE_TTT, out, config=FitConfig(min_visits=5, hidden=(16,), epochs=5))
+    treelab.fit(SAMPLE_TTT, out, fitting=FitConfig(min_visits=5, hidden=(16,), epochs=5))
     return out
 
 

@@ -178,6 +178,18 @@ def test_refresh_reads_a_refitted_model(trained: tuple[Path, Path], tmp_path: Pa
     assert evaluator.model.info["min_visits"] == 200 and evaluator.refresh() is False
 
 
+def test_fit_takes_its_config_as_fitting_and_the_old_name_with_a_warning(trained: tuple[Path, Path]) -> None:
+    db, _ = trained
+    settings = treelab.FitConfig(min_visits=200, hidden=(8,), epochs=2, seed=3)
+    new = treelab.fit(db, None, fitting=settings)
+    with pytest.warns(DeprecationWarning, match=r"fit\(config=...\) is now fit\(fitting=...\)"):
+        old = treelab.fit(db, None, config=settings)
+    assert new.info["min_visits"] == old.info["min_visits"] == 200
+    assert all((a == b).all() for a, b in zip(new.weights, old.weights, strict=True))  # the same fit
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="give fitting= only"):
+        treelab.fit(db, None, fitting=settings, config=treelab.FitConfig(min_visits=5))
+
+
 def test_cli_fit_reports_and_writes_json(trained: tuple[Path, Path], tmp_path: Path) -> None:
     db, _ = trained
     out = tmp_path / "cli.npz"

@@ -67,7 +67,7 @@ def fit(db: str, out: str, as_json: bool, **settings: Any) -> None:
     from ..learn.fitting import FitConfig
     from ..learn.fitting import fit as run
 
-    config = FitConfig(**{**settings, "hidden": _layers(settings["hidden"])})  # the options are FitConfig's fields
+    fitting = FitConfig(**{**settings, "hidden": _layers(settings["hidden"])})  # the options are FitConfig's fields
     bar: Any = None
 
     def progress(epoch: int, total: int, loss: float) -> None:
@@ -79,7 +79,7 @@ def fit(db: str, out: str, as_json: bool, **settings: Any) -> None:
         bar.update(1, f"loss {loss:.5f}")
 
     try:
-        model = run(db, out, config=config, progress=progress)
+        model = run(db, out, fitting=fitting, progress=progress)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -113,7 +114,7 @@ def fit(
     db: DbPath,
     out: str | os.PathLike[str] | None,
     *,
-    config: FitConfig | None = None,
+    fitting: FitConfig | None = None,
     game: str | Game | None = None,
     progress: FitProgress | None = None,
     warm_start: Model | None = None,
@@ -125,12 +126,14 @@ def fit(
     Args:
         db: the tree's database (only read).
         out: the model file to write, replaced atomically; an existing file must be a model of the same game.
-        config: what to fit on and how long (:class:`FitConfig`).
+        fitting: what to fit on and how long (:class:`FitConfig`; the name :func:`treelab.learning_loop`
+            and the command line give it too; the old keyword ``config`` is read with a
+            :class:`DeprecationWarning`).
         game: if given, ``db`` must hold this game.
         progress: called after each epoch (the command line's progress bar).
         warm_start: start from this model's weights (a model of the same game and layers; else from random ones).
         since: with :attr:`FitConfig.sample`, the positions whose node was made after this game id come first.
-        options: fields of ``config`` as keywords (``min_visits=50, hidden=(64, 32)``), replacing them.
+        options: fields of ``fitting`` as keywords (``min_visits=50, hidden=(64, 32)``), replacing them.
 
     Raises:
         StoreError, GameMismatchError: ``db`` cannot be read, or holds another game than ``game``.
@@ -142,7 +145,13 @@ def fit(
         MissingExtraError: scikit-learn (the ``learn`` extra) is not installed.
     """
     require_learning()  # before any work
-    cfg = replace(config or FitConfig(), **options) if options else (config or FitConfig())
+    if "config" in options:  # the old name of ``fitting``
+        old = options.pop("config")
+        warnings.warn("fit(config=...) is now fit(fitting=...)", DeprecationWarning, stacklevel=2)
+        if fitting is not None and old is not None and old != fitting:
+            raise TypeError("config= and fitting= name one value: give fitting= only")
+        fitting = fitting if fitting is not None else old
+    cfg = replace(fitting or FitConfig(), **options) if options else (fitting or FitConfig())
     min_visits, max_depth, hidden, epochs, patience, heldout, seed = (
         cfg.min_visits, cfg.max_depth, tuple(cfg.hidden), cfg.epochs, cfg.patience, cfg.heldout, cfg.seed)
     started = time.perf_counter()

@@ -244,7 +244,7 @@ def _refit(db: str | os.PathLike[str], path: Path, game: Game, fitting: FitConfi
     since = current.info.get("games_logged") if current is not None else None
     config = replace(fitting, epochs=min(fitting.epochs, WARM_EPOCHS)) if current is not None else fitting
     try:
-        fitted = fit(db, None, config=config, game=game, progress=bar, warm_start=current,
+        fitted = fit(db, None, fitting=config, game=game, progress=bar, warm_start=current,
                      since=int(since) if isinstance(since, int) else None)
     finally:
         if bar is not None:
