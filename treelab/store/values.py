@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,6 +97,9 @@ def add_values(conn: sqlite3.Connection, values: Values | None, where: Sequence[
         conn.executemany(ADD, values.rows(where))
 
 
+_BY_ID = 20_000
+"""A partial load of at most this many nodes looks their values up by id instead of scanning the table."""
+
 _BATCH = 50_000
 """Rows :func:`write_new` sends per ``executemany``: the memory of a batch, not of the tree."""
 
@@ -125,8 +128,15 @@ def read(conn: sqlite3.Connection, tree: Tree, nodes: Mapping[int, TreeNode] | l
         return  # an older file read as it is
     partial = isinstance(nodes, dict)
     priors = tree.priors
-    for nid, value, prior in conn.execute(
-            "SELECT id, value_sum, prior FROM nodes WHERE value_sum != 0 OR prior IS NOT NULL"):
+    rows: Iterable[tuple[Any, ...]]
+    if partial and len(nodes) <= _BY_ID:  # a few nodes of a big file: looked up, not a scan of the table
+        ids = list(nodes)
+        rows = [row for start in range(0, len(ids), 500) for row in conn.execute(
+            f"SELECT id, value_sum, prior FROM nodes WHERE id IN ({','.join('?' * len(ids[start:start + 500]))}) "
+            "AND (value_sum != 0 OR prior IS NOT NULL)", ids[start:start + 500])]
+    else:
+        rows = conn.execute("SELECT id, value_sum, prior FROM nodes WHERE value_sum != 0 OR prior IS NOT NULL")
+    for nid, value, prior in rows:
         node = nodes.get(nid) if partial else (nodes[nid] if 0 <= nid < len(nodes) else None)  # type: ignore[union-attr]
         if node is None:
             continue

@@ -15,7 +15,8 @@ compared tree): ``/`` the page (its state is the URL), ``/static/...`` its
 script and styles, ``GET /api/node``, ``GET /api/subtree.svg``, ``GET
 /api/info`` (size and a version that changes on every save, for live
 updates), ``GET /api/compare`` (when a second tree is served) and ``GET /api/trace`` (a traced
-search of the position for the step mode, :mod:`treelab.view.explorer.stepping`). A bad
+search of the position for the step mode, :mod:`treelab.view.explorer.stepping`; one at a time,
+:data:`MAX_TRACES`: another meanwhile answers 503 ``{"error": "busy: ...", "busy": true}``). A bad
 query answers 400 and an unknown position 404, both as ``{"error": ...}``;
 nothing a client sends makes a 500.
 """
@@ -23,6 +24,7 @@ nothing a client sends makes a 500.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ from ...errors import (
     PathNotFoundError,
     QueryError,
     RenderError,
+    ServeError,
     StoreError,
     TooLargeError,
     TreelabError,
@@ -47,15 +50,19 @@ from ...errors import (
 from ...games import Game
 from .data import Extras, Replay, TreeFile
 from .diagram import DiagramCache
-from .stepping import MAX_TRACE, TraceQuery, trace_answer
+from .stepping import MAX_TRACE, TraceQuery, TraceWorker
 
-__all__ = ["LOOPBACK_NAMES", "STATIC", "Compare", "HostCheck", "create_app", "host_of"]
+__all__ = ["LOOPBACK_NAMES", "MAX_TRACES", "STATIC", "Compare", "HostCheck", "create_app", "host_of"]
 
 STATIC = Path(__file__).with_name("static")
 """The page's own files: the only files the server reads besides the databases."""
 
 Compare = Callable[[str], Mapping[str, Any]]
 """The compare view's answer for a position: the ``treelab diff --json`` object (wired in by the caller)."""
+
+MAX_TRACES = 1
+"""Traced searches (``/api/trace``) run at once; another asked meanwhile is answered 503 ``busy`` at once: the
+searches hold the interpreter, and ``/api/info`` and the page's other answers stay fast."""
 
 LONGEST_UNKNOWN = 100_000
 """The most moves accepted in a ``path`` of a game that does not declare its longest game."""
@@ -218,6 +225,9 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         )
         return Response(svg, media_type="image/svg+xml", headers=_HEADERS)
 
+    tracing = threading.BoundedSemaphore(MAX_TRACES)
+    tracer = TraceWorker()  # the searches run in a child process: this one stays free for the other requests
+
     def traced(request: Request) -> Response:
         source = tree_file(request)
         tree = request.query_params.get("tree", "fresh")
@@ -226,7 +236,17 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
         query = TraceQuery(search=request.query_params.get("search", "uct"),
                            iterations=_int(request, "iterations", 200, 1, MAX_TRACE) or 200,
                            seed=_int(request, "seed", 1, 0, 10**9) or 0, stored=tree == "stored")
-        return JSONResponse(trace_answer(source, _path(request, source.game), query), headers=_HEADERS)
+        path = _path(request, source.game)
+        if not tracing.acquire(blocking=False):  # busy: say so at once, never queue behind the running ones
+            return JSONResponse({"error": f"busy: {MAX_TRACES} traced search{'es' * (MAX_TRACES != 1)} running "
+                                          "now; ask again in a moment", "busy": True}, status_code=503,
+                                headers={**_HEADERS, "Retry-After": "1"})
+        try:
+            return JSONResponse(tracer.answer(source.path, path, query), headers=_HEADERS)
+        except ServeError as exc:
+            return _error(503, str(exc))
+        finally:
+            tracing.release()
 
     def compared(request: Request) -> Response:
         if compare is None:
@@ -254,4 +274,5 @@ def create_app(main: TreeFile, *, other: TreeFile | None = None, compare: Compar
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, 404: not_found})
     app.state.diagrams = diagrams  # closed by the server as it stops
+    app.state.tracer = tracer
     return HostCheck(app, hosts)

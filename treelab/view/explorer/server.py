@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
+import sys
 import threading
 import time
 import webbrowser
@@ -97,6 +98,11 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread holds the interpreter before another may run, in ``treelab serve`` (Python's default is
+0.005): with a traced search running, each of ``/api/info``'s hand-overs would wait up to that long."""
+
+
 def _server(app: Any) -> uvicorn.Server:
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1)
     return uvicorn.Server(config)
@@ -110,13 +116,18 @@ def serve(app: Any, sock: socket.socket, *, open_browser: bool = True, path: str
     if open_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url + (f"?path={path}" if path else ""))).start()
     server = _server(app)
+    sys.setswitchinterval(SWITCH_INTERVAL)  # this process only serves: a running trace hands over the GIL soon
     try:
         with contextlib.suppress(KeyboardInterrupt):
             server.run(sockets=[sock])
     finally:
-        diagrams = getattr(getattr(app, "state", None), "diagrams", None)
+        state = getattr(app, "state", None)
+        diagrams = getattr(state, "diagrams", None)
         if diagrams is not None:
             diagrams.close()
+        tracer = getattr(state, "tracer", None)
+        if tracer is not None:
+            tracer.close()
 
 
 STOP_WAIT = 30.0
