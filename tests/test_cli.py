@@ -115,7 +115,24 @@ def test_play_a_whole_game_with_bad_input_asked_again(tmp_path: Path) -> None:
 def test_play_quit(tmp_path: Path) -> None:
     result = run("play", "connect4", "--iterations", "50", "--human", "2", input="q\n")
     assert result.exit_code == 0
-    assert "AI plays" in result.output and "bye" in result.output
+    assert "AI plays" in result.output and "the tree was in memory only" in result.output.splitlines()[-1]
+
+
+@pytest.mark.parametrize("stdin", ["", "4\n"], ids=["at-once", "after-a-move"])
+def test_play_ended_by_end_of_input_says_whether_the_tree_was_saved(tmp_path: Path, stdin: str) -> None:
+    """The real command with its input closed (as `treelab play ... < moves.txt` or Ctrl-D): one clean last line
+    saying the file was not changed, no bare 'Aborted!', the file as it was."""
+    db = tmp_path / "t.db"
+    assert run("train", "tictactoe", "--db", str(db), "--games", "2", "--iterations", "20", "--seed", "1",
+               "--quiet").exit_code == 0
+    before = db.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "treelab", "play", "tictactoe", "--db", str(db), "--iterations",
+                           "20", "--seed", "1"], input=stdin, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("end of input: quit before the game ended") and f"{db} was not changed" in last
+    assert "Aborted" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+    assert db.read_bytes() == before
 
 
 def test_analyse_with_puct_temperature_and_bad_choices(tmp_path: Path) -> None:

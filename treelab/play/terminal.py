@@ -29,9 +29,9 @@ def play_in_terminal(
 ) -> int | None:
     """Play one game, the human as player ``human``; returns the winner (None: draw or quit).
 
-    Bad input (not a move, an illegal move) is explained and asked again; ``q``
-    quits. With ``db`` the AI searches in that stored tree and the grown tree
-    (and the game) are saved at the end.
+    Bad input (not a move, an illegal move) is explained and asked again; ``q``, the end of
+    the input or Ctrl-C at the prompt quits, saying that nothing was saved. With ``db`` the AI
+    searches in that stored tree and the grown tree (and the game) are saved at the end.
     """
     ask = ask or (lambda prompt: click.prompt(prompt, prompt_suffix=" ", default="", show_default=False))
     if db is not None:
@@ -54,9 +54,14 @@ def play_in_terminal(
             actions = {game.action_text(state, m).lower(): m for m in state.legal_moves()} if game.shows_actions else {}
             if actions:
                 say("legal: " + ", ".join(f"{m} {text}" for text, m in actions.items()))
-            answer = ask(f"your move ({marks[human]}):").strip().lower()
-            if answer in ("q", "quit", "exit"):
-                say("bye")
+            try:
+                answer = ask(f"your move ({marks[human]}):").strip().lower()
+            except (click.Abort, EOFError, KeyboardInterrupt):  # end of input, or Ctrl-C at the prompt
+                answer = "end of input"
+            if answer in ("q", "quit", "exit", "end of input"):
+                kept = (f"{db} was not changed (a game is saved when it ends)" if db is not None
+                        else "the tree was in memory only (--db PATH keeps one)")
+                say(f"\n{'quit' if answer != 'end of input' else 'end of input: quit'} before the game ended: {kept}")
                 return None
             try:
                 move = actions[answer] if answer in actions else game.parse_move(answer)
