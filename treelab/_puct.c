@@ -248,7 +248,7 @@ static int dict_double(PyObject *dict, PyObject *key, double fallback, double *o
  * made a child at once and proven (a win, or a draw on the last cell: solver.prove_terminal), and the proof
  * propagates up by Python's one rule (the prove callback: solver.propagate from node up).
  * *value: the network's value for the player to move. 0, -1 on error, HAND_BACK for a non-finite value. */
-static int evaluate(PBatch *b, PyObject **path, int n, const Board *s, double *value) {
+static int evaluate(PBatch *b, PyObject **path, const int *counts, int n, const Board *s, double *value) {
     PyObject *node = path[n - 1];
     float x[N_FEATURES];
     c4_encode(s->a, s->b, x);
@@ -326,11 +326,16 @@ static int evaluate(PBatch *b, PyObject **path, int n, const Board *s, double *v
     if (PyDict_SetItem(b->pending, node, waiting) < 0) goto fail;
     Py_DECREF(waiting);
     if (proved) { /* solver.propagate over above + path, from node up */
-        PyObject *line = PyList_New(n);
-        if (line == NULL) return -1;
-        for (int i = 0; i < n; i++) PyList_SET_ITEM(line, i, (Py_INCREF(path[i]), path[i]));
-        PyObject *done = PyObject_CallOneArg(b->prove, line);
-        Py_DECREF(line);
+        PyObject *line = PyList_New(n), *legal_counts = PyList_New(n);
+        for (int i = 0; line != NULL && legal_counts != NULL && i < n; i++) {
+            PyObject *count = PyLong_FromLong(counts[i]);
+            if (count == NULL) Py_CLEAR(line);
+            else PyList_SET_ITEM(legal_counts, i, count);
+            if (line != NULL) PyList_SET_ITEM(line, i, (Py_INCREF(path[i]), path[i]));
+        }
+        PyObject *done = line != NULL && legal_counts != NULL ? PyObject_CallFunctionObjArgs(b->prove, line, legal_counts, NULL) : NULL;
+        Py_XDECREF(line);
+        Py_XDECREF(legal_counts);
         if (done == NULL) return -1;
         Py_DECREF(done);
     }
@@ -437,8 +442,9 @@ static int move_of_label(PBatch *b, PyObject *label) {
 static int simulate_one(PBatch *b) {
     Board s = b->board;
     PyObject *node = b->start, *path[MAX_PATH];
-    int n = 1;
+    int n = 1, counts[MAX_PATH]; /* counts[i]: the legal moves at path[i] (for proofs) */
     path[0] = node;
+    counts[0] = __builtin_popcount(legal_bits(&s));
     double value = -1.0;
     for (;;) {
         if (board_over(&s)) {
@@ -448,7 +454,7 @@ static int simulate_one(PBatch *b) {
         PyObject *waiting = PyDict_GetItemWithError(b->pending, node);
         if (waiting == NULL) {
             if (PyErr_Occurred()) return -1;
-            int status = evaluate(b, path, n, &s, &value);
+            int status = evaluate(b, path, counts, n, &s, &value);
             if (status < 0) return status;
             double visits = number_of(node, F_VISIT);
             PyObject *proven = visits != -1.0 || !PyErr_Occurred() ? get_field(node, F_PROVEN) : NULL;
@@ -485,8 +491,9 @@ static int simulate_one(PBatch *b) {
             PyErr_SetString(PyExc_ValueError, "a path deeper than the game allows");
             return -1;
         }
-        path[n++] = node = kid;
+        path[n] = node = kid;
         board_play(&s, move);
+        counts[n++] = __builtin_popcount(legal_bits(&s));
     }
     int winner, to_move = 1 + (s.ply & 1);
     PyObject *proof = board_over(&s) ? NULL : get_field(node, F_PROVEN);

@@ -24,7 +24,11 @@ from .options import (
 @game_argument
 @option("--db", required=True, type=click.Path(dir_okay=False), metavar="PATH",
         help="Tree database (created if missing).")
-@option("--games", type=click.IntRange(min=0), default=100, help="Games to play.")
+@option("--games", type=click.IntRange(min=0), default=None, show_default="100, or no limit with --minutes",
+        help="Games to play.")
+@option("--minutes", type=finite(min=0.0, min_open=True), default=None, show_default="no limit",
+        help="Stop cleanly after this much wall time (the game under way is finished and saved); with --games, "
+             "whichever comes first. Running the same command again resumes.")
 @iterations_option(400)
 @option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
         help="Who the tree plays (colours alternate).")
@@ -60,7 +64,7 @@ from .options import (
 @option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]", show_default="no Ray",
         help="Play on Ray: alone, a local Ray; with HOST:PORT, that cluster (pip install 'treelab[ray]').")
 @library_errors
-def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
+def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: bool, **options: Any) -> None:
     """Grow the tree in DB by playing whole games; re-running resumes.
 
     The tree is saved after every game in one transaction (by a writer process
@@ -86,10 +90,17 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
       treelab train connect4 --db c4.db --games 200 --iterations 400 --workers 2
       treelab train connect4 --db c4.db --games 100 --pool self,heuristic,db=old.db --seed 1
       treelab train connect4 --db c4.db --games 400 --iterations 200 --model c4.npz --refit-every 100
+      treelab train connect4 --db c4.db --model c4.npz --refit-every 100 --minutes 60 --seed 1
     """
+    import time
+
+    from ..play.console import UNBOUNDED
     from ..play.training import train as run
     from ..play.training_config import TEMPERATURE_MOVES, TrainingConfig
 
+    until = time.monotonic() + 60.0 * minutes if minutes is not None else None
+    if games is None:
+        games = 100 if minutes is None else UNBOUNDED  # --minutes alone: as many games as the time allows
     searching = search_options_of(options)  # made into one SearchConfig by train, with its self-play defaults
     moves, ray, workers = options.pop("temperature_moves"), options.pop("ray"), options.pop("workers")
     options["temperature_moves"] = TEMPERATURE_MOVES if moves is None else None if moves == -1 else moves
@@ -106,14 +117,14 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               workers=workers, **options)
     if refit_every is not None or model is not None:
-        _learn(game, db, games, training, searching, model, refit_every, fitting)
+        _learn(game, db, games, training, searching, model, refit_every, fitting, minutes)
         return
     if fitting:
         flag = "--" + next(iter(fitting)).replace("_", "-")
         raise click.UsageError(f"{flag} is for the learning loop: give --model and --refit-every too")
     if searching.get("mix") is not None:
         raise click.UsageError("--mix blends a playout into a model's value: give --model too")
-    summary = run(game, db, games, training=training, **searching)
+    summary = run(game, db, games, training=training, until=until, **searching)
     click.echo(summary.describe())
     if note:
         click.echo(f"note: {note}")
@@ -122,8 +133,9 @@ def train(game: Game, db: str, games: int, quiet: bool, **options: Any) -> None:
 
 
 def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, Any], model: str | None,
-           refit_every: int | None, fitting_options: dict[str, Any]) -> None:
+           refit_every: int | None, fitting_options: dict[str, Any], minutes: float | None) -> None:
     """``--model`` (and ``--refit-every``): the learning loop, or self-play guided by a fixed model."""
+    import time
     from dataclasses import replace
     from pathlib import Path
 
@@ -137,7 +149,9 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
         if not Path(model).exists():
             raise click.UsageError(f"--model {model!r} does not exist: add --refit-every K to fit it from the games, "
                                    "or fit one first with treelab fit")
-        summary = run(game, db, games, training=training, **{**searching, "algorithm": "puct", "model": model})
+        until = time.monotonic() + 60.0 * minutes if minutes is not None else None
+        summary = run(game, db, games, training=training, until=until,
+                      **{**searching, "algorithm": "puct", "model": model})
         click.echo(summary.describe())
         if summary.interrupted:
             click.echo("stopped early: run the same command again to resume")
@@ -149,8 +163,11 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
     for name in ("algorithm", "evaluator"):  # not given: the loop's own start (PUCT with the game's heuristic)
         if context.get_parameter_source(name) is click.core.ParameterSource.DEFAULT:
             searching.pop(name, None)
-    result = learning_loop(game, db, model, games, refit_every=refit_every, training=training, fitting=fitting,
-                           **searching)
+    from ..play.console import UNBOUNDED
+
+    result = learning_loop(game, db, model, None if games >= UNBOUNDED else games, refit_every=refit_every,
+                           minutes=minutes, training=training,
+                           fitting=fitting, **searching)
     for step in result.runs:
         click.echo(step.describe())
     click.echo(result.describe())

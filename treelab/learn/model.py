@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import speedups
 from ..errors import ModelFileError, ModelMismatchError, StoreError
 from ..games import Game, State
 from ..store.outfile import special_kind, whole
@@ -39,6 +40,10 @@ PRIOR_FLOOR = 1e-3
 """The smallest prior a legal move gets before normalising (a linear output can be negative)."""
 
 Floats = npt.NDArray[np.float32]
+
+_FORWARD = getattr(speedups.compiled, "mlp_forward", None)
+"""``treelab._speedups.mlp_forward`` when built: one position's forward pass in C, the numbers
+``treelab._speedups.puct_batch`` reads (skipping zero features, a sum per output in input order)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +68,13 @@ class Model:
     """The training record: ``examples``, ``positions``, ``source_db``, ``treelab_version``, ``metrics``, ..."""
     path: str | None = None
     """The file it was loaded from or saved to, if any."""
+
+    def __post_init__(self) -> None:
+        # float32 in C order, whatever made them (a fit's float64 coefficients, a transposed view): numpy and
+        # the compiled forward pass read the same numbers
+        for name in ("weights", "biases"):
+            arrays = tuple(np.ascontiguousarray(a, dtype=np.float32) for a in getattr(self, name))
+            object.__setattr__(self, name, arrays)
 
     def check_game(self, game: Game) -> None:
         """Raise :class:`ModelMismatchError` unless this model reads ``game``'s encoding."""
@@ -103,16 +115,21 @@ class Model:
         moves (a search calls it once per simulation: numpy's overhead on tiny arrays would dominate).
         """
         x = state.features().reshape(-1)
-        last = len(self.weights) - 1
-        for i in range(last):
-            x = x @ self.weights[i]
-            x += self.biases[i]
-            np.maximum(x, 0.0, out=x)
-        out = (x @ self.weights[last] + self.biases[last]).tolist()
+        if _FORWARD is not None and x.dtype == np.float32:  # the very pass the compiled PUCT batch runs
+            out = _FORWARD(x, self.weights, self.biases)
+        else:
+            last = len(self.weights) - 1
+            for i in range(last):
+                x = x @ self.weights[i]
+                x += self.biases[i]
+                np.maximum(x, 0.0, out=x)
+            out = (x @ self.weights[last] + self.biases[last]).tolist()
         first, floor = self.first_move, PRIOR_FLOOR
         legal = state.legal_moves()
         picked = [max(out[m - first], floor) for m in legal]
-        total = sum(picked)
+        total = 0.0
+        for p in picked:  # added in order, as _puct.c does (sum() compensates since Python 3.12)
+            total += p
         value = min(1.0, max(0.0, (out[self.num_moves] + 1.0) * 0.5))
         return {m: p / total for m, p in zip(legal, picked, strict=True)}, value
 

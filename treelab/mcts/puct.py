@@ -45,10 +45,14 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .. import speedups
+from ..games import Game
+from ..nodes import Proof
 from ..tree import TreeNode
 from .config import C_PUCT
-from .evaluators import BatchEvaluator, Evaluation, Evaluator
+from .evaluators import BatchEvaluator, Evaluation, Evaluator, ModelEvaluator
 from .loop import BatchFn, Leaf, SearchState, back_up, legal_counter, prove_leaf
+from .policies import random_playout
 from .puct_rules import (
     DIRICHLET_FRACTION,
     RootNoise,
@@ -60,7 +64,7 @@ from .puct_rules import (
     select_puct,
 )
 from .selection import SelectFn
-from .solver import propagate
+from .solver import propagate, replayed_legal_count
 from .summary import choose_move
 
 __all__ = [
@@ -72,6 +76,13 @@ __all__ = [
     "dirichlet_alpha_for",
     "select_puct",
 ]
+
+
+_COMPILED = getattr(speedups.compiled, "puct_batch", None)
+"""``treelab._speedups.puct_batch`` when built: model-guided PUCT simulations in C
+(:meth:`PUCTPhases.compiled_batch`)."""
+_PROOFS = (Proof.LOSS, Proof.DRAW, Proof.WIN)
+"""The proofs the compiled batch marks terminal children with, by result (-1, 0, 1) plus one."""
 
 
 @dataclass(eq=False)
@@ -87,15 +98,78 @@ class PUCTPhases:
     root_priors: dict[str, float] = field(default_factory=dict)
     """The start's moves' priors with Dirichlet noise, by label, for this search (empty: not drawn yet)."""
     batch: BatchFn | None = None
-    """:meth:`run_batch` when the evaluator takes positions in batches (:class:`BatchEvaluator`), else None."""
+    """:meth:`run_batch` when the evaluator takes positions in batches (:class:`BatchEvaluator`), :meth:`compiled_batch`
+    for a fitted model's one-at-a-time evaluation when the C extension is built, else None."""
     watch: Callable[[SelectFn], SelectFn] | None = None
     """Wraps the selection function of every simulation (a trace records each choice); None: none."""
     many: BatchEvaluator | None = None
     """The evaluator again, when it takes batches (set from :attr:`evaluate`)."""
+    labels: tuple[str, ...] | None = None
+    """Each move's label by move number, for the compiled batch (made at its first call)."""
+    checked: Game | None = None
+    """The game the compiled batch checked its model against."""
 
     def __post_init__(self) -> None:
         if isinstance(self.evaluate, BatchEvaluator) and self.evaluate.batch_size > 1:
             self.many, self.batch = self.evaluate, self.run_batch
+        elif (_COMPILED is not None and isinstance(self.evaluate, ModelEvaluator)
+              and (self.evaluate.mix == 0.0 or self.evaluate.playout is random_playout)):
+            self.batch = self.compiled_batch
+
+    def compiled_batch(self, state: SearchState, n: int) -> Leaf | None:
+        """Up to ``n`` simulations of these very phases in C (``_puct.c``, a :data:`BatchFn`), where they apply.
+
+        They apply to a fitted model's evaluation (a random playout mixed in or none) of the built-in Connect
+        Four on a tree loaded whole (no cut); the network's forward pass, its priors, the playouts' random
+        draws and the selection are the Python phases' own, so the same tree grows. A simulation the batch
+        hands back (one that reaches a finished game or finds every move proven, or the start's first root
+        noise) and every simulation where the batch does not apply run in Python: :meth:`select` here,
+        simulated and backed up by the loop.
+        """
+        tree = state.tree
+        game = tree.game
+        model = self.evaluate.model  # type: ignore[attr-defined]  # a ModelEvaluator (__post_init__)
+        if (vars(type(game)).get("compiled_loop") != 0 or state.cut or state.positions is not None
+                or not game.alternating or (self.noise is not None and not self.root_priors)
+                or model.first_move != 1 or model.num_moves != game.num_moves):
+            return self.select(state)
+        if self.checked is not game:
+            model.check_game(game)
+            self.checked = game
+        if self.labels is None:
+            self.labels = tuple(game.label(m) for m in range(game.num_moves + 1))
+        stats = [0, 0, 0, 0, 0, 0]  # simulations, draws, wins of player 1, of player 2, nodes made, valued
+        cur, mask, ply = game.playout_board(state.position)
+        try:
+            handed = _COMPILED(
+                state.start, n, state.c, state.solver, cur, mask, ply, tree.baselines, tree.value_baselines,
+                tree.new_nodes, tree.depth_counts, tree.node_class, tree.next_id, state.max_size - tree.size,
+                self.labels, self.move_of, state.start.depth, tree.priors, tree.pending, self.root_priors,
+                state.above, model.weights, model.biases, model.first_move, stats, self._prover(state), _PROOFS,
+                float(self.evaluate.mix), state.rng.getrandbits)  # type: ignore[attr-defined]
+        finally:  # also on an exception (Ctrl-C): what the batch did is counted
+            state.done += stats[0]
+            state.draws += stats[1]
+            state.wins[1] += stats[2]
+            state.wins[2] += stats[3]
+            tree.count_made(stats[4])
+            if stats[5]:
+                tree.valued = True
+        return self.select(state) if handed else None
+
+    @staticmethod
+    def _prover(state: SearchState) -> Callable[[list[TreeNode], list[int]], None]:
+        """The compiled batch's ``prove(path, legal_counts)``: a proof found at ``path[-1]`` propagates up (the
+        one rule), ``legal_counts[i]`` the number of legal moves at ``path[i]`` (above the start: replayed)."""
+        above = len(state.above)
+        replayed = replayed_legal_count(state.tree.game, state.above)
+
+        def prove(path: list[TreeNode], legal_counts: list[int]) -> None:
+            full = state.above + path
+            propagate(state.tree, full, lambda i: legal_counts[i - above] if i >= above else replayed(i),
+                      first=len(full) - 1)
+
+        return prove
 
     def select(self, state: SearchState) -> Leaf:
         """Tree policy: descend by PUCT from the start, expanding and evaluating where needed."""

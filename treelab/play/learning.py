@@ -10,9 +10,12 @@ heuristic evaluator where the game has a heuristic (:func:`first_search`), else 
 :func:`~treelab.play.training.train` would (UCT).
 
 A refit is incremental (:mod:`treelab.learn.fitting`): it starts from the current model's weights
-and trains on at most :data:`LOOP_SAMPLE` positions, those made since the last fit first and a
-replay sample of the older ones, for at most :data:`WARM_EPOCHS` epochs, so its cost stays flat
-while the database grows (the first fit trains from random weights, for up to ``FitConfig.epochs``).
+and trains on a replay window of positions, those made since the last fit first and a uniform
+sample of the older ones; the window grows with the games logged (:func:`replay_plan`: from
+:data:`LOOP_SAMPLE`, :data:`REPLAY_PER_GAME` positions a game, at most :data:`REPLAY_MAX`) while the
+epochs over it shrink (:data:`WARM_PASSES`), so the model sees more of the data as the run grows and a
+refit's cost stays about flat (the first fit trains from random weights, for up to ``FitConfig.epochs``).
+A run may be bounded by wall time (``minutes``) instead of games: it stops cleanly between games.
 
 Everything resumes from the files: the database holds the games (and, in ``games.exploration``,
 the model version that played each), the model file holds its version and the number of games
@@ -35,13 +38,14 @@ from ..games import Game, State, find_game
 from ..learn.fitting import FitConfig, fit, require_learning
 from ..learn.model import Model, load_model
 from ..mcts.config import SearchConfig
+from ..store.persistence import reusing_trees
 from ..store.records import info
 from ..store.schema import display
 from .training import TrainSummary, train
 from .training_config import TrainingConfig
 
-__all__ = ["LOOP_MIX", "LOOP_SAMPLE", "WARM_EPOCHS", "LoopSummary", "Refit", "first_search", "learning_loop",
-           "versioned"]
+__all__ = ["LOOP_MIX", "LOOP_SAMPLE", "REPLAY_MAX", "REPLAY_PER_GAME", "WARM_EPOCHS", "WARM_PASSES", "LoopSummary",
+           "Refit", "first_search", "learning_loop", "replay_plan", "versioned"]
 
 LOOP_MIX = 0.5
 """The playout's share of a leaf's value in the loop's searches unless ``mix`` is given: half the model's
@@ -53,6 +57,29 @@ LOOP_SAMPLE = 10_000
 about a hundred Connect Four games' worth of new positions at 200 simulations a move, the rest replayed."""
 WARM_EPOCHS = 30
 """At most this many epochs for a refit that starts from the previous model (``docs/notes/learning-loop.md``)."""
+REPLAY_PER_GAME = 20
+"""The replay window grows by this many positions per game logged (from ``FitConfig.sample``, :data:`LOOP_SAMPLE`
+by default): a refit after 2,000 games draws on 40,000 positions, the newest first (AlphaZero's window of the
+last games, Silver et al. 2017, grown with the run as in Wu's KataGo, 2019)."""
+REPLAY_MAX = 100_000
+"""The replay window's largest size."""
+WARM_PASSES = WARM_EPOCHS * LOOP_SAMPLE
+"""Examples a warm refit trains on, about (epochs times positions): a larger window trains fewer epochs over
+it, so a refit's time stays about flat as the run grows (:func:`replay_plan`)."""
+
+
+def replay_plan(fitting: FitConfig, logged: int, warm: bool) -> FitConfig:
+    """The fit a refit after ``logged`` games makes: ``fitting`` with its sample grown to the replay window
+    (:data:`REPLAY_PER_GAME` a game, at most :data:`REPLAY_MAX`, never below ``fitting.sample``) and, from a
+    previous model (``warm``), at most :data:`WARM_EPOCHS` epochs, fewer over a larger window
+    (:data:`WARM_PASSES`, at least 3)."""
+    sample = fitting.sample
+    if sample is not None:
+        sample = max(sample, min(REPLAY_MAX, REPLAY_PER_GAME * logged))
+    epochs = fitting.epochs
+    if warm:
+        epochs = min(epochs, WARM_EPOCHS, max(3, round(WARM_PASSES / (sample or LOOP_SAMPLE))))
+    return replace(fitting, sample=sample, epochs=epochs)
 
 
 def first_search(game: Game) -> dict[str, str]:
@@ -115,7 +142,9 @@ class LoopSummary:
     def describe(self) -> str:
         """The command line's report."""
         head = "interrupted after" if self.interrupted else "played"
-        lines = [f"{head} {self.games} games in {self.seconds:.1f}s, {self.total_games} logged in {self.db}; "
+        fitting = sum(r.seconds for r in self.refits)
+        share = f" ({fitting:.1f}s of it refitting, {self.refit_share:.0%})" if self.refits else ""
+        lines = [f"{head} {self.games} games in {self.seconds:.1f}s{share}, {self.total_games} logged in {self.db}; "
                  f"model {self.model} at version {self.version}"]
         lines += [f"  no refit: {note}" for note in self.notes]
         for r in self.refits:
@@ -124,6 +153,11 @@ class LoopSummary:
             lines.append(f"  refit v{r.version} after {r.games} games: {r.positions:,} positions, held-out value "
                          f"sign {acc}, policy top-1 {top}, {r.seconds:.1f}s")
         return "\n".join(lines)
+
+    @property
+    def refit_share(self) -> float:
+        """The share of the wall time spent refitting (0 without refits)."""
+        return sum(r.seconds for r in self.refits) / self.seconds if self.refits and self.seconds else 0.0
 
 
 def versioned(model: str | os.PathLike[str], version: int) -> Path:
@@ -136,9 +170,10 @@ def learning_loop(
     game: str | Game,
     db: str | os.PathLike[str],
     model: str | os.PathLike[str],
-    games: int = 100,
+    games: int | None = 100,
     *,
     refit_every: int,
+    minutes: float | None = None,
     search: SearchConfig | None = None,
     training: TrainingConfig | None = None,
     fitting: FitConfig | None = None,
@@ -152,8 +187,11 @@ def learning_loop(
         db: the tree's database, created if missing, resumed if present.
         model: the model file: loaded when present (it must be a model of ``game``), written by the
             first refit when missing.
-        games: games to play in this run.
+        games: games to play in this run (None: as many as ``minutes`` allows).
         refit_every: fit the model again after every this many games logged.
+        minutes: stop cleanly once this much wall time has passed (the game under way is finished and saved,
+            a refit that falls due then is left to the next run, which makes it first); None: ``games`` alone.
+            Running the same call again resumes tree and model.
         search: how the games are searched before a model exists (None, and no ``algorithm`` or
             ``evaluator`` keyword: :func:`first_search`); with a model, the same with
             ``algorithm="puct"`` and the model as PUCT's evaluator (``mix`` kept).
@@ -165,7 +203,8 @@ def learning_loop(
             ``mix`` (default :data:`LOOP_MIX`) applies once a model exists.
 
     Raises:
-        BudgetError: ``refit_every`` or ``games`` is not a whole number >= 1 (>= 0 for games).
+        BudgetError: ``refit_every`` or ``games`` is not a whole number >= 1 (>= 0 for games), ``minutes`` is not
+            a positive number, or neither ``games`` nor ``minutes`` is given.
         ModelFileError, ModelMismatchError: ``model`` exists and is not a model of ``game``.
         GameMismatchError: ``db`` holds a tree of another game.
         MissingExtraError: scikit-learn (the ``learn`` extra) is not installed, refused before any game.
@@ -175,8 +214,15 @@ def learning_loop(
     the_game = find_game(game)
     if isinstance(refit_every, bool) or not isinstance(refit_every, int) or refit_every < 1:
         raise BudgetError(f"refit every {refit_every!r} games must be a whole number >= 1")
-    if isinstance(games, bool) or not isinstance(games, int) or games < 0:
+    if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 0):
         raise BudgetError(f"games {games!r} must be a whole number >= 0")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
+                                or not 0 < minutes < 1e9):
+        raise BudgetError(f"minutes {minutes!r} must be a positive number")
+    if games is None and minutes is None:
+        raise BudgetError("give games or minutes (or both): a loop needs a budget")
+    until = time.monotonic() + 60.0 * minutes if minutes is not None else None
+    budget = games if games is not None else 1 << 62
     path = Path(model)
     if not path.parent.is_dir():
         raise BudgetError(f"cannot write model {display(model)!r}: no such directory {str(path.parent)!r}")
@@ -192,7 +238,27 @@ def learning_loop(
     mix = LOOP_MIX if mix is None else mix
     progress = options.get("progress", training.progress if training is not None else True)
     played, refits, runs, notes, interrupted = 0, list[Refit](), list[TrainSummary](), list[str](), False
+    with reusing_trees():  # the tree is loaded once, not at every step (while no one else writes the file)
+        played, logged, version, interrupted = _steps(
+            the_game, db, path, games=budget, until=until, refit_every=refit_every, search=search,
+            training=training, fitting=fitting, options=options, seed=seed, mix=mix, progress=progress,
+            on_refit=on_refit, current=current, logged=logged, version=version, next_fit=next_fit,
+            refits=refits, runs=runs, notes=notes)
+    return LoopSummary(db=display(db), model=display(model), games=played, total_games=logged, version=version,
+                       refits=tuple(refits), runs=tuple(runs), interrupted=interrupted,
+                       seconds=time.perf_counter() - started, notes=tuple(notes))
+
+
+def _steps(the_game: Game, db: str | os.PathLike[str], path: Path, *, games: int, until: float | None,
+           refit_every: int, search: SearchConfig | None, training: TrainingConfig | None, fitting: FitConfig,
+           options: dict[str, Any], seed: Any, mix: float, progress: bool, on_refit: Callable[[Refit], None] | None,
+           current: Model | None, logged: int, version: int, next_fit: int, refits: list[Refit],
+           runs: list[TrainSummary], notes: list[str]) -> tuple[int, int, int, bool]:
+    """The loop of :func:`learning_loop`: steps of games and refits; ``(played, logged, version, interrupted)``."""
+    budget, played, interrupted = games, 0, False
     while True:
+        if until is not None and time.monotonic() >= until:
+            break  # the time given is up: a due refit is made first by the next run (logged >= its next_fit)
         if logged >= next_fit:
             try:
                 refit = _refit(db, path, the_game, fitting, version + 1, logged, progress, current)
@@ -208,20 +274,22 @@ def learning_loop(
                 refits.append(refit)
                 if on_refit is not None:
                     on_refit(refit)
-        if played >= games:
+        if played >= budget:
             break
-        step = min(games - played, next_fit - logged)
+        step = min(budget - played, next_fit - logged)
+        parallel = training is not None and (training.workers is not None or training.ray is not None)
+        if until is not None and parallel and runs and runs[-1].games:  # parallel games see no deadline: a step
+            rate = runs[-1].games / max(runs[-1].seconds, 1e-9)          # that should end in time, as last measured
+            step = max(training.workers or 1, min(step, int(rate * (until - time.monotonic()))))
         guided: dict[str, Any] = {"algorithm": "puct", "model": str(path), "mix": mix} if version else {}
         summary = train(the_game, db, step, search=search, training=training, **{**options, **guided},
-                        seed=seed + logged if isinstance(seed, int) else seed)
+                        seed=seed + logged if isinstance(seed, int) else seed, until=until)
         runs.append(summary)
         played, logged = played + summary.games, summary.total_games
-        if summary.interrupted or summary.games < step:
+        if summary.interrupted or (summary.games < step and (until is None or time.monotonic() < until)):
             interrupted = summary.interrupted
             break
-    return LoopSummary(db=display(db), model=display(model), games=played, total_games=logged, version=version,
-                       refits=tuple(refits), runs=tuple(runs), interrupted=interrupted,
-                       seconds=time.perf_counter() - started, notes=tuple(notes))
+    return played, logged, version, interrupted
 
 
 def _games_logged(db: str | os.PathLike[str], game: Game) -> int:
@@ -242,7 +310,7 @@ def _refit(db: str | os.PathLike[str], path: Path, game: Game, fitting: FitConfi
     bar = _FitBar(version) if progress else None
     began = time.perf_counter()
     since = current.info.get("games_logged") if current is not None else None
-    config = replace(fitting, epochs=min(fitting.epochs, WARM_EPOCHS)) if current is not None else fitting
+    config = replay_plan(fitting, logged, warm=current is not None)
     try:
         fitted = fit(db, None, fitting=config, game=game, progress=bar, warm_start=current,
                      since=int(since) if isinstance(since, int) else None)

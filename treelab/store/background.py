@@ -92,7 +92,7 @@ def _write(db: str, game: str, conn: Any) -> None:
                 return
             ids = stored[0] or []
             earlier = AssignedIds(delta.first, np.array(ids, dtype=np.int64))
-            if not _answer(conn, (_STORED, rows, ids)):
+            if not _answer(conn, (_STORED, rows, ids, known)):
                 return
     finally:
         if writer is not None:
@@ -203,9 +203,12 @@ class BackgroundSaver:
         """Wait for the game the writer holds; give its new nodes their row ids; return its row(s)."""
         if self._owed is None:
             return []
-        _, rows, ids = self._receive()
+        _, rows, ids, known = self._receive()
         renumber(self._owed, ids)
         self._owed = None
+        binding = binding_of(self.tree) if self.tree is not None else None
+        if binding is not None and known > binding.generation:  # the file's save count the tree matches now (no
+            binding.generation = known                          # one else saved since), as an in-process save sets it
         return list(rows)
 
     # -- saving ------------------------------------------------------------
