@@ -35,7 +35,7 @@ from typing import Any
 
 from treelab.games import find_game
 from treelab.play import workers as worker_module
-from treelab.play.training import exploration, make_players, settings_of
+from treelab.play.training import exploration, make_players
 from treelab.play.training_config import split_options
 from treelab.play.workers import Job, Worker, Writer
 from treelab.store.deltawriter import simulations
@@ -108,8 +108,8 @@ def measure(iterations: int, workers: int, games: int, with_floor: bool = False)
     db = Path(tempfile.mkdtemp(prefix="treelab-roles-")) / "roles.db"
     search, training = split_options(None, None, {"iterations": iterations, "workers": workers, "seed": 1},
                                      game.num_moves)
-    settings = settings_of(search, training)
-    job = Job(game.name, str(db), settings, workers=workers, players=make_players, logged_as=exploration(settings))
+    job = Job(game.name, str(db), search, training, workers=workers, players=make_players,
+              logged_as=exploration(search, training))
     spent = dict.fromkeys(ROLES, 0.0)
 
     def timed(role: str, fn: Any) -> Any:

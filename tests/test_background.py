@@ -159,6 +159,27 @@ def test_an_error_of_the_writer_is_raised_here_and_stops_it(tmp_path: Path) -> N
         assert saver._proc is None  # stopped
 
 
+def test_a_bad_game_row_is_refused_by_the_writer_too_and_the_file_keeps_its_games(tmp_path: Path) -> None:
+    """The games row is checked on every save path: in this process (``save``) and in the writer process."""
+    from treelab.store.persistence import GAME_FIELDS, GameRow
+
+    db = tmp_path / "c4.db"
+    game = treelab.find_game("connect4")
+    good = GameRow.of(game, {"moves": "4,4,5", "winner": None}).as_dict()
+    assert set(good) == set(GAME_FIELDS) and good["moves"] == "445"  # the notation, made once
+    with pytest.raises(ValueError, match="winner 3"):
+        GameRow.of(game, {"moves": "445", "winner": 3})
+    with _writer_ready(db) as (saver, tree):
+        before = treelab.info(str(db))["games"]
+        uct.search(tree, limit=uct.Limit(iterations=100), rng=1)
+        saver.save({**good, "id": before + 1, "winner": 3})  # not built by GameRow: the writer checks it all the same
+        with pytest.raises(ValueError, match="winner 3 is not 1, 2 or None"):
+            saver.finish()
+    assert treelab.info(str(db))["games"] == before
+    with pytest.raises(ValueError, match="only the keys"):
+        treelab.save(treelab.load(db), db, games=[{"moves": "445", "colour": "red"}])
+
+
 def test_a_killed_writer_is_one_clear_error_and_the_file_resumes(tmp_path: Path) -> None:
     db = tmp_path / "c4.db"
     with _writer_ready(db) as (saver, tree):

@@ -237,6 +237,12 @@ class SearchConfig:
         return self.exploration if self.algorithm == "uct" else SQRT2
 
     @property
+    def stored_c(self) -> float | None:
+        """The ``c`` a training run stores with its tree (``meta.c``): UCT's :attr:`exploration`; None for PUCT,
+        whose ``c`` is not UCB1's (the file keeps its own, a new one sqrt(2)). Written here only."""
+        return self.exploration if self.algorithm == "uct" else None
+
+    @property
     def ucb_c(self) -> float:
         """Deprecated alias of :attr:`score_c`."""
         warnings.warn("SearchConfig.ucb_c is now called score_c", DeprecationWarning, stacklevel=2)

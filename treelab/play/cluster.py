@@ -86,8 +86,8 @@ def _tree_from(job: Job, snapshot: tuple[list[int], Any]) -> Tree:
     from ..store.increments import add
 
     ids, inc = snapshot
-    settings = job.settings
-    tree = Tree(job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else 2 ** 0.5)
+    c = job.search.stored_c  # None (PUCT): the tree's own default, as a load of a new file gives it
+    tree = Tree(job.game) if c is None else Tree(job.game, c=c)
     add(tree, inc)
     renumber(tree.new_nodes, ids)  # a fresh tree creates the rows' nodes in row order, its root first
     return tree

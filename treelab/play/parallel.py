@@ -16,8 +16,10 @@ from typing import Any
 
 from ..errors import BudgetError
 from ..games import Game, find_game
+from ..mcts.config import SearchConfig
 from ..store.connect import check_unlocked
 from .console import progress_bar
+from .training_config import TrainingConfig
 from .workers import Job, PlayersFn, Writer
 
 __all__ = ["advice", "train_parallel"]
@@ -42,10 +44,12 @@ def advice(workers: int, *, cores: int | None = None, load: float | None = None,
 
     - UCT (``algorithm`` "uct"), or one worker (the same pipeline as one process, plus the hand-over), or
       one core: one process;
-    - cores busy with other jobs (load average of 1 or more): one process. Linux shares the CPU between
-      sessions (autogroups) and services (cgroups), not processes, so a run's processes together get what
-      the other jobs leave: the mode that spends the least CPU a simulation is the fastest (measured:
-      two PUCT workers ran 0.62-1.27x one process at load averages of 10-15, though 1.36-1.81x on CPU time);
+    - cores busy with other jobs (load average of 1 or more): the workers asked for, with a warning, never a
+      silent override. Linux shares the CPU between sessions (autogroups) and services (cgroups), not
+      processes, so a run's processes together get what the other jobs leave (measured: two PUCT workers
+      ran 0.62-1.27x one process at load averages of 10-15, though 1.36-1.81x on CPU time); but the load
+      average lags by a minute, so right after another run (a load of 1.3 left on 2 idle cores) the old rule
+      trained PUCT ``--workers 2`` in one process and back-to-back runs measured 1.00x instead of ~1.7x;
     - never more workers than cores.
 
     Args:
@@ -68,12 +72,12 @@ def advice(workers: int, *, cores: int | None = None, load: float | None = None,
         return None, (f"--workers {workers} with UCT: trained in {alone}; a UCT simulation costs about as much "
                       "to write as to search (5-10 microseconds each), and every worker's games go through the one "
                       "writer, so workers would not be faster (they pay with --algorithm puct)")
-    if load >= 1.0:
-        return None, (f"the cores are busy (load average {load:.1f} on {cores} cores): trained in one process, "
-                      "which spends the least CPU a simulation (workers would share with the writer what the "
-                      "other jobs leave)")
     if workers > cores:
         return cores, f"--workers {workers} on {cores} cores: {cores} workers instead (more would take turns)"
+    if load >= 1.0:  # what was asked, with a warning: the load may be the run before this one, about to end
+        return workers, (f"warning: the cores were busy when the run started (load average {load:.1f} on {cores} "
+                         f"cores): {workers} workers share with the writer what other jobs leave, and one process "
+                         "may have been faster")
     return workers, ""
 
 
@@ -82,24 +86,23 @@ def train_parallel(
     db: str | os.PathLike[str],
     *,
     games: int,
-    workers: int | None,
-    ray: str | bool | None = None,
+    search: SearchConfig | None = None,
+    training: TrainingConfig | None = None,
     seed: random.Random | int | None = None,
-    progress: bool = True,
     on_game: Callable[[int, str, int | None], None] | None = None,
     players: PlayersFn | None = None,
     logged_as: str = "{}",
-    **settings: Any,
 ) -> dict[str, Any]:
     """:func:`treelab.train` with ``workers`` processes (or Ray workers) playing at once.
 
     Args:
-        game, db, games, seed, progress, on_game: as in :func:`treelab.train`.
-        workers: processes playing games (default with ``ray``: the CPUs Ray offers).
-        ray: None for local processes; True for a local Ray; an address for a Ray cluster.
+        game, db, games, seed, on_game: as in :func:`treelab.train`.
+        search, training: the run's two values, as :func:`treelab.train` made them (its root noise decided,
+            the training resolved), carried down to every worker unchanged. From ``training``: ``workers``
+            (processes playing games; default with ``ray``: the CPUs Ray offers), ``ray`` (None for local
+            processes; True for a local Ray; an address for a Ray cluster) and ``progress``.
         players: makes the players on a worker's copy (:func:`treelab.play.training.make_players`).
         logged_as: the exploration settings logged with every game (JSON).
-        settings: the search settings of :func:`treelab.train` (iterations, opponent, c, ...).
 
     Returns:
         The fields of :class:`treelab.play.training.TrainSummary` that a run measures (``games``,
@@ -113,12 +116,15 @@ def train_parallel(
         WorkerError: a worker died (the games finished before are saved).
     """
     the_game = find_game(game)
+    search, training = search or SearchConfig(), training or TrainingConfig()
+    workers, ray, progress = training.workers, training.ray, training.progress
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise BudgetError(f"workers {workers!r} must be a whole number of at least 1")
     if workers is not None and workers > max(games, 1):
         raise BudgetError(f"workers {workers} is more than games {games}: give at most as many workers as games")
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
-    job = Job(the_game.name, os.fspath(db), settings, workers=workers or 2, players=players, logged_as=logged_as)
+    job = Job(the_game.name, os.fspath(db), search, training, workers=workers or 2, players=players,
+              logged_as=logged_as)
     check_unlocked(db)  # a locked file or one that is no database: refused before workers or Ray start
     if ray is not None and ray is not False:
         from .cluster import connect

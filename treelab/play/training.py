@@ -27,7 +27,6 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import BudgetError
@@ -35,12 +34,13 @@ from ..games import Game, State, find_game
 from ..mcts.config import SearchConfig
 from ..mcts.loop import Limit
 from ..mcts.policies import make_rng
+from ..store.persistence import now
 from ..tree import Tree
 from .console import progress_bar, stop_on_signals
 from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
 from .training_config import NOISE, OPPONENTS, TEMPERATURE, TEMPERATURE_MOVES, TrainingConfig, split_options
-from .workers import play_game, play_recorded
+from .workers import play_game, play_recorded, tree_player_of
 
 __all__ = [
     "NOISE",
@@ -53,7 +53,6 @@ __all__ = [
     "exploration",
     "make_players",
     "play_game",
-    "settings_of",
     "train",
 ]
 
@@ -156,18 +155,16 @@ def train(
     opponent, iterations = plan.opponent, plan.iterations
     members = parse_pool(plan.pool, opponent=opponent, parallel=plan.workers is not None or plan.ray is not None)
     rng = make_rng(plan.seed)
-    settings = settings_of(cfg, plan)
     if plan.workers is not None or plan.ray is not None:  # parallel self-play, merged by one writer
         from .parallel import train_parallel
 
-        counts = train_parallel(the_game, db, games=games, workers=plan.workers, ray=plan.ray, seed=rng,
-                                progress=plan.progress, on_game=on_game, players=make_players,
-                                logged_as=exploration(settings), **settings)
+        counts = train_parallel(the_game, db, games=games, search=cfg, training=plan, seed=rng, on_game=on_game,
+                                players=make_players, logged_as=exploration(cfg, plan))
         return TrainSummary(db=os.fspath(db), game=the_game.name, opponent=opponent, by_opponent=(), **counts)
     the_pool = None if members is None else open_pool(members, the_game, db, iterations=iterations, rng=rng)
     saver = BackgroundSaver(db, the_game.name, background=games > 1 and _cores() > 1)  # a lone core: saves here
     try:  # the writer process starts up while the tree loads
-        tree = open_tree(db, the_game, c=cfg.exploration if cfg.algorithm == "uct" else None)
+        tree = open_tree(db, the_game, c=cfg.stored_c)
     except BaseException:
         saver.finish()
         raise
@@ -175,7 +172,7 @@ def train(
     start_nodes, start_sims = tree.size, tree.root.nb_visit
     me, other = make_players(tree, rng, cfg, plan)
     played, seen = 0, set[str]()
-    logged_as = exploration(settings if members is None else {**settings, "pool": list(members)})
+    logged_as = exploration(cfg, plan, None if members is None else list(members))
     tally, scores = {"wins": 0, "draws": 0, "losses": 0}, dict[str, list[int]]()
     started = time.perf_counter()
     bar = progress_bar(games, plan.progress, the_game.name)
@@ -203,20 +200,14 @@ def train(
                     break  # the time given is up: a clean stop between games
                 game_id = last_game(tree) + 1  # the saver stamps the game's new nodes with it
                 member, other = the_pool.draw(the_game) if the_pool is not None else (opponent, other)
-                tree_player = 1 if member == "self" else 1 + (game_id + 1) % 2
-                first = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                tree_player = tree_player_of(member, game_id)
+                first = now()
                 played_game = play_recorded(the_game, me, other, tree_player, stopped)
-                state, moves = played_game.state, played_game.moves
-                if not state.is_terminal:
+                if not played_game.state.is_terminal:
                     break  # interrupted mid-game: drop the game, keep what the tree learned
-                winner = state.winner
-                row: dict[str, Any] = {
-                    "id": game_id, "moves": the_game.notation(moves), "winner": winner,
-                    "opponent": member, "tree_player": None if member == "self" else tree_player,
-                    "iterations": iterations, "started_at": first, "exploration": logged_as,
-                    "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    "root_values": played_game.root_values_text(),
-                }
+                winner = played_game.state.winner
+                row = played_game.record(the_game, game_id, member, tree_player, iterations, first,
+                                         logged_as).as_dict()
                 played += 1
                 seen.add(row["moves"])
                 key = "draws" if winner is None else "wins" if winner == tree_player else "losses"
@@ -245,27 +236,19 @@ def _cores() -> int:
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
-def settings_of(search: SearchConfig, training: TrainingConfig) -> dict[str, Any]:
-    """A run's options as the flat dict the parallel workers and :func:`exploration` read (with both values)."""
-    return dict(iterations=training.iterations, opponent=training.opponent, c=search.exploration,
-                solver=search.solver, playout=search.playout, algorithm=search.algorithm, evaluator=search.evaluator,
-                temperature=search.temperature, choice=search.choice, temperature_moves=training.temperature_moves,
-                noise=training.noise, alpha=training.alpha, search=search, training=training)
-
-
-def exploration(settings: dict[str, Any]) -> str:
-    """The exploration settings of a run (:func:`settings_of`), as logged in ``games.exploration`` (JSON)."""
-    noise, pool = settings.get("noise", 0.0), ({"pool": settings["pool"]} if "pool" in settings else {})
-    search = settings.get("search")
+def exploration(search: SearchConfig, training: TrainingConfig, pool: list[str] | None = None) -> str:
+    """The exploration settings of a run, as logged in ``games.exploration`` (JSON): the move temperature and
+    the moves it covers, the root noise's share and alpha, the move choice, the pool drawn from, the model."""
+    noise = training.noise or 0.0
     guide = {}
-    if search is not None and search.model is not None:  # which model played (the learning loop's versions)
+    if search.model is not None:  # which model played (the learning loop's versions)
         from ..learn.model import load_model
 
         guide = {"algorithm": "puct", "model": search.model,
                  "model_version": load_model(search.model).info.get("version"), "mix": search.mix}
-    return json.dumps({"temperature": settings.get("temperature", 0.0), "temperature_moves": settings.get(
-        "temperature_moves"), "noise": noise, "alpha": settings.get("alpha") if noise > 0 else None,
-        "choice": settings.get("choice", "visits"), **pool, **guide})
+    return json.dumps({"temperature": search.temperature, "temperature_moves": training.temperature_moves,
+                       "noise": noise, "alpha": training.alpha if noise > 0 else None, "choice": search.choice,
+                       **({"pool": pool} if pool is not None else {}), **guide})
 
 
 class OpeningSampler(Wrapper[MCTSPlayer]):

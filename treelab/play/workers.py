@@ -33,22 +33,23 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import StoreError
 from ..games import Game, State, find_game
+from ..mcts.config import SearchConfig
 from ..store.binding import binding_of
 from ..store.deltas import AssignedIds, Delta, renumber, stamp, start, take
 from ..store.deltawriter import DeltaWriter, trimmed
-from ..store.persistence import open_tree
+from ..store.persistence import GameRow, now, open_tree
 from ..store.sharing import share_top
 from ..tree import Tree, TreeNode
 from .players import Player
+from .training_config import TrainingConfig
 
 __all__ = [
     "REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayedGame", "PlayersFn", "Result", "Worker", "Writer", "play_game",
-    "play_recorded",
+    "play_recorded", "tree_player_of",
 ]
 
 PlayersFn = Callable[..., tuple[Any, Player | None]]
@@ -73,20 +74,25 @@ last share took: about a tenth of its time at most. At 200 simulations a move a 
 (2,800 rows read and set), so sharing before every game spent a third of the workers' time on it."""
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+def tree_player_of(opponent: str, game_id: int) -> int:
+    """The side the tree plays in game ``game_id`` against ``opponent``: 1 in self-play (both sides), else
+    colours alternating with the game's id (the tree moves first in even games) -- the one colour rule of
+    training in one process and in workers."""
+    return 1 if opponent == "self" else 1 + (game_id + 1) % 2
 
 
 @dataclass(frozen=True)
 class Job:
-    """What every worker plays: the game, the database and :func:`treelab.train`'s settings."""
+    """What every worker plays: the game, the database and :func:`treelab.train`'s two values."""
 
     game: str
     """The game's name."""
     db: str
     """The database file (workers read snapshots from it; local workers, or Ray's one writer, write it)."""
-    settings: dict[str, Any] = field(default_factory=dict)
-    """The keywords of :attr:`players` (iterations, opponent, c, ...)."""
+    search: SearchConfig = field(default_factory=SearchConfig)
+    """How the tree searches (the run's :class:`~treelab.mcts.config.SearchConfig`, its root noise decided)."""
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+    """How the games are played (resolved: :meth:`~treelab.play.training_config.TrainingConfig.resolved`)."""
     players: PlayersFn | None = None
     """Makes the players on a worker's copy (a module-level function: it is sent to worker processes)."""
     logged_as: str = "{}"
@@ -129,16 +135,13 @@ class Worker:
         self.number = number
         self.rng = random.Random(seed)
         self.game = find_game(job.game)
-        self._snapshot = snapshot or (lambda: open_tree(job.db, self.game, c=self._c()))
+        self._snapshot = snapshot or (lambda: open_tree(job.db, self.game, c=job.search.stored_c))
         self._share = snapshot is None and job.workers > 1  # on Ray the file may be on another machine
         self.stopped: Callable[[], bool] = lambda: False
         self.owed: deque[list[TreeNode]] = deque()
         """The new nodes of each delta handed on whose row ids have not come back yet, oldest first."""
         self._ignore = 0  # answers still to come for deltas of a copy since replaced
         self._refresh()
-
-    def _c(self) -> float | None:
-        return self.job.settings["c"] if self.job.settings.get("algorithm", "uct") == "uct" else None
 
     def _refresh(self) -> None:
         began = time.process_time()
@@ -148,8 +151,7 @@ class Worker:
         self.seen = getattr(binding_of(self.tree), "generation", -1)  # the file's save count it was loaded at
         if self.job.players is None:
             raise StoreError("a parallel training job needs its players function (Job.players)")
-        settings = self.job.settings
-        self.me, self.other = self.job.players(self.tree, self.rng, settings["search"], settings["training"])
+        self.me, self.other = self.job.players(self.tree, self.rng, self.job.search, self.job.training)
         gc.collect()
         gc.freeze()
         self._ignore += len(self.owed)  # ids still owed for the old copy's nodes: ignore them
@@ -196,17 +198,14 @@ class Worker:
             self.share_seconds, self.since_share = time.process_time() - began, 0.0
         began = time.process_time()
         self.me.should_stop = self.stopped
-        opponent = self.job.settings["opponent"]
-        tree_player = 1 if opponent == "self" else 1 + (game_id + 1) % 2
-        first = _now()
+        opponent = self.job.training.opponent
+        tree_player = tree_player_of(opponent, game_id)
+        first = now()
         played = play_recorded(self.game, self.me, self.other, tree_player, self.stopped)
-        state = played.state
         row = None
-        if state.is_terminal and not self.stopped():  # a game whose searches were cut is not logged
-            row = {"id": game_id, "moves": self.game.notation(played.moves), "winner": state.winner,
-                   "opponent": opponent, "tree_player": None if opponent == "self" else tree_player,
-                   "iterations": self.job.settings["iterations"], "started_at": first, "finished_at": _now(),
-                   "exploration": self.job.logged_as, "root_values": played.root_values_text()}
+        if played.state.is_terminal and not self.stopped():  # a game whose searches were cut is not logged
+            row = played.record(self.game, game_id, opponent, tree_player, self.job.training.iterations, first,
+                                self.job.logged_as).as_dict()
         if settle is not None:
             settle()
         named_from = self._named_from()
@@ -226,8 +225,7 @@ class Writer(DeltaWriter):
     """
 
     def __init__(self, job: Job) -> None:
-        settings = job.settings
-        super().__init__(job.db, job.game, c=settings["c"] if settings.get("algorithm", "uct") == "uct" else None)
+        super().__init__(job.db, job.game, c=job.search.stored_c)
 
     def write(self, results: list[Result], *, chained: bool = False, wait: bool = True,
               chains: dict[str, AssignedIds | None] | None = None
@@ -278,6 +276,18 @@ class PlayedGame:
     root_values: list[float | None]
     """Before each move, the value the tree's search found for the player to move (its ``last_value``,
     :func:`treelab.mcts.summary.search_value`); None where another player moved."""
+
+    def record(self, game: Game, game_id: int, opponent: str, tree_player: int, iterations: int, started_at: str,
+               exploration: str) -> GameRow:
+        """This finished game's ``games`` row, built once (:class:`~treelab.store.persistence.GameRow`, checked).
+
+        ``tree_player`` is logged only against an opponent (self-play: None, the tree played both sides).
+        """
+        return GameRow.of(game, {
+            "id": game_id, "moves": game.notation(self.moves), "winner": self.state.winner, "opponent": opponent,
+            "tree_player": None if opponent == "self" else tree_player, "iterations": iterations,
+            "started_at": started_at, "finished_at": now(), "exploration": exploration,
+            "root_values": self.root_values_text()})
 
     def root_values_text(self) -> str | None:
         """:attr:`root_values` as the JSON list ``games.root_values`` keeps (4 decimals); None if all None."""

@@ -19,6 +19,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from operator import attrgetter
 from pathlib import Path
@@ -38,8 +39,8 @@ from .kept import KeptConnection
 from .schema import DbPath, create, display
 
 __all__ = [
-    "GAME_FIELDS", "Binding", "first_rows", "game_row", "kept_open", "load", "log_games", "meta_rows", "open_tree",
-    "run_meta", "save", "snapshot",
+    "GAME_FIELDS", "Binding", "GameRow", "first_rows", "game_row", "kept_open", "load", "log_games", "meta_rows", "now",
+    "open_tree", "run_meta", "save", "snapshot",
 ]
 
 GAME_FIELDS = (
@@ -60,7 +61,8 @@ FROM sub JOIN nodes AS n ON n.id = sub.id ORDER BY n.id
 """
 
 
-def _now() -> str:
+def now() -> str:
+    """The time a game started or finished, or a save was made, as stored: UTC, ISO 8601 to the second."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
@@ -68,20 +70,65 @@ def _version() -> str:
     return str(sys.modules["treelab"].__version__)  # the package is loaded before any of its modules
 
 
+@dataclass(frozen=True)
+class GameRow:
+    """One row of the ``games`` table, built once (:meth:`of`) and checked on every save path (:func:`log_games`).
+
+    Training in one process, its writer process, parallel workers and their writer, terminal play, merges
+    and imports all log their games as this value's :meth:`as_dict`.
+    """
+
+    moves: str
+    """The moves, in the game's notation (``"4453"``)."""
+    id: int | None = None
+    """The game's id (None: the next free one, given at commit)."""
+    winner: int | None = None
+    """1, 2, or None for a draw."""
+    opponent: str | None = None
+    """Who the tree played (``"self"``, ``"random"``, ``"heuristic"``, a pool member, ``"human"``)."""
+    tree_player: int | None = None
+    """The side the tree played (None in self-play: both)."""
+    iterations: int | None = None
+    """Simulations a move."""
+    started_at: str | None = None
+    """When the game started (:func:`now`)."""
+    finished_at: str | None = None
+    """When it finished."""
+    exploration: str | None = None
+    """The exploration settings it was played with (JSON)."""
+    root_values: str | None = None
+    """Before each move, the tree's search's value for the player to move (JSON list), or None."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.moves, str):
+            raise ValueError(f"game moves {self.moves!r} are not a string in the game's notation")
+        if self.id is not None and (isinstance(self.id, bool) or not isinstance(self.id, int)):
+            raise ValueError(f"game id {self.id!r} is not a whole number: give an int, or leave it out")
+        if self.winner not in (1, 2, None) or isinstance(self.winner, bool):
+            raise ValueError(f"game winner {self.winner!r} is not 1, 2 or None (a draw)")
+        if self.tree_player not in (1, 2, None) or isinstance(self.tree_player, bool):
+            raise ValueError(f"game tree_player {self.tree_player!r} is not 1, 2 or None (self-play)")
+
+    @classmethod
+    def of(cls, game: Game, row: Mapping[str, Any]) -> GameRow:
+        """``row`` (keys of :data:`GAME_FIELDS`, ``moves`` required) checked, its moves in ``game``'s notation."""
+        unknown = sorted(set(row) - set(GAME_FIELDS))
+        if unknown or "moves" not in row:
+            raise ValueError(
+                f"bad game row {dict(row)!r}: give 'moves' and only the keys {', '.join(GAME_FIELDS)}"
+            )
+        fields = dict(row)
+        fields["moves"] = game.notation(game.parse(row["moves"]))
+        return cls(**fields)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as :func:`log_games` takes it (every column of :data:`GAME_FIELDS`)."""
+        return {key: getattr(self, key) for key in GAME_FIELDS}
+
+
 def game_row(game: Game, row: Mapping[str, Any]) -> dict[str, Any]:
     """``row`` checked and completed to the columns of :data:`GAME_FIELDS`, its moves in ``game``'s notation."""
-    unknown = sorted(set(row) - set(GAME_FIELDS))
-    if unknown or "moves" not in row:
-        raise ValueError(
-            f"bad game row {dict(row)!r}: give 'moves' and only the keys {', '.join(GAME_FIELDS)}"
-        )
-    if row.get("id") is not None and (isinstance(row["id"], bool) or not isinstance(row["id"], int)):
-        raise ValueError(f"game id {row['id']!r} is not a whole number: give an int, or leave it out")
-    if row.get("winner") not in (1, 2, None):
-        raise ValueError(f"game winner {row['winner']!r} is not 1, 2 or None (a draw)")
-    out = {key: row.get(key) for key in GAME_FIELDS}
-    out["moves"] = game.notation(game.parse(row["moves"]))
-    return out
+    return GameRow.of(game, row).as_dict()
 
 
 _NONE = np.zeros(0, dtype=np.int64)
@@ -112,6 +159,10 @@ def log_games(conn: sqlite3.Connection, root: int, games: list[dict[str, Any]], 
     """
     if not games:
         return 0
+    for row in games:  # every save path: in process, the writer process, the parallel writer, merges
+        if not set(row) <= set(GAME_FIELDS) or "moves" not in row:
+            raise ValueError(f"bad game row {dict(row)!r}: give 'moves' and only the keys {', '.join(GAME_FIELDS)}")
+        GameRow(**row)
     asked = [int(row["id"]) for row in games if row["id"] is not None]
     marks = ",".join("?" * len(asked))
     taken = {i for (i,) in conn.execute(f"SELECT id FROM games WHERE id IN ({marks})", asked)} if asked else set()
@@ -143,7 +194,7 @@ def snapshot(conn: sqlite3.Connection, root: int, counts: list[int]) -> dict[str
         )
     }
     return {"nodes": sum(counts), "max_depth": len(counts) - 1, "root_visits": visits,
-            "depth_counts": json.dumps(counts), "root_children": json.dumps(children), "saved_at": _now()}
+            "depth_counts": json.dumps(counts), "root_children": json.dumps(children), "saved_at": now()}
 
 
 def first_rows(conn: sqlite3.Connection, tree: Tree) -> list[TreeNode]:
@@ -162,7 +213,7 @@ def meta_rows(conn: sqlite3.Connection, run: Mapping[str, str], *, tree_id: str 
     """Write the ``meta`` rows of a save: ``run`` (:func:`run_meta`), the tree's id, save count, game and nodes
     per depth, when (and, for a new file, ``created``, when it was created)."""
     info = {**run, "tree_id": tree_id, "generation": str(generation), "game": game,
-            "depth_counts": json.dumps(counts), "saved_at": _now()}
+            "depth_counts": json.dumps(counts), "saved_at": now()}
     if created:
         info["created_at"] = info["saved_at"]
     conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
