@@ -10,7 +10,7 @@ not what the match itself taught it. Scores come with 95% Wilson intervals.
 
 At the last checkpoint of the first setting it also plays OpenSpiel's
 ``MCTSBot`` at the same simulations (``uct_c = sqrt(2)`` on [-1, 1] returns,
-which explores like treelab's ``c = 1/sqrt(2)``; DESIGN.md) and, as the
+which explores like treelab's ``c = 1/sqrt(2)``; docs/design.md) and, as the
 reference in the same run, a fresh UCT tree against the same bot; and it asks
 how many fresh simulations per move match the trained tree (fresh UCT at
 larger budgets against it: the budget where the trained tree's score crosses

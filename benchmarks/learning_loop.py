@@ -18,7 +18,7 @@ intervals:
 
 OpenSpiel's exploration is put on treelab's scale: treelab's UCT uses ``c = sqrt(2)`` on [0, 1]
 means and OpenSpiel's ``uct_c`` applies to [-1, 1] returns, so ``uct_c = 2*sqrt(2)`` (``--openspiel-uct-c``,
-2.8284) explores like the fresh UCT opponent (DESIGN.md; ``benchmarks/vs_openspiel.py`` instead
+2.8284) explores like the fresh UCT opponent (docs/design.md; ``benchmarks/vs_openspiel.py`` instead
 matches OpenSpiel's default sqrt(2) with treelab's ``c = 1/sqrt(2)``).
 
 Results are written to ``--out`` after every stage (a stopped run keeps what it measured); the

@@ -78,7 +78,7 @@ def fresh(mode: str, *args: str) -> dict:
 def reference_insert(rows: list[tuple], path: Path, *, indexed: bool = False) -> float:
     """Plain sqlite3: default settings, one executemany in one transaction.
 
-    ``indexed=False``: a bare table with the same columns; ``indexed=True``: DESIGN.md's
+    ``indexed=False``: a bare table with the same columns; ``indexed=True``: docs/design.md's
     schema as plain SQL (unique on (parent_id, move), which serves lookups by parent_id too).
     """
     conn = sqlite3.connect(path)

@@ -3,7 +3,7 @@
 Both search the empty board with the same number of simulations: OpenSpiel's
 ``MCTSBot`` (``uct_c = sqrt(2)`` on [-1, 1] returns, ``RandomRolloutEvaluator(n_rollouts=1)``,
 ``solve=False``) and treelab's UCT (``c = 1/sqrt(2)`` on [0, 1] means: the same
-exploration, see DESIGN.md), one random playout per simulation. Two modes:
+exploration, see docs/design.md), one random playout per simulation. Two modes:
 
 ``process`` (the Scale issue's measure): whole processes, start-up included,
 timed alternately in one run -- ``treelab analyse connect4 --iterations N --c 0.7071

@@ -2,7 +2,7 @@
 
 Each cell is a match at equal simulations per move and equal exploration:
 OpenSpiel's ``uct_c = sqrt(2)`` on [-1, 1] returns explores like treelab's
-``c = 1/sqrt(2)`` on [0, 1] means (DESIGN.md), so UCT variants run with
+``c = 1/sqrt(2)`` on [0, 1] means (docs/design.md), so UCT variants run with
 ``c=0.7071``. OpenSpiel plays ``MCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``
 and its default ``solve=True`` (``--solve 0``: its plain UCT, to compare with
 treelab's plain UCT). Colours alternate; each match is split into chunks of

@@ -1,4 +1,4 @@
-"""The explorer's JSON API, over HTTP against a real ``treelab serve`` process (DESIGN.md, *Explorer*)."""
+"""The explorer's JSON API, over HTTP against a real ``treelab serve`` process (docs/design.md, *Explorer*)."""
 
 from __future__ import annotations
 

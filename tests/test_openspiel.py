@@ -323,7 +323,7 @@ def test_analyse_json_gives_each_child_its_openspiel_action_string() -> None:
         assert ch["action"] == spiel.action_to_string(spiel.current_player(), int(ch["move"]))
     assert data["best_action"] == spiel.action_to_string(0, int(data["best_move"]))
     assert len({ch["action"] for ch in data["children"]}) == len(data["children"])
-    assert any(ch["action"] == "a7a6" for ch in data["children"])  # the notation DESIGN.md names
+    assert any(ch["action"] == "a7a6" for ch in data["children"])  # the notation docs/design.md names
     text = run("analyse", "openspiel:breakthrough", "--iterations", "200", "--seed", "3").output
     assert f"best move {data['best_move']} ({data['best_action']})" in text
 

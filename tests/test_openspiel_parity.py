@@ -97,7 +97,7 @@ def test_stats_json_children_carry_openspiel_action_strings(tmp_path: Path) -> N
                                         for ch in data["children"])
         for ch in data["children"]:  # OpenSpiel's own string for the player to move there
             assert ch["action"] == spiel.action_to_string(spiel.current_player(), int(ch["move"]))
-    assert any(ch["action"] == "a7a6" for ch in stats(tree)["children"])  # the notation DESIGN.md names
+    assert any(ch["action"] == "a7a6" for ch in stats(tree)["children"])  # the notation docs/design.md names
     text = run("stats", str(db)).output.splitlines()
     table = text[text.index(next(line for line in text if line.startswith("moves (UCB1"))) + 1:]
     assert table[0].split()[:3] == ["move", "action", "visits"]

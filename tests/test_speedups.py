@@ -53,7 +53,7 @@ def compiled_trace(state, seed: int):
 
 
 def splitmix64(seed: int):
-    """The generator of treelab/_playout.c, in Python (Steele, Lea & Flood 2014)."""
+    """The generator of treelab/_speedups.c, in Python (Steele, Lea & Flood 2014)."""
     state = seed
     while True:
         state = (state + 0x9E3779B97F4A7C15) & MASK64

@@ -203,7 +203,7 @@ def test_schema(saved: tuple[Tree, Path]) -> None:
     by_columns = {
         tuple(r[2] for r in conn.execute(f"PRAGMA index_info({name!r})")): unique for name, unique in indexes.items()
     }
-    assert by_columns == {("parent_id", "move"): 1}  # it serves lookups by parent_id too (DESIGN.md)
+    assert by_columns == {("parent_id", "move"): 1}  # it serves lookups by parent_id too (docs/design.md)
     plan = conn.execute("EXPLAIN QUERY PLAN SELECT id FROM nodes WHERE parent_id = 1").fetchall()
     assert "nodes_parent_move" in plan[0][3]
     assert conn.execute("SELECT id, parent_id, move, depth FROM nodes WHERE parent_id IS NULL").fetchall() == [

@@ -14,7 +14,7 @@ It reports, for the subtree at ``path`` (the whole trees by default): the
 nodes only in A and only in B, the difference of the visits at the root of the
 subtree, both principal variations and the ply where they part, and per move
 at ``path`` both counts and means (the table the explorer's compare view
-shows). The JSON is the ``treelab diff --json`` contract of DESIGN.md.
+shows). The JSON is the ``treelab diff --json`` contract of docs/design.md.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ class DiffResult:
         return same
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``treelab diff --json`` object (DESIGN.md's keys, and a few more)."""
+        """The ``treelab diff --json`` object (docs/design.md's keys, and a few more)."""
         return {
             "game": self.game, "path": self.path, "a": self.a, "b": self.b,
             "nodes_a": self.nodes_a, "nodes_b": self.nodes_b, "common": self.common,

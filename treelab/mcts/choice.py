@@ -2,7 +2,7 @@
 
 A node's ``nb_visit`` counts every simulation whose stored path passed through
 it, including those of searches rooted deeper in a game; choosing by it
-replays whatever was played before (DESIGN.md, *Semantics*). Moves are chosen
+replays whatever was played before (docs/design.md, *Semantics*). Moves are chosen
 from ``nb_select`` instead, the simulations that *selected* among the node's
 children. The rule, in order:
 

@@ -1,7 +1,7 @@
 """Graph-search statistics for UCT: explore by the edge taken, value a child by its position.
 
 The persistent tree stores every path from the root, so a node on a game's line also counts the
-simulations of searches rooted deeper in that game (pass-through visits, DESIGN.md *Semantics*),
+simulations of searches rooted deeper in that game (pass-through visits, docs/design.md *Semantics*),
 and a position reached by several move orders (or mirror images) is several nodes, each knowing
 part of what was learned there. The seed's classic UCB1 (:func:`treelab.mcts.selection.select_ucb1`)
 reads both distortions: at a node on a game's line the move that was played looks well explored

@@ -157,7 +157,7 @@ class SearchSummary:
     """The selection statistics whose score :attr:`ChildStats.ucb1` shows (``"graph"`` adds its terms)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Exactly the ``treelab analyse --json`` object of DESIGN.md.
+        """Exactly the ``treelab analyse --json`` object of docs/design.md.
 
         Each child also has ``"nb_select"`` (the count the best move is chosen by); the children come in the
         order of that rule. Games that show action strings (OpenSpiel's) add ``"action"`` to each child and

@@ -17,7 +17,7 @@ from ..tree import Tree
 __all__ = ["TRACE_KEYS", "apply_record", "check_records"]
 
 TRACE_KEYS = ("simulation", "path", "expanded", "playout", "winner", "levels")
-"""The keys every record has at least (DESIGN.md, ``analyse --trace``)."""
+"""The keys every record has at least (docs/design.md, ``analyse --trace``)."""
 
 
 def check_records(records: Sequence[Mapping[str, Any]], *, game: str | None = None,

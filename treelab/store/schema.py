@@ -1,6 +1,6 @@
 """The treelab database format: tables, indexes, migrations, and the checks of ``meta``.
 
-One SQLite file holds one tree (see DESIGN.md, *Database*). ``meta`` holds
+One SQLite file holds one tree (see docs/design.md, *Database*). ``meta`` holds
 ``schema_version``, ``game``, ``treelab_version``, ``c`` and the bookkeeping
 of :mod:`treelab.store` (``tree_id``, ``generation``, ``depth_counts``);
 ``nodes`` the tree; ``games`` one row per training game; ``history`` one row
@@ -84,7 +84,7 @@ def _indexes_v1(db: sqlite_utils.Database) -> None:
     """The one ``nodes`` index: unique on ``(parent_id, move)``, which also serves lookups by ``parent_id``.
 
     Files made by earlier versions also have ``nodes_parent`` on ``parent_id`` alone; it is
-    redundant (DESIGN.md) and cost a fifth of every insert, so new files go without it.
+    redundant (docs/design.md) and cost a fifth of every insert, so new files go without it.
     """
     db.table("nodes").create_index(["parent_id", "move"], index_name="nodes_parent_move", unique=True)
 

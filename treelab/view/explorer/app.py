@@ -10,7 +10,7 @@ but this page needs tree-shaped answers (a position, its children with UCB1,
 the principal variation, a Graphviz diagram), which would all be custom
 plugin code on a much larger stack.
 
-Routes (the API is a contract, DESIGN.md *Explorer*; ``db=b`` reads the
+Routes (the API is a contract, docs/design.md *Explorer*; ``db=b`` reads the
 compared tree): ``/`` the page (its state is the URL), ``/static/...`` its
 script and styles, ``GET /api/node``, ``GET /api/subtree.svg``, ``GET
 /api/info`` (size and a version that changes on every save, for live

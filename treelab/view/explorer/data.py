@@ -24,7 +24,7 @@ principal variation's; in replay, where selections are unknown, by visits.
 
 Visits include pass-through visits: every stored path starts at the root, so a
 node on the line of a game also counts the simulations of searches that
-started deeper (DESIGN.md, *Semantics*); the page says so beside the numbers.
+started deeper (docs/design.md, *Semantics*); the page says so beside the numbers.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ class TreeFile:
         }
 
     def node(self, path: str, replay: Replay | None = None) -> dict[str, Any]:
-        """The ``/api/node`` object of the position ``path`` (DESIGN.md, *Explorer*).
+        """The ``/api/node`` object of the position ``path`` (docs/design.md, *Explorer*).
 
         Raises:
             NotationError, IllegalMoveError: ``path`` is not a position of the game.
