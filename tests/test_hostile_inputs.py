@@ -231,6 +231,27 @@ def test_a_gzip_bomb_trace_stops_at_the_first_long_line_in_bounded_memory(tmp_pa
         treelab.read_trace(bomb)
 
 
+def test_gzip_bombs_of_newlines_or_of_records_stop_in_one_line(tmp_path: Path) -> None:
+    """Blank lines treelab never writes, and records unpacking to far more than a trace's usual 12.5 times."""
+    lines = tmp_path / "lines.jsonl.gz"
+    with gzip.open(lines, "wb", compresslevel=1) as out:
+        out.write(b"\n" * (1 << 26))
+    started = time.perf_counter()
+    with pytest.raises(TraceError, match="blank lines in a row"):
+        treelab.read_trace(lines)
+    assert time.perf_counter() - started < 5
+    records = tmp_path / "records.jsonl.gz"
+    record = {"game": "tictactoe", "position": "", "path": [], "expanded": None, "playout": [], "winner": None,
+              "levels": [], "backup": [[1, 0, 1, 1]], "simulation": 0}
+    line = json.dumps({**record, "simulation": 123456789}).replace("123456789", "%d") + "\n"
+    with gzip.open(records, "wt", compresslevel=6) as out:
+        out.write("".join(line % n for n in range(1, 250_000)))
+    unpacked = len(line) * 250_000
+    assert max(os.path.getsize(records) * 25, 1 << 24) < unpacked  # past the 16 MiB floor and 25 times its size
+    with pytest.raises(TraceError, match="gzip bomb"):
+        treelab.read_trace(records)
+
+
 @pytest.mark.parametrize("fmt", ["rows", "gml", "node-link"])
 def test_a_link_to_dev_zero_is_one_line_at_once(tmp_path: Path, fmt: str) -> None:
     zero = tmp_path / "zero.jsonl"

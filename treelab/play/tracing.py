@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from ..errors import TraceError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig, resolve_aliases
 from ..mcts.summary import SearchSummary
-from ..mcts.trace_records import check_records
+from ..mcts.trace_records import TRACE_KEYS, check_records
 from ..mcts.tracer import Tracer
 from ..mcts.uct import Limit
 from ..store.inputs import loads
@@ -160,6 +161,17 @@ def write_records(records: Sequence[Mapping[str, Any]], path: str | PathLike[str
     return Path(path)
 
 
+MAX_BLANK = 10_000
+"""Blank lines in a row a trace file may hold (treelab writes none)."""
+INFLATION = 25
+"""A gzip'd trace may unpack to at most this many times its size (records compress about 12.5 times)..."""
+MAX_UNPACKED = 1 << 24
+"""... or to 16 MiB, whichever is more: a gzip of gigabytes of repeated lines stops in one line."""
+
+
+_KEYS = (*TRACE_KEYS, "game", "position", "backup")
+
+
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, str]]:
     """The numbered lines of a trace file, each at most :data:`treelab.store.inputs.MAX_LINE` characters (a
     gzip of gigabytes of NUL bytes stops at the first too-long "line", in one error)."""
@@ -170,7 +182,16 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, str]]:
 
     try:
         with open_trace_file(path, "r") as lines:
-            yield from bounded_lines(lines, bad)
+            unpacked = getattr(lines, "buffer", None) if str(path).endswith(".gz") else None  # the GzipFile
+            limit = max(MAX_UNPACKED, INFLATION * os.path.getsize(path))
+            blank = 0
+            for number, line in bounded_lines(lines, bad):
+                if unpacked is not None and number % 1024 == 0 and unpacked.tell() > limit:
+                    raise bad(f"it unpacks to more than {limit:,} bytes, {INFLATION} times its size: a gzip bomb")
+                blank = blank + 1 if not line.strip() else 0
+                if blank > MAX_BLANK:
+                    raise bad(f"more than {MAX_BLANK:,} blank lines in a row at line {number:,}")
+                yield number, line
     except FileNotFoundError:
         raise TraceError(f"no trace file {str(path)!r}: record one with treelab analyse ... --trace FILE") from None
     except (OSError, EOFError, UnicodeDecodeError) as exc:
@@ -199,6 +220,9 @@ def read_trace(path: str | PathLike[str], *, game: str | Game | None = None, mov
             why = " (nested too deeply)" if "nested" in str(exc) else ""
             raise TraceError(f"line {number} of {str(path)!r} is not JSON{cut}{why}: record the trace again") from None
         records.append(record)
+        if not isinstance(record, dict) or record.get("simulation") != len(records) or any(
+                k not in record for k in _KEYS):
+            check_records(records)  # a record out of place: said now, before a damaged file is held whole
     expected_game = find_game(game) if game is not None else None
     position = None
     if expected_game is not None and moves is not None:
