@@ -187,6 +187,19 @@ def test_a_model_with_a_wrong_first_move_is_one_line(tmp_path: Path, small_db: P
     assert zipfile.is_zipfile(bad)
 
 
+def test_a_model_that_unpacks_to_too_much_is_refused_before_unpacking(tmp_path: Path, small_db: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from treelab.learn import model as models
+
+    out = tmp_path / "m.npz"
+    assert run("fit", str(small_db), "-o", str(out), "--epochs", "2", "--min-visits", "1").exit_code == 0
+    with zipfile.ZipFile(out) as packed:
+        size = sum(info.file_size for info in packed.infolist())
+    monkeypatch.setattr(models, "MAX_MODEL_BYTES", size - 1)  # a zip bomb, as far as the check can tell
+    assert_clean_error(run("analyse", "tictactoe", "--algorithm", "puct", "--model", str(out), "--iterations", "5"),
+                       "m.npz", f"unpacks to {size:,} bytes")
+
+
 def test_an_mctx_child_index_out_of_range_is_an_import_error() -> None:
     kids = -np.ones((1, 3, 9), dtype=np.int32)
     kids[0, 0, 4], kids[0, 1, 0] = 1, 7  # node 7 of a 3-node tree

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,8 @@ FORMAT = "treelab-model"
 """The ``format`` of every model file's ``meta``."""
 FORMAT_VERSION = 1
 """The version of the file layout this treelab writes and reads."""
+MAX_MODEL_BYTES = 1 << 30
+"""The most a model file may unpack to (its arrays are read whole): a crafted archive cannot fill memory."""
 PRIOR_FLOOR = 1e-3
 """The smallest prior a legal move gets before normalising (a linear output can be negative)."""
 
@@ -225,6 +228,13 @@ def _read(name: str) -> Model:
     def bad(reason: str) -> ModelFileError:
         return ModelFileError(f"{name!r} is not a treelab model file ({reason}): fit one with treelab fit DB -o MODEL")
 
+    try:
+        with zipfile.ZipFile(name) as packed:  # what it unpacks to, before unpacking it (a zip bomb)
+            size = sum(info.file_size for info in packed.infolist())
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise bad(str(exc).split("\n")[0] or type(exc).__name__) from None
+    if size > MAX_MODEL_BYTES:
+        raise bad(f"it unpacks to {size:,} bytes, more than the {MAX_MODEL_BYTES:,} a model may hold")
     try:
         with np.load(name, allow_pickle=False) as archive:
             arrays = {k: archive[k] for k in archive.files}
