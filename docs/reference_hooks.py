@@ -3,9 +3,11 @@
 - ``docs/cli.md``: the marker ``<!-- cli-reference -->`` becomes ``treelab --help`` and every
   command's ``--help``, exactly as the installed ``treelab`` prints them in an 80-column terminal
   (``tests/test_docs_site.py`` checks the built page against the real command).
-- ``docs/api.md``: the marker ``<!-- api-reference -->`` becomes one mkdocstrings block per module
-  of the front door's export table (``treelab._EXPORTS``), listing the names ``import treelab``
-  offers, so the page follows the code when a name is added or a module renamed.
+- ``docs/api.md``: the marker ``<!-- api-reference -->`` becomes one section per module of the front
+  door's export table (``treelab._EXPORTS``) and one for ``treelab.errors``: a line saying which of
+  its names ``treelab.__all__`` advertises, then a mkdocstrings block of every name the front door
+  resolves from it (advertised or not), so the page follows the code when a name is added, dropped
+  from ``__all__`` or a module renamed.
 """
 
 from __future__ import annotations
@@ -55,23 +57,37 @@ def cli_reference() -> str:
 def api_modules() -> dict[str, list[str]]:
     """Each module of the front door's exports -> the names it gives ``treelab`` (as the module spells them).
 
-    The export table (``treelab._EXPORTS``) gives the lazily loaded names; the rest of
-    ``treelab.__all__`` (the exceptions, imported eagerly) comes from ``treelab.errors``.
+    The export table (``treelab._EXPORTS``) gives the lazily loaded names, whether ``treelab.__all__``
+    advertises them or not; ``treelab.errors`` gives every name of its ``__all__`` (the exceptions).
     """
     import treelab
 
     modules: dict[str, list[str]] = {}
     for module, items in treelab._EXPORTS.items():
         modules[module] = sorted(item if isinstance(item, str) else item[1] for item in items)
-    eager = sorted(name for name in treelab.__all__ if name not in treelab._LAZY and not name.startswith("__"))
-    modules["errors"] = eager
+    modules["errors"] = sorted(treelab.errors.__all__)
     return dict(sorted(modules.items()))
+
+
+def advertised(module: str) -> list[str]:
+    """The names ``treelab.__all__`` takes from ``module``, as ``treelab`` spells them."""
+    import treelab
+
+    if module == "errors":
+        return sorted(n for n in treelab.__all__ if n in treelab.errors.__all__)
+    return sorted(n for n in treelab.__all__ if treelab._LAZY.get(n, ("", ""))[0] == module)
 
 
 def api_reference() -> str:
     parts = []
     for module, members in api_modules().items():
         parts.append(f"## `treelab.{module}`\n")
+        front = ", ".join(f"`treelab.{n}`" for n in advertised(module))
+        if module == "errors":
+            parts.append(f"Import these from `treelab.errors` (`treelab.errors.IllegalMoveError`); their base is also {front}.\n")
+        else:
+            parts.append(f"At the front door: {front}.\n" if front else
+                         f"Nothing here is in `treelab.__all__`; import from `treelab.{module}`.\n")
         parts.append(f"::: treelab.{module}\n    options:\n      members:\n"
                      + "".join(f"        - {m}\n" for m in members))
     return "\n".join(parts)
