@@ -173,8 +173,9 @@ def test_a_path_that_is_standard_output_is_written_as_a_stream_never_replaced(tm
 def test_a_trace_to_standard_output(tmp_path: Path) -> None:
     done = cli("analyse", "tictactoe", "--iterations", "15", "--seed", "1", "--trace", "-", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    records = [json.loads(line) for line in done.stdout.splitlines()]  # the trace alone
     assert [r["simulation"] for r in records] == list(range(1, 16))
+    assert "wrote 15 simulations to -" in done.stderr and "best move" in done.stderr
     assert list(tmp_path.iterdir()) == []
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from contextlib import nullcontext
 from typing import Any
 
 import click
 
 from ..games import Game
+from ..store.outfile import is_stdout
 from .options import (
     ExampleLast,
     finite,
@@ -75,6 +78,9 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     with writing as tracer:
         result = run(game, moves, iterations=iterations, seconds=seconds, search=search_config(options), seed=seed,
                      db=db, trace=tracer)
+    if tracer is not None and is_stdout(trace_file):  # the trace alone on standard output, the report on stderr
+        click.get_current_context().call_on_close(functools.partial(setattr, sys, "stdout", sys.stdout))
+        sys.stdout = sys.stderr
     if tracer is not None and not as_json:
         click.echo(f"wrote {tracer.count:,} simulations to {trace_file}")
     if as_json:
