@@ -23,6 +23,8 @@ from explorer_helpers import ROOT, SAMPLE_C4, Server, children_in_db, copy_db, s
 
 import treelab
 
+pytestmark = pytest.mark.browser
+
 HOSTILE = '<img src=x id="inj" onerror="window.pwned=1">'
 SCREENSHOT = ROOT / "docs" / "img" / "explorer.png"
 
@@ -167,6 +169,7 @@ def test_live_numbers_follow_training(browser: Any, tmp_path: Path) -> None:
         assert page.locator("#error").is_hidden()
 
 
+@pytest.mark.openspiel
 def test_an_imported_search_shows_its_value_sums_and_priors(browser: Any, tmp_path: Path) -> None:
     pyspiel = pytest.importorskip("pyspiel")
     game = pyspiel.load_game("tic_tac_toe")

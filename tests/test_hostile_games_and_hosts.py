@@ -266,7 +266,7 @@ def test_merging_a_file_into_itself_through_a_hard_link_is_refused(tmp_path: Pat
 
 
 @pytest.mark.usefixtures("as_asked")
-@pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])
+@pytest.mark.parametrize("mode", [("--workers", "2"), pytest.param(("--ray",), marks=pytest.mark.ray)])
 def test_parallel_training_into_a_file_that_is_no_database_is_one_line(tmp_path: Path, mode: tuple[str, ...]) -> None:
     """``train --workers 2 --db hello.txt`` once ended in a raw sqlite3.DatabaseError traceback."""
     text = tmp_path / "hello.txt"

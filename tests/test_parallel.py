@@ -122,6 +122,7 @@ def test_locked_database_refused(tmp_path: Path, as_asked: None) -> None:
     assert db.read_bytes() == before and len(treelab.read_games(db)) == 1
 
 
+@pytest.mark.ray
 def test_ray_missing_or_unreachable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "c4.db"
     with socket.socket() as probe:  # a port nobody listens on
@@ -226,6 +227,7 @@ def test_kill_the_writer(tmp_path: Path) -> None:
     assert check_consistent(db, 100) == logged + 2
 
 
+@pytest.mark.ray
 def test_ray_trains_24_games_into_a_consistent_tree(tmp_path: Path) -> None:
     """A local Ray (2 CPUs): worker actors, the writer an actor owning the file."""
     db = tmp_path / "c4.db"
@@ -254,7 +256,7 @@ def test_workers_run_only_where_they_pay(tmp_path: Path) -> None:
     assert out.exit_code == 0 and "with UCT: trained in one process" in out.output, out.output
 
 
-@pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])
+@pytest.mark.parametrize("mode", [("--workers", "2"), pytest.param(("--ray",), marks=pytest.mark.ray)])
 def test_ctrl_c_saves_finished_games_and_ends_with_the_summary_in_both_modes(tmp_path: Path,
                                                                              mode: tuple[str, ...]) -> None:
     """Ctrl-C under --ray once printed "Aborted." and exited 1; under --workers it saved and summarised."""

@@ -240,8 +240,7 @@ def test_a_graph_file_keeps_its_rule_unless_asked(tmp_path: Path) -> None:
     assert rule() == "classic"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("how", [{"workers": 2}, {"ray": True}])
+@pytest.mark.parametrize("how", [{"workers": 2}, pytest.param({"ray": True}, marks=pytest.mark.ray)])
 def test_parallel_training_keeps_the_table(tmp_path: Path, how: dict[str, object]) -> None:
     db = tmp_path / "t.db"
     treelab.train("tictactoe", db, 8, iterations=30, seed=1, statistics="graph", progress=False, **how)

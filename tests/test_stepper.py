@@ -104,6 +104,7 @@ def _agrees(shown: dict[str, Any], frame: dict[str, Any]) -> None:
     assert shown["ringed"] == len(frame["path"])
 
 
+@pytest.mark.browser
 def test_the_widget_front_end_in_chromium(browser: Any, c4_trace: treelab.SearchTrace) -> None:
     data = stepper_data(c4_trace)
     page = _render(browser, data)
@@ -147,6 +148,7 @@ def test_the_widget_front_end_in_chromium(browser: Any, c4_trace: treelab.Search
     assert page.errors == []
 
 
+@pytest.mark.browser
 def test_the_widget_draws_puct_and_a_text_board(browser: Any) -> None:
     puct = treelab.trace("tictactoe", "", iterations=20, seed=1, algorithm="puct")
     page = _render(browser, stepper_data(puct), step=2)
@@ -181,6 +183,7 @@ def test_the_trace_api(server: Server) -> None:
         assert status == 400 and words in body["error"], (query, body)
 
 
+@pytest.mark.browser
 def test_the_explorer_step_mode_in_chromium(browser: Any, server: Server, tmp_path: Path) -> None:
     page = browser.new_page(viewport={"width": 1280, "height": 1100})
     errors: list[str] = []
