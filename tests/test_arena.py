@@ -184,6 +184,7 @@ def test_uct_plays_from_a_trained_tree_without_changing_it(tmp_path):
 
 
 # -- OpenSpiel ------------------------------------------------------------------------------
+@pytest.mark.openspiel
 def test_openspiel_player_plays_legal_and_winning_moves():
     pytest.importorskip("pyspiel")
     game = treelab.find_game("connect4")

@@ -59,7 +59,8 @@ def _dump(db: Path) -> tuple[list[Any], ...]:
 @pytest.mark.parametrize("game,options", [
     ("connect4", {}),
     ("tictactoe", {"opponent": "random", "solver": True}),  # proofs
-    ("openspiel:dots_and_boxes", {"iterations": 40}),  # movers stored: a player may move twice in a row
+    pytest.param("openspiel:dots_and_boxes", {"iterations": 40},  # movers stored: a player may move twice in a row
+                 marks=pytest.mark.openspiel),
 ])
 def test_the_writer_process_writes_the_same_file_as_saving_in_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, game: str, options: dict[str, Any]

@@ -241,6 +241,7 @@ def test_partial_loads_of_chains(builder: str, tmp_path: Path) -> None:
         n.sequence for n in PreOrderIter(tree.root, maxlevel=3)]
 
 
+@pytest.mark.openspiel
 def test_mover_nodes_of_an_openspiel_game(builder: str, tmp_path: Path) -> None:
     pytest.importorskip("pyspiel")
     from treelab.tree import MoverNode

@@ -375,6 +375,7 @@ def test_a_tictactoe_board_with_its_moves(tmp_path: Path) -> None:
     assert {k["move"] for k in data["children"]} <= set(board["targets"])
 
 
+@pytest.mark.openspiel
 def test_an_openspiel_tree_by_action_ids_with_action_strings(tmp_path: Path) -> None:
     db = tmp_path / "os.db"
     treelab.train("openspiel:tic_tac_toe", db, games=2, iterations=40, seed=1, progress=False)

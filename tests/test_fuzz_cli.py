@@ -146,6 +146,7 @@ def test_commands_on_hostile_files_end_cleanly(tmp_path: Path, round_: int) -> N
 
 
 @pytest.mark.parametrize("round_", range(max(4, ROUNDS // 3)))
+@pytest.mark.openspiel
 def test_openspiel_parameters_end_cleanly_and_write_nothing_when_refused(tmp_path: Path, round_: int) -> None:
     pytest.importorskip("pyspiel")
     rng = random.Random(3100 + round_)

@@ -21,6 +21,7 @@ pytest.importorskip("pyspiel")
 
 
 @pytest.mark.parametrize(("size", "why"), [(1, "no legal action"), (-1, "no legal action"), (0, "malformed")])
+@pytest.mark.openspiel
 def test_openspiel_game_with_a_bad_board_is_refused_in_one_line(tmp_path: Path, size: int, why: str) -> None:
     """hex(board_size=1) reaches a position that is not over with no legal action (an IndexError once)."""
     db = tmp_path / "hex.db"
@@ -30,6 +31,7 @@ def test_openspiel_game_with_a_bad_board_is_refused_in_one_line(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("size", [100000, 65536, 50000])
+@pytest.mark.openspiel
 def test_openspiel_game_too_large_is_refused_before_it_allocates(tmp_path: Path, size: int) -> None:
     """hex(board_size=100000) once took 22 GB in 60 s; OpenSpiel's sizes wrap around for such boards."""
     db = tmp_path / "hex.db"
@@ -38,6 +40,7 @@ def test_openspiel_game_too_large_is_refused_before_it_allocates(tmp_path: Path,
     assert not db.exists()
 
 
+@pytest.mark.openspiel
 def test_games_declare_their_longest_game() -> None:
     assert treelab.find_game("connect4").max_length == 42
     assert treelab.find_game("tictactoe").max_length == 9
@@ -61,6 +64,7 @@ def _deep_hex_tree(db: Path, moves: int) -> str:
     return position
 
 
+@pytest.mark.openspiel
 def test_explorer_opens_a_deep_openspiel_position(tmp_path: Path) -> None:
     """A hex(19) position of 150 moves is far longer than 400 characters (the old limit)."""
     db = tmp_path / "hex.db"
@@ -131,6 +135,7 @@ def test_host_of_strips_the_port_and_ipv6_brackets(header: str, name: str) -> No
     assert host_of(header) == name
 
 
+@pytest.mark.openspiel
 def test_stats_and_render_show_openspiel_paths_that_read_back(tmp_path: Path) -> None:
     """``stats --path 14,17`` once showed ``"1417"``, which reads back as other moves."""
     import json

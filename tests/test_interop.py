@@ -49,6 +49,7 @@ def _position() -> Any:
     return game, state
 
 
+@pytest.mark.openspiel
 def test_openspiel_python_bot_tree_is_imported_node_for_node(tmp_path: Path) -> None:
     from open_spiel.python.algorithms import mcts
 
@@ -79,6 +80,7 @@ def test_openspiel_python_bot_tree_is_imported_node_for_node(tmp_path: Path) -> 
     assert 2 * kid["mean"] - 1 == pytest.approx(best.total_reward / best.explore_count)
 
 
+@pytest.mark.openspiel
 def test_openspiel_cpp_bot_tree_is_imported_node_for_node() -> None:
     game, state = _position()
     bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, 5), 2.0, 250, 10**6, True, 7, False)
@@ -90,6 +92,7 @@ def test_openspiel_cpp_bot_tree_is_imported_node_for_node() -> None:
     assert _same_as_searchnode(root, top) == len(tree) - 3
 
 
+@pytest.mark.openspiel
 def test_an_openspiel_tree_of_another_game_is_refused_naming_the_node() -> None:
     game = pyspiel.load_game("tic_tac_toe")
     state = game.new_initial_state()
@@ -143,7 +146,7 @@ with open(out + ".json", "w") as f:
 """
 
 
-@pytest.mark.slow
+@pytest.mark.jax
 def test_a_real_mctx_search_is_imported_with_its_visits_values_and_priors(tmp_path: Path) -> None:
     """A real ``mctx.gumbel_muzero_policy`` search (JAX on CPU) in a process of its own: JAX's threads stay out of
     the test process, which forks workers in other tests."""

@@ -225,6 +225,7 @@ def test_symmetries_map_positions_onto_their_images(name: str) -> None:
     assert len(game.symmetries) == {"connect4": 1, "tictactoe": 7}[name]
 
 
+@pytest.mark.openspiel
 def test_features_are_seen_by_the_player_to_move() -> None:
     c4 = find_game("connect4")
     after = c4.replay("4")

@@ -19,6 +19,7 @@ import pytest
 from cli_helpers import assert_clean_error, run
 
 pyspiel = pytest.importorskip("pyspiel")  # the dev group installs it: CI always runs these
+pytestmark = pytest.mark.openspiel
 
 from treelab import Limit, Tree, load, search  # noqa: E402
 from treelab.errors import (  # noqa: E402

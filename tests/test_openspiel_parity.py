@@ -16,6 +16,7 @@ import pytest
 from cli_helpers import run
 
 pyspiel = pytest.importorskip("pyspiel")  # the dev group installs it: CI always runs these
+pytestmark = pytest.mark.openspiel
 
 from treelab import Limit, Tree, load, search  # noqa: E402
 from treelab.analysis.arrays import TreeArrays, stats  # noqa: E402

@@ -136,6 +136,7 @@ def test_streamed_merge_writes_what_the_in_memory_merge_wrote(game: str, seeds: 
         treelab.load(outs[1])  # an ordinary tree file
 
 
+@pytest.mark.openspiel
 def test_streamed_merge_of_a_game_with_stored_movers_matches(tmp_path: Path) -> None:
     pytest.importorskip("pyspiel")
     game = "openspiel:dots_and_boxes(num_rows=1,num_cols=2)"
@@ -281,6 +282,7 @@ def test_streamed_shape_is_the_in_memory_shape(game: str, seed: int, games: int,
                                    root_depth=arrays.root_depth)) == drawn(plot_sunburst(arrays))
 
 
+@pytest.mark.openspiel
 def test_streamed_shape_of_a_game_with_stored_movers(tmp_path: Path) -> None:
     pytest.importorskip("pyspiel")
     db = saved(random_tree("openspiel:dots_and_boxes(num_rows=1,num_cols=2)", 3, 40), tmp_path / "d.db", games=1)

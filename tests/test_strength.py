@@ -63,6 +63,7 @@ def test_perfect_player_is_perfect():
 
 
 @pytest.mark.slow
+@pytest.mark.openspiel
 def test_best_variant_is_not_behind_openspiel():
     pytest.importorskip("pyspiel")
     result = play_match("connect4", "solver:iterations=300,c=0.7071,playout=decisive",

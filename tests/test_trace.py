@@ -103,6 +103,7 @@ def test_a_stored_tree_is_only_read_unless_asked(tmp_path: Path) -> None:
     assert after.root.nb_visit == visits + 150
 
 
+@pytest.mark.openspiel
 def test_an_openspiel_game_is_traced_exactly() -> None:
     game = "openspiel:tic_tac_toe"
     tree, start = treelab.Tree(game), treelab.Tree(game)
@@ -254,6 +255,7 @@ def test_a_trace_stays_under_its_stated_size(tmp_path: Path) -> None:
     assert packed.stat().st_size < plain.stat().st_size / 5
 
 
+@pytest.mark.openspiel
 def test_a_game_whose_players_need_not_alternate_is_traced_exactly() -> None:
     game = "openspiel:dots_and_boxes(num_rows=1,num_cols=2)"
     tree, start = treelab.Tree(game), treelab.Tree(game)

@@ -5,7 +5,7 @@
 which is the ``graphviz`` package's own display of the DOT text
 (``graphviz.Source``). Shown without options (a ``Tree`` or node at the end of
 a cell, or ``draw(tree)``) a diagram is bounded to :data:`DISPLAY_DEPTH`
-levels and the :data:`DISPLAY_TOP` most visited moves of each node, so it fits
+levels and the :data:`DISPLAY_TOP` most selected moves of each node (the principal variation's rule), so it fits
 a notebook's width; pass ``top=None`` to draw every move. :func:`side_by_side`
 lays several diagrams (or any SVG) out in a row that wraps: each keeps its
 natural size, the next one moves to a new line when the row is full, and one
@@ -32,9 +32,9 @@ __all__ = ["DISPLAY_DEPTH", "DISPLAY_TOP", "Diagram", "SideBySide", "draw", "sid
 DISPLAY_DEPTH = 2
 """Levels a diagram draws below its root unless told (``depth=``): the moves and the replies."""
 DISPLAY_TOP = 2
-"""Most visited moves drawn per node unless told (``top=``; None draws all): at most 1 + 2 + 4 nodes
-plus the "+N more" summaries, about 700 pt (930 px) wide: readable at its natural size in a notebook
-(``top=3`` is about 1,300 pt, which a notebook shrinks to two thirds or less)."""
+"""Moves drawn per node, the most selected first (the move-choice rule), unless told (``top=``; None draws all):
+at most 1 + 2 + 4 nodes plus the "+N more" summaries, about 700 pt (930 px) wide: readable at its natural size in a
+notebook (``top=3`` is about 1,300 pt, which a notebook shrinks to two thirds or less)."""
 
 
 class Diagram:
