@@ -11,7 +11,6 @@ from .options import (
     ExampleLast,
     finite,
     game_argument,
-    iterations_option,
     library_errors,
     option,
     search_options,
@@ -29,7 +28,8 @@ from .options import (
 @option("--minutes", type=finite(min=0.0, min_open=True), default=None, show_default="no limit",
         help="Stop cleanly after this much wall time (the game under way is finished and saved); with --games, "
              "whichever comes first. Running the same command again resumes.")
-@iterations_option(400)
+@option("--iterations", type=click.IntRange(min=1), default=None,
+        show_default="400; 200 in the learning loop (--refit-every)", help="Simulations per search.")
 @option("--opponent", type=click.Choice(["self", "random", "heuristic"]), default="self",
         help="Who the tree plays (colours alternate).")
 @option("--pool", "pool", multiple=True, metavar="SPEC[,SPEC...]", show_default="no pool",
@@ -112,6 +112,10 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
         puct = searching.get("algorithm") == "puct" or searching.get("model") is not None
         workers, note = advice(workers, algorithm="puct" if puct else "uct")
     refit_every, model = options.pop("refit_every"), searching.pop("model")
+    if options["iterations"] is None:  # the loop plays more, shorter searches: its games are its data
+        from ..play.learning import LOOP_ITERATIONS
+
+        options["iterations"] = LOOP_ITERATIONS if refit_every is not None else 400
     fitting = {name: value for name in ("min_visits", "min_selections", "root_value")
                if (value := options.pop(name)) is not None}
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,

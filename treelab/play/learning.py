@@ -44,14 +44,17 @@ from ..store.schema import display
 from .training import TrainSummary, train
 from .training_config import TrainingConfig
 
-__all__ = ["LOOP_MIX", "LOOP_SAMPLE", "REPLAY_MAX", "REPLAY_PER_GAME", "WARM_EPOCHS", "WARM_PASSES", "LoopSummary",
-           "Refit", "first_search", "learning_loop", "replay_plan", "versioned"]
+__all__ = ["LOOP_ITERATIONS", "LOOP_MIX", "LOOP_SAMPLE", "REPLAY_MAX", "REPLAY_PER_GAME", "WARM_EPOCHS", "WARM_PASSES",
+           "LoopSummary", "Refit", "first_search", "learning_loop", "replay_plan", "versioned"]
 
 LOOP_MIX = 0.5
 """The playout's share of a leaf's value in the loop's searches unless ``mix`` is given: half the model's
 value, half a random playout's result, as AlphaGo mixed its value network with rollouts (Silver et al.
 2016, lambda = 0.5). Measured here: a model fitted once from a 300-game tree scored 0.78 against fresh
 UCT alone and 0.83 with ``mix=0.5`` (``docs/notes/model.md``)."""
+LOOP_ITERATIONS = 200
+"""Simulations a move in the loop's games when ``train --refit-every`` is not told otherwise (``train``'s own
+default is 400): more games of shorter searches, since the games are what the model learns from."""
 LOOP_SAMPLE = 10_000
 """Positions a refit builds and trains on at most (``FitConfig.sample``) unless ``fitting`` says otherwise:
 about a hundred Connect Four games' worth of new positions at 200 simulations a move, the rest replayed."""
