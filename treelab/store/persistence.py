@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NotATreelabDatabaseError, PathNotFoundError
+from ..errors import NotATreelabDatabaseError, PathNotFoundError, TreelabError
 from ..games import Game, find_game
 from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
@@ -40,7 +40,7 @@ from .schema import DbPath, create, display
 
 __all__ = [
     "GAME_FIELDS", "Binding", "GameRow", "first_rows", "game_row", "kept_open", "load", "log_games", "meta_rows", "now",
-    "open_tree", "run_meta", "save", "snapshot",
+    "open_tree", "reusing_trees", "run_meta", "save", "snapshot",
 ]
 
 GAME_FIELDS = (
@@ -413,6 +413,47 @@ def load(db: DbPath, path: Any = None, depth: int | None = None) -> Tree:
     return _load(db, path, depth, None)
 
 
+_KEEPING: list[dict[Path, Tree]] = []
+"""The open :func:`reusing_trees` blocks' trees, by resolved file path (innermost last)."""
+
+
+@contextmanager
+def reusing_trees() -> Iterator[None]:
+    """Within the block, :func:`open_tree` hands back the whole tree it opened for a file before, instead of
+    loading it again, while the file is as that tree last saved it (its ``tree_id`` and save counter, no one
+    else's save since, nothing unsaved in the tree); PUCT's priors are dropped, as a load has none.
+
+    The learning loop plays in steps between refits, each a :func:`treelab.train` that opens the database:
+    a tree of millions of nodes is then loaded once, not at every step. The trees go with the block.
+    """
+    scope: dict[Path, Tree] = {}
+    _KEEPING.append(scope)
+    try:
+        yield
+    finally:
+        _KEEPING.remove(scope)
+
+
+def _kept_tree(db: DbPath, game: Game) -> Tree | None:
+    """The tree a :func:`reusing_trees` block keeps for ``db``, if the file is as it last saved it."""
+    tree = _KEEPING[-1].get(Path(db).resolve()) if _KEEPING else None
+    binding = binding_of(tree) if tree is not None else None
+    if (tree is None or binding is None or binding.foreign or binding.depth is not None or binding.subtree
+            or tree.game.name != game.name or tree.new_nodes or tree.baselines or tree.value_baselines):
+        return None
+    try:
+        with reading(db, game.name) as (conn, meta):
+            (top,) = conn.execute("SELECT max(id) FROM nodes").fetchone()
+    except (sqlite3.Error, OSError, TreelabError):
+        return None
+    if meta.get("tree_id") != binding.tree_id or meta.get("generation") != str(binding.generation):
+        return None
+    tree.mark_saved(next_id=int(top) + 1)  # a writer process's run left local ids counting: the file's next
+    tree.pending.clear()  # a load has no priors: every node is evaluated afresh (by a newer model, maybe)
+    tree.priors.clear()
+    return tree
+
+
 def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any = None) -> Tree:
     """The tree of ``game`` in ``db`` if the file exists, else a new tree that will create it.
 
@@ -428,6 +469,20 @@ def open_tree(db: DbPath, game: str | Game, *, c: float | None = None, path: Any
     Raises:
         GameMismatchError: ``db`` holds a tree of another game.
     """
+    tree = _open_tree(db, game, c=c, path=path)
+    if _KEEPING and path is None:
+        _KEEPING[-1][Path(db).resolve()] = tree
+    return tree
+
+
+def _open_tree(db: DbPath, game: str | Game, *, c: float | None, path: Any) -> Tree:
+    """:func:`open_tree` without the keeping."""
+    if _KEEPING and path is None and Path(db).exists():
+        kept = _kept_tree(db, find_game(game))
+        if kept is not None:
+            if c is not None:
+                kept.c = c
+            return kept
     if Path(db).exists() and not is_empty(db):
         the_game = find_game(game)
         labels = [the_game.label(m) for m in the_game.parse(path)]
