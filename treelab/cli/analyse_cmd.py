@@ -78,7 +78,7 @@ def analyse(game: Game, moves: str, db: str | None, iterations: int | None, seco
     with writing as tracer:
         result = run(game, moves, iterations=iterations, seconds=seconds, search=search_config(options), seed=seed,
                      db=db, trace=tracer)
-    if tracer is not None and is_stdout(trace_file):  # the trace alone on standard output, the report on stderr
+    if trace_file is not None and is_stdout(trace_file):  # the trace alone on standard output, the report on stderr
         click.get_current_context().call_on_close(functools.partial(setattr, sys, "stdout", sys.stdout))
         sys.stdout = sys.stderr
     if tracer is not None and not as_json:

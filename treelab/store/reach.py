@@ -2,24 +2,27 @@
 step mode on a stored tree).
 
 :func:`load_reach` reads the nodes from the root down to the position, the position's children, and the
-children of every node the caller asks to *expand* together with the line of most visited children below
-it (the line a search of a trained tree mostly follows), never the whole subtree: on a 5-million-node file
-a one-simulation search once loaded every node below the position (28.8 s, 1.46 GB). The nodes whose stored
-children were not read are the *frontier*; a search that changed one of them went where nothing was
-loaded, and the caller expands those and searches again (:func:`treelab.view.explorer.stepping.trace_answer`),
-until no search leaves what was loaded: the search then ran exactly as on the whole stored tree.
+children of every node the caller asks to *expand* together with the lines of most visited children below
+its children (the lines a search of a trained tree mostly follows), never the whole subtree: on a
+5-million-node file a one-simulation search once loaded every node below the position (28.8 s, 1.46 GB).
+The nodes whose stored children were not read are the *frontier*; a search that changed one of them went
+where nothing was read, and the caller expands those and searches again
+(:func:`treelab.view.explorer.stepping.trace_answer`), until no search leaves what was read: the search
+then ran exactly as on the whole stored tree. The rows read are kept in the :class:`Reach`, so a second
+call reads only the new parents' children.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import PathNotFoundError
+from ..errors import NotATreelabDatabaseError, PathNotFoundError
 from ..tree import SQRT2, Tree, TreeNode
-from . import bulk, movers, values
+from . import bulk, movers
 from .dbfile import reading
 from .persistence import _proofs
 from .schema import DbPath, display
@@ -52,54 +55,99 @@ class Reach:
     frontier nodes a search changed, to read further."""
     frontier: dict[int, TreeNode]
     """The nodes read below the position whose stored children were not, by id."""
+    rows: dict[int | None, list[tuple[Any, ...]]] = field(default_factory=dict, repr=False)
+    """The rows read, by parent id (``None``: the line from the root to the position), for the next call."""
 
 
-def load_reach(db: DbPath, moves: Sequence[str], expanded: Collection[int] = (), touched: Collection[int] = ()
-               ) -> Reach:
+def load_reach(db: DbPath, moves: Sequence[str], expanded: Collection[int] = (), touched: Collection[int] = (),
+               known: Reach | None = None) -> Reach:
     """The nodes of ``db`` from the root down to the position ``moves`` (move labels), the position's children,
     the children of the nodes ``expanded`` (a former :attr:`Reach.expanded`), and those of every node of
-    ``touched`` (frontier nodes a search changed) and of its line of most visited children; the position's
-    own line is expanded from the start.
+    ``touched`` (frontier nodes a search changed) and of the lines of most visited children below its children;
+    the position's own lines are expanded from the start. ``known``: a former answer whose rows are reused.
 
     Raises:
         PathNotFoundError: the position is not stored.
+        NotATreelabDatabaseError: a value or prior no treelab wrote.
         StoreError: see :func:`treelab.store.dbfile.reading`.
     """
     name = display(db)
+    rows: dict[int | None, list[tuple[Any, ...]]] = dict(known.rows) if known is not None else {}
     with reading(db) as (conn, meta):
         tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
         tree.statistics = meta.get("statistics", "classic")
         tree.depth_counts = []
-        chain = [conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]]
-        for i, label in enumerate(moves):
-            found = conn.execute("SELECT id FROM nodes WHERE parent_id = ? AND move = ?", (chain[-1], label)).fetchone()
-            if found is None:
-                raise PathNotFoundError(f"path {''.join(moves)!r} is not in {name!r} (no node "
-                                        f"{''.join(moves[: i + 1])!r}): check the moves, or train deeper")
-            chain.append(found[0])
-        top = chain[-1]
+        valued = "value_sum" in {row[1] for row in conn.execute("PRAGMA table_info(nodes)")}
+        picked = (f"{_COLUMNS}, EXISTS (SELECT 1 FROM nodes AS k WHERE k.parent_id = n.id), n.depth, "
+                  + ("n.value_sum, n.prior" if valued else "0.0, NULL"))
+        if None not in rows:
+            rows[None] = _line_rows(conn, picked, moves, name)
+        top = rows[None][-1][0]
         fresh = [*touched] if expanded else [top, *touched]
-        kids = _rows(conn, "SELECT id FROM nodes WHERE parent_id IN (%s)", fresh)  # each child's line too
-        grown = set(expanded) | set(fresh) | set(_lines(conn, [k for (k,) in kids]))
+        kids = [k for (k,) in _ask(conn, "SELECT id FROM nodes WHERE parent_id IN (%s)", fresh)]
+        grown = set(expanded) | set(fresh) | set(_lines(conn, kids))  # and each child's line
+        asked = sorted(nid for nid in grown if nid not in rows)
+        for row in _ask(conn, f"SELECT {picked} FROM nodes AS n WHERE n.parent_id IN (%s) "
+                                       "ORDER BY n.parent_id, n.id", asked):
+            rows.setdefault(row[1], []).append(row)
+        for nid in asked:
+            rows.setdefault(nid, [])
+        below: list[tuple[Any, ...]] = []  # breadth first from the position: parents before children
+        built: list[tuple[Any, ...]] = []
+        queue = [top]
+        for parent in queue:
+            for row in rows[parent]:
+                below.append(row)
+                nid = row[0]
+                if nid in grown:
+                    queue.append(nid)
+                    built.append((*row[:9], 0))
+                else:
+                    built.append((*row[:9], row[9]))
         nodes: dict[int, TreeNode] = {}
-        place = {nid: i for i, nid in enumerate(chain)}
-        above = _rows(conn, f"SELECT {_COLUMNS}, 0 FROM nodes AS n WHERE n.id IN (%s)", chain)
-        bulk.build(tree, sorted(above, key=lambda row: place[row[0]]), nodes)  # parents first
-        below = _rows(conn, f"SELECT {_COLUMNS}, EXISTS (SELECT 1 FROM nodes AS k WHERE k.parent_id = n.id), "
-                            "n.depth FROM nodes AS n WHERE n.parent_id IN (%s)", sorted(grown))
-        below.sort(key=lambda row: (row[-1], row[0]))  # parents first
-        bulk.build(tree, [(*row[:9], row[9] and row[0] not in grown) for row in below], nodes)
+        bulk.build(tree, [(*row[:9], 0) for row in rows[None]], nodes)  # the line to the position, parents first
+        bulk.build(tree, built, nodes)
         _proofs(conn, nodes, name)
         movers.read(conn, tree, nodes, name)
-        values.read(conn, tree, nodes, name)
-        tree.root, tree.size = nodes[chain[0]], sum(tree.depth_counts)
+        for row in (*rows[None], *below):
+            _value(tree, nodes[row[0]], row, name)
         next_id = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] + 1
+    tree.root, tree.size = nodes[rows[None][0][0]], sum(tree.depth_counts)
     tree.mark_saved(next_id=next_id)
     frontier = {row[0]: nodes[row[0]] for row in below if row[9] and row[0] not in grown}
-    return Reach(tree, frozenset(grown), frontier)
+    return Reach(tree, frozenset(grown), frontier, rows)
 
 
-def _rows(conn: sqlite3.Connection, sql: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+def _line_rows(conn: sqlite3.Connection, picked: str, moves: Sequence[str], name: str) -> list[tuple[Any, ...]]:
+    """The rows from the root down to the position ``moves``."""
+    line = [conn.execute(f"SELECT {picked} FROM nodes AS n WHERE n.parent_id IS NULL").fetchone()]
+    for i, label in enumerate(moves):
+        found = conn.execute(f"SELECT {picked} FROM nodes AS n WHERE n.parent_id = ? AND n.move = ?",
+                             (line[-1][0], label)).fetchone()
+        if found is None:
+            raise PathNotFoundError(f"path {''.join(moves)!r} is not in {name!r} (no node "
+                                    f"{''.join(moves[: i + 1])!r}): check the moves, or train deeper")
+        line.append(found)
+    return line
+
+
+def _value(tree: Tree, node: TreeNode, row: tuple[Any, ...], name: str) -> None:
+    """Give ``node`` its stored value sum and prior (the last two of ``row``), checked as every load checks them."""
+    value, prior = row[11], row[12]
+    if not value and prior is None:
+        return
+    if not isinstance(value, int | float) or not math.isfinite(value) or (
+            prior is not None and (not isinstance(prior, int | float) or not 0.0 <= prior <= 1.0)):
+        raise NotATreelabDatabaseError(f"{name!r} is damaged: node id {row[0]} has value_sum {value!r} and prior "
+                                       f"{prior!r} (a finite number, and a probability or NULL): restore a copy")
+    if value:
+        node.value_sum = float(value)
+        tree.valued = True
+    if prior is not None:
+        tree.priors[node] = float(prior)
+
+
+def _ask(conn: sqlite3.Connection, sql: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
     found: list[tuple[Any, ...]] = []
     for start in range(0, len(ids), _CHUNK):
         part = list(ids[start:start + _CHUNK])

@@ -21,6 +21,7 @@ from typing import Any
 
 from ...errors import QueryError, ServeError
 from ...mcts.config import SearchConfig
+from ...mcts.dispatch import run_search
 from ...mcts.policies import make_rng
 from ...mcts.tracer import Tracer, traced_search
 from ...mcts.uct import Limit
@@ -96,14 +97,22 @@ def _stored_search(source: TreeFile, moves: Sequence[int], query: TraceQuery, li
         tracer = Tracer()
         traced_search(tree, moves, limit=limit, search=search, rng=make_rng(seed), tracer=tracer)
         return tracer
+    traced = False  # first found with the untraced search (the same path, many times faster), then traced
     while True:
         before = {nid: node.nb_visit for nid, node in reach.frontier.items()}
         tracer = Tracer()
-        traced_search(reach.tree, moves, limit=limit, search=search, rng=make_rng(seed), tracer=tracer)
+        if traced:
+            traced_search(reach.tree, moves, limit=limit, search=search, rng=make_rng(seed), tracer=tracer)
+        else:
+            run_search(reach.tree, moves, search, limit, rng=make_rng(seed))
         touched = [nid for nid, node in reach.frontier.items() if node.nb_visit != before[nid]]
         if not touched:  # the search never left what was read: it ran as on the whole stored tree
-            return tracer
-        reach = load_reach(source.path, labels, reach.expanded, touched)
+            if traced:
+                return tracer
+            traced = True
+            reach = load_reach(source.path, labels, reach.expanded, known=reach)  # the same nodes, unsearched
+            continue
+        reach = load_reach(source.path, labels, reach.expanded, touched, known=reach)
 
 
 class TraceWorker:
