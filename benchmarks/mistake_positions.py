@@ -50,7 +50,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from treelab.analysis.mistakes import PONS_CLASSES, JudgedPosition, format_position, judge_position, stage_of
+from treelab.analysis.mistakes import (
+    PONS_CLASSES,
+    JudgedPosition,
+    format_position,
+    judge_position,
+    read_positions,
+    stage_of,
+)
 from treelab.errors import BudgetError
 from treelab.games import State, find_game
 from treelab.oracle import oracle_for
@@ -83,10 +90,11 @@ class Side:
         return int(self.player.choose(state, tuple(moves)))
 
 
-def play_game(index: int, seed: int, weak: object) -> tuple[list[int], random.Random]:
+def play_game(index: int, seed: int, weak: object, kinds: tuple[str, ...] = KINDS,
+              noises: tuple[float, ...] = NOISES) -> tuple[list[int], random.Random]:
     """One sampling game (the players drawn from ``SEED:INDEX``); its moves and its random stream."""
     rng = random.Random(f"{seed}:{index}")
-    sides = [Side(rng.choice(KINDS), rng.choice(NOISES), random.Random(rng.getrandbits(64)), weak) for _ in (1, 2)]
+    sides = [Side(rng.choice(kinds), rng.choice(noises), random.Random(rng.getrandbits(64)), weak) for _ in (1, 2)]
     state, moves = GAME.initial(), []
     while not state.is_terminal:
         move = sides[state.ply & 1].choose(state, moves)  # type: ignore[attr-defined]
@@ -118,7 +126,8 @@ def split_halves(positions: list[JudgedPosition]) -> list[JudgedPosition]:
 
 
 def generate(seed: int, per_class: int, max_games: int, max_nodes: int, min_played: int, minutes: float,
-             per_stage: tuple[int, ...]) -> tuple[list[JudgedPosition], dict]:
+             per_stage: tuple[int, ...], kinds: tuple[str, ...] = KINDS,
+             noises: tuple[float, ...] = NOISES) -> tuple[list[JudgedPosition], dict]:
     """The positions (at most ``per_class`` a class, first come first kept) and what it took."""
     weak = oracle_for(GAME, max_nodes=max_nodes)
     strong = oracle_for(GAME, score=True, max_nodes=max_nodes)
@@ -129,7 +138,7 @@ def generate(seed: int, per_class: int, max_games: int, max_nodes: int, min_play
     bar = tqdm(total=per_class * len(PONS_CLASSES), unit="pos", desc="positions", dynamic_ncols=True)
     games = 0
     for games in range(1, max_games + 1):
-        moves, rng = play_game(games, seed, weak)
+        moves, rng = play_game(games, seed, weak, kinds, noises)
         for ply in sample_plies(moves, rng, min_played, per_stage):
             stage = stage_of(ply)
             if all(len(v) >= per_class for name, v in kept.items() if name.startswith(stage)):
@@ -162,6 +171,25 @@ def generate(seed: int, per_class: int, max_games: int, max_nodes: int, min_play
     return split_halves([p for v in kept.values() for p in v]), dict(stats)
 
 
+def merge(paths: list[Path], per_class: int) -> tuple[list[JudgedPosition], list[str]]:
+    """The positions of several files of this script, in order, without repeats (mirror images included), at
+    most ``per_class`` a class, split again; and the files' ``# made by`` lines."""
+    kept: list[JudgedPosition] = []
+    seen: set[str] = set()
+    taken: Counter[str] = Counter()
+    made: list[str] = []
+    for path in paths:
+        made += [line for line in path.read_text(encoding="utf-8").splitlines()
+                 if line.startswith("# made by") or line.startswith("# judged")]
+        for position in read_positions(path):
+            key = GAME.position_key(GAME.replay(position.moves))
+            if key not in seen and taken[position.name] < per_class:
+                seen.add(key)
+                taken[position.name] += 1
+                kept.append(position)
+    return split_halves(kept), made
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=2026)
@@ -171,20 +199,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-played", type=int, default=8, help="fewest moves played in a beginning position")
     parser.add_argument("--per-stage", type=int, nargs=3, default=[2, 2, 3], metavar=("B", "M", "E"),
                         help="positions drawn per game in the beginning, middle and end stages")
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the players drawn from")
+    parser.add_argument("--noises", type=float, nargs="+", default=list(NOISES),
+                        help="the random-move shares drawn from")
     parser.add_argument("--minutes", type=float, default=float("inf"),
                         help="stop after this long (the games played are printed: --max-games replays the same)")
+    parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="FILE",
+                        help="instead of generating: join files made by this script (earlier files first, repeats "
+                             "and positions past --per-class dropped) and split them again")
     parser.add_argument("--out", type=Path, default=Path("data/connect4/mistakes/positions.txt"))
     args = parser.parse_args(argv)
-    positions, stats = generate(args.seed, args.per_class, args.max_games, args.max_nodes, args.min_played,
-                                args.minutes, tuple(args.per_stage))
+    if args.merge:
+        positions, made = merge(args.merge, args.per_class)
+        stats = {"files": len(args.merge)}
+    else:
+        positions, stats = generate(args.seed, args.per_class, args.max_games, args.max_nodes, args.min_played,
+                                    args.minutes, tuple(args.per_stage), tuple(args.kinds), tuple(args.noises))
+        made = [f"# made by: benchmarks/mistake_positions.py --seed {args.seed} --per-class {args.per_class} "
+                f"--max-games {stats['games']} --max-nodes {args.max_nodes} --min-played {args.min_played} "
+                f"--per-stage {' '.join(map(str, args.per_stage))}"
+                + (f" --kinds {' '.join(args.kinds)}" if tuple(args.kinds) != KINDS else "")
+                + (f" --noises {' '.join(map(str, args.noises))}" if tuple(args.noises) != NOISES else ""),
+                "# " + ", ".join(f"{k} {v}" for k, v in stats.items())]
     counts = Counter((p.name, p.split) for p in positions)
     undecided = Counter(p.name for p in positions if not p.decisive)
     header = [
         "# treelab's Connect Four mistake-rate positions (see README.md beside this file).",
-        f"# made by: benchmarks/mistake_positions.py --seed {args.seed} --per-class {args.per_class} "
-        f"--max-games {stats['games']} --max-nodes {args.max_nodes} --min-played {args.min_played} "
-        f"--per-stage {' '.join(map(str, args.per_stage))}",
-        "# " + ", ".join(f"{k} {v}" for k, v in stats.items()),
+        *made,
+        *([f"# merged by: benchmarks/mistake_positions.py --per-class {args.per_class} --merge "
+           + " ".join(path.name for path in args.merge)] if args.merge else []),
         "# MOVES SCORE LEFT CLASS SPLIT VALUES (columns 1-7: W win, D draw, L loss, . full)",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)

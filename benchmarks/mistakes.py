@@ -7,8 +7,9 @@ positions (``data/connect4/mistakes/positions.txt``, see the README beside it):
 a fresh tree per position unless ``db=``, temperature 0 and no root noise unless
 the spec says otherwise, seeded by ``--seed``. A move is a mistake when another
 legal move has a strictly better game-theoretic class (win > draw > loss). The
-table gives each class's mistake rate with its Wilson 95% interval, and how
-many of its positions allow a mistake at all (``decisive``).
+table gives each class's mistake rate with its Wilson 95% interval; a second
+table gives the rate among the positions that allow a mistake at all (some legal
+move worse than another: ``decisive``), since every position counts in the first.
 
 ``--split test`` (the default) uses the held-out half: never tune anything on
 it; ``--split dev`` is the half allowed for tuning. ``--per-class N`` asks the
@@ -48,16 +49,18 @@ def header() -> str:
     return "| player | " + " | ".join(names) + " |\n|---|" + "---|" * len(names)
 
 
-def row(report: MistakeReport) -> str:
+def row(report: MistakeReport, decisive: bool = False) -> str:
+    """A report's table row: each class's rate, its 95% interval and its counts (``decisive``: among the
+    positions where a mistake was possible)."""
     cells = []
     for name in PONS_CLASSES:
         found = report.rate_of(name)
         if found is None:
             cells.append("-")
             continue
-        low, high = found.ci95
-        cells.append(f"{100 * found.rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}] "
-                     f"({found.mistakes}/{found.positions}, {found.decisive} decisive)")
+        rate, (low, high), n = ((found.decisive_rate, found.decisive_ci95, found.decisive) if decisive
+                                else (found.rate, found.ci95, found.positions))
+        cells.append(f"{100 * rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}] ({found.mistakes}/{n})")
     return f"| {report.player} | " + " | ".join(cells) + " |"
 
 
@@ -77,13 +80,18 @@ def main(argv: list[str] | None = None) -> int:
         report = mistake_rates(spec, positions, per_class=args.per_class, seed=args.seed, progress=True)
         reports.append(report)
         print(f"{spec}: {len(report.verdicts)} positions in {report.seconds:.0f} s", file=sys.stderr)
-    print(f"Mistake rates, {args.split} split of {args.positions.name}, seed {args.seed} "
-          "(rate [95% Wilson interval] (mistakes/positions, positions where a mistake is possible))")
+    print(f"Mistake rates, {args.split} split of {args.positions.name}, seed {args.seed}: "
+          "rate [95% Wilson interval] (mistakes/positions)")
     print(header())
     for report in reports:
         print(row(report))
     for name, figures in PUBLISHED.items():
         print(f"| {name} | " + " | ".join(f"{value:g}%" for value in figures) + " |")
+    print("\nThe same, among the positions where a mistake is possible (some legal move worse than another): "
+          "rate [95% Wilson interval] (mistakes/such positions)")
+    print(header())
+    for report in reports:
+        print(row(report, decisive=True))
     if args.json is not None:
         args.json.write_text(json.dumps({"split": args.split, "seed": args.seed, "per_class": args.per_class,
                                          "positions": str(args.positions),

@@ -65,10 +65,22 @@ class ClassRate:
         """The Wilson 95% interval of :attr:`rate`."""
         return wilson_interval(self.rate, self.positions)
 
+    @property
+    def decisive_rate(self) -> float:
+        """``mistakes / decisive``: the rate among the positions where a mistake was possible (0 for none)."""
+        return self.mistakes / self.decisive if self.decisive else 0.0
+
+    @property
+    def decisive_ci95(self) -> tuple[float, float]:
+        """The Wilson 95% interval of :attr:`decisive_rate`."""
+        return wilson_interval(self.decisive_rate, self.decisive)
+
     def to_dict(self) -> dict[str, Any]:
-        """``name``, ``positions``, ``mistakes``, ``rate``, ``ci95``, ``decisive``."""
+        """``name``, ``positions``, ``mistakes``, ``rate``, ``ci95``, ``decisive``, ``decisive_rate``,
+        ``decisive_ci95``."""
         return {"name": self.name, "positions": self.positions, "mistakes": self.mistakes, "rate": self.rate,
-                "ci95": list(self.ci95), "decisive": self.decisive}
+                "ci95": list(self.ci95), "decisive": self.decisive, "decisive_rate": self.decisive_rate,
+                "decisive_ci95": list(self.decisive_ci95)}
 
 
 @dataclass(frozen=True)
