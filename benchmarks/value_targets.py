@@ -116,9 +116,9 @@ def signs(args: argparse.Namespace, game: Any, model: Any, oracle: Any, rows: An
 
 def fresh_search(game: Any, model: Any, moves: list[int], sims: int, mix: float, seed: int) -> tuple[float, Any]:
     """``(root value, selection shares by move place)`` of a fresh PUCT search guided by ``model``."""
+    from treelab.mcts.dispatch import puct_search
     from treelab.mcts.evaluators import ModelEvaluator
     from treelab.mcts.loop import Limit
-    from treelab.mcts.dispatch import puct_search
     from treelab.mcts.summary import search_value, tally
     from treelab.tree import Tree
 

@@ -24,8 +24,8 @@ from treelab.errors import (
 from treelab.games import GAMES, find_game, registry
 from treelab.learn.dataset import augment, build_dataset, candidates
 from treelab.learn.model import load_model
-from treelab.mcts.evaluators import Evaluation, ModelEvaluator, uniform_priors
 from treelab.mcts.dispatch import puct_search
+from treelab.mcts.evaluators import Evaluation, ModelEvaluator, uniform_priors
 from treelab.mcts.uct import Limit
 from treelab.nodes import Proof, mean_reward
 from treelab.store.fitrows import read_fit_rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -24,11 +25,15 @@ from treelab.store import positiontable
 from treelab.store.schema import SCHEMA_VERSION
 
 
-def stored(db: Path) -> dict[str, list[float]]:
-    """The file's ``positions`` table: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path, value_sum]``."""
+def stored(db: Path) -> dict[str, list[float]] | None:
+    """The file's ``positions`` table: ``key -> [nb_visit, player 1's wins, nb_draw, nb_path, value_sum]``; None:
+    the file does not keep one."""
     with sqlite3.connect(db) as conn:
-        rows = {k: [v, w, d, p, s] for k, v, w, d, p, s in conn.execute(
-            "SELECT key, nb_visit, nb_win, nb_draw, nb_path, value_sum FROM positions")}
+        if not positiontable.exists(conn):
+            rows = None
+        else:
+            rows = {k: [v, w, d, p, s] for k, v, w, d, p, s in conn.execute(
+                "SELECT key, nb_visit, nb_win, nb_draw, nb_path, value_sum FROM positions")}
     conn.close()
     return rows
 
@@ -64,8 +69,12 @@ def test_transpositions_merge(tmp_path: Path) -> None:
     assert table[key] == [2, 1, 1, 2, 0.0]  # 2 visits, player 1 won 1, 1 draw, 2 paths
     db = tmp_path / "t.db"
     tree.save(db)
-    assert stored(db)[key] == [2, 1, 1, 2, 0.0]
-    assert stored(db) == counts_of_nodes(treelab.load(db))
+    assert stored(db) is None  # a classic tree's file pays nothing for a table only graph statistics read
+    tree.statistics = "graph"
+    graph = tmp_path / "g.db"
+    tree.save(graph)
+    assert stored(graph)[key] == [2, 1, 1, 2, 0.0]  # type: ignore[index]
+    assert stored(graph) == counts_of_nodes(treelab.load(graph))
 
 
 def test_connect_four_mirror_merges() -> None:
@@ -115,9 +124,13 @@ def test_saved_table_is_the_table_of_the_nodes(tmp_path_factory: pytest.TempPath
     rng, tree = random.Random(seed), Tree("tictactoe")
     for games, searches in steps:  # saved after each step: the first save writes all, later ones add
         grown(tree, rng, games, searches, "graph" if graph else "classic")
-        tree.save(db)
+        tree.save(db)  # a graph tree's first save into a file without the table builds it from the nodes
+        if tree.statistics == "graph":  # kept in step from then on: the same as a rebuild from the nodes
+            assert stored(db) == counts_of_nodes(treelab.load(db))
+        else:
+            assert stored(db) is None
     loaded = treelab.load(db)
-    assert stored(db) == counts_of_nodes(loaded) == counts_of_nodes(tree)
+    assert stored(db) in (None, counts_of_nodes(loaded)) and counts_of_nodes(loaded) == counts_of_nodes(tree)
 
 
 @settings(max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
@@ -128,14 +141,21 @@ def test_merge_sums_the_tables(tmp_path_factory: pytest.TempPathFactory, seeds: 
     for i, seed in enumerate(seeds):
         rng = random.Random(seed)
         dbs.append(folder / f"{i}.db")
-        grown(Tree("tictactoe"), rng, rng.randrange(1, 15), rng.randrange(3)).save(dbs[-1])
+        tree = grown(Tree("tictactoe"), rng, rng.randrange(1, 15), rng.randrange(3))
+        tree.statistics = "graph"  # files that keep the table
+        tree.save(dbs[-1])
     out = folder / "out.db"
-    treelab.merge(out, *dbs)
+    shutil.copyfile(dbs[0], out)  # a graph file as the first summand: the merge keeps its table
+    tables = [stored(db) for db in dbs]
+    treelab.merge(out, *dbs[1:])
     merged = stored(out)
     assert merged == counts_of_nodes(treelab.load(out))
+    plain = folder / "plain.db"
+    treelab.merge(plain, *dbs)  # a new file's rule is classic: no table
+    assert stored(plain) is None and counts_of_nodes(treelab.load(plain)) == merged
     total: dict[str, list[int]] = {}
-    for db in dbs:
-        for key, row in stored(db).items():
+    for table in tables:
+        for key, row in table.items():  # type: ignore[union-attr]
             into = total.setdefault(key, [0, 0, 0])
             for i in range(3):
                 into[i] += row[i]
@@ -150,15 +170,24 @@ def test_two_writers_add_exactly(tmp_path: Path) -> None:
     grown(first, rng, 6, 2)
     grown(second, rng, 6, 2, "graph")
     first.save(db)
-    second.save(db)  # merges into what the first wrote
+    second.save(db)  # merges into what the first wrote; a graph tree: the table built from the nodes
     assert stored(db) == counts_of_nodes(treelab.load(db))
+    third = treelab.load(db)
+    grown(third, rng, 4, 1, "graph")
+    grown(first, rng, 4, 1, "graph")
+    third.save(db)
+    first.save(db)  # two writers adding to the kept table
+    assert stored(db) == counts_of_nodes(treelab.load(db))
+    grown(third, rng, 3, 1, "classic")
+    third.save(db)  # a classic save would leave it behind: dropped, built again when needed
+    assert stored(db) is None
 
 
 def test_a_schema_2_file_reads_and_migrates(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     grown(Tree("connect4"), random.Random(5), 10, 2).save(db)
     with sqlite3.connect(db) as conn:  # what schema 2 was: the same file without the positions table (3), values (4)
-        conn.execute("DROP TABLE positions")
+        conn.execute("DROP TABLE IF EXISTS positions")
         conn.execute("ALTER TABLE nodes DROP COLUMN value_sum")
         conn.execute("ALTER TABLE nodes DROP COLUMN prior")
         conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
@@ -172,6 +201,7 @@ def test_a_schema_2_file_reads_and_migrates(tmp_path: Path) -> None:
     graph = PositionTable.of(tree)  # no stored table: made from the nodes held
     assert graph.rows == in_memory(counts_of_nodes(tree))
     tree.record("4444", winner=None)
+    tree.statistics = "graph"  # a tree that keeps the table
     tree.save(db)  # the first save migrates: the table rebuilt from the nodes, then this save added
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)

@@ -344,7 +344,7 @@ def test_the_python_search_grows_the_trees_of_the_original_loop(monkeypatch, gam
     """With Python playouts and walk, the same seed grows exactly the tree the search grew before the
     frontier cache, batched ancestors and compiled walk (digests computed with commit 27d18ce), also
     when the frontier cache is capped very low."""
-    search_module = sys.modules["treelab.mcts.uct"]  # the package's ``search`` is the function
+    search_module = sys.modules["treelab.mcts.uct_phases"]  # where UCT's phases and their frontier cap live
 
     def playout(state, rng):
         return state.game.python_playout(state, rng)

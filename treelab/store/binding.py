@@ -149,15 +149,16 @@ def _check_cuts(tree: Tree, new: list[TreeNode], binding: Binding, name: str) ->
 
 
 def stored_positions(tree: Tree) -> dict[str, list[int]] | None:
-    """The stored position table of the file ``tree`` mirrors (``{}``: no file yet), or None when there is none to
-    start from (no file bound, or an older schema): the hook behind :meth:`treelab.positions.PositionTable.of`."""
+    """The stored position table of the file ``tree`` mirrors (``{}``: no file yet; a file that does not keep it:
+    built from its nodes, the file unchanged), or None when there is none to start from (no file bound): the hook
+    behind :meth:`treelab.positions.PositionTable.of`."""
     binding = binding_of(tree)
     if binding is None or binding.path is None:
         return None
     if not binding.path.exists() or is_empty(binding.path):
         return {}
     with reading(binding.path) as (conn, _):
-        return positiontable.read(conn)
+        return positiontable.read_or_build(conn, tree.game)  # a file without it: built from its nodes, once a load
 
 
 def _cut_now(tree: Tree) -> set[TreeNode] | frozenset[TreeNode]:

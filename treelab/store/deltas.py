@@ -14,7 +14,8 @@ pickles however many nodes. The writer adds deltas to the file with
   stored the same ``(parent, move)`` since this worker's snapshot: then the
   counts are added to that row (and so on down the new node's children);
 - a proof that contradicts the file's is a :class:`~treelab.errors.ProofConflictError`;
-- each node's counts go to its position's row of ``positions`` too (:mod:`.positiontable`).
+- each node's counts go to its position's row of ``positions`` too, in a file that keeps that table
+  (:mod:`.positiontable`: graph statistics).
 
 :func:`apply` returns every new node's row id; the worker gives its nodes those ids
 (:func:`renumber`), so its next delta names them as stored nodes. Additions commute.
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ProofConflictError, StoreError
+from ..games import find_game
 from ..nodes import proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
@@ -86,7 +88,8 @@ class Delta:
     seen: int = -1
     """The file's save count (``meta.generation``) the worker's copy was loaded at (-1: unknown)."""
     keys: Sequence[str] | None = None
-    """The distinct position keys of the nodes, ``known``'s and the new ones' (None: ``positions`` is rebuilt)."""
+    """The distinct position keys of the nodes, ``known``'s and the new ones' (None: a tree whose files do not keep
+    ``positions``, :func:`~treelab.store.positiontable.keeps`; or a merge, which rebuilds it)."""
     position_counts: np.ndarray | None = None
     """What the nodes add to each key's row, ``(nb_visit, player 1's wins, nb_draw)`` summed (:mod:`.positiontable`)."""
     key_of_new: np.ndarray | None = None
@@ -169,7 +172,8 @@ def changes(tree: Tree, seen: int = -1) -> tuple[Delta, list[TreeNode]]:
             movers=None if tree.game.alternating else list(map(_MOVER, new)),
             seen=seen,
             values=collect(tree, known, new),
-            **positiontable.delta_fields(tree, known + new, known_counts, table[:, 2:5]),
+            **(positiontable.delta_fields(tree, known + new, known_counts, table[:, 2:5])
+               if positiontable.keeps(tree) else {}),  # keys only for a file that keeps ``positions``
         )
         if new and new[-1].node_id - new[0].node_id != len(new) - 1:
             raise StoreError("the tree's new nodes are not numbered in order: save or start() the tree first")
@@ -302,8 +306,14 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
         add_values(conn, delta.values, where)
     if delta.keys is not None and delta.position_counts is not None and delta.key_of_new is not None:
-        positiontable.add_delta(conn, delta.keys, delta.position_counts, delta.key_of_new, fresh,
-                                delta.position_values)
+        if positiontable.exists(conn):
+            positiontable.add_delta(conn, delta.keys, delta.position_counts, delta.key_of_new, fresh,
+                                    delta.position_values)
+        else:  # the first save that keeps it: built from the nodes, these included, then kept in step
+            (game,) = conn.execute("SELECT value FROM meta WHERE key = 'game'").fetchone()
+            positiontable.rebuild(conn, find_game(game))
+    elif positiontable.exists(conn):
+        positiontable.drop(conn)  # a delta without keys would leave it behind: rebuilt when next needed
     return ids, fresh, grew
 
 

@@ -172,6 +172,9 @@ class _Into:
     games: int = 0
     rebuild: bool = False
     """A tree added without position keys: the ``positions`` table is rebuilt at the end."""
+    keeps: bool = False
+    """The file keeps the ``positions`` table (its statistics are graph: :func:`~.positiontable.keeps`); else
+    the trees are added without position keys and a table left from before is dropped."""
     added: float = 0.0
     """The largest sum of one count column over every row added (approximate): what any node or position gained
     at most."""
@@ -179,8 +182,8 @@ class _Into:
     def add(self, rows: Iterable[Sequence[tuple[Any, ...]]], source: str, size: int = 0) -> None:
         """Add the tree of ``rows`` (chunks of :data:`ROW` or :data:`KEYED` rows; ``size``: how many, if known)."""
         self.counts, keyed, added = _add_nodes(self.conn, rows, self.game, self.root, self.counts,
-                                               (self.name, source), size)
-        self.rebuild = self.rebuild or not keyed
+                                               (self.name, source), size, self.keeps)
+        self.rebuild = self.rebuild or (self.keeps and not keyed)
         self.added += added
 
     def summary(self, out: DbPath, inputs: int) -> MergeSummary:
@@ -212,7 +215,8 @@ def _adding(out: DbPath, game: str) -> Iterator[_Into]:
             tree_id, generation, counts = meta.get("tree_id"), int(meta.get("generation", 0)), stored_counts(conn, meta)
         root = conn.execute("SELECT id FROM nodes WHERE parent_id IS NULL").fetchone()[0]
         first_game = (conn.execute("SELECT max(id) FROM games").fetchone()[0] or 0) + 1
-        into = _Into(conn, the_game, root, counts, name, first_game, sum(counts))
+        keeps = run.get("statistics") == "graph"  # only a file whose searches read it keeps ``positions``
+        into = _Into(conn, the_game, root, counts, name, first_game, sum(counts), keeps=keeps)
         yield into
         counts = into.counts
         if into.rebuild:
@@ -266,7 +270,8 @@ def _stored_rows(src: sqlite3.Connection, game: Game) -> Iterator[list[tuple[Any
 
 
 def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]]], game: Game, root: int,
-               counts: list[int], names: tuple[str, str], size: int) -> tuple[list[int], bool, float]:
+               counts: list[int], names: tuple[str, str], size: int, keeps: bool = True
+               ) -> tuple[list[int], bool, float]:
     """Add the tree of ``rows`` (chunks of :data:`ROW` or :data:`KEYED` rows in id order) to the file of ``conn``
     (root row ``root``), a chunk at a time; return the nodes per depth after it (``counts``: before) and whether
     every row had its position key (the ``positions`` table added to). ``names``: the file and the tree's source,
@@ -282,11 +287,13 @@ def _add_nodes(conn: sqlite3.Connection, rows: Iterable[Sequence[tuple[Any, ...]
             continue
         nid, pid, moves, depths, proofs, mover, sums, priors, *amounts = zip(*chunk, strict=True)
         positions: dict[str, Any] = {}
-        if len(amounts) > width:  # KEYED rows: the positions table is added to as a save adds to it
+        if len(amounts) > width and keeps:  # KEYED rows: the positions table is added to as a save adds to it
             keys, ones, value_one = amounts[width:]
             amounts = amounts[:width]
             per_node = np.array([amounts[0], ones, amounts[2]], dtype=np.int64).T.copy()
             positions = positiontable.by_key(keys, per_node, value_one, int(not where.size))
+        elif len(amounts) > width:  # keyed, into a file that does not keep the table
+            amounts = amounts[:width]
         else:
             keyed = False
         ids, parents = np.array(nid, dtype=np.int64), np.array(pid, dtype=np.int64)

@@ -204,7 +204,8 @@ def first_rows(conn: sqlite3.Connection, tree: Tree) -> list[TreeNode]:
     create(conn, lambda: bulk.write(conn, new, parents, 1))
     movers.write(conn, tree, new, 1)
     values.write_new(conn, tree, new, 1)
-    positiontable.write_tree(conn, tree, new)
+    if positiontable.keeps(tree):  # only a tree whose searches read it pays for the table
+        positiontable.write_tree(conn, tree, new)
     return new
 
 

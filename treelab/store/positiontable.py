@@ -6,11 +6,15 @@ with the sums over the nodes that reach it: ``nb_visit``, ``nb_win`` counted for
 first player, a fixed point of view), ``nb_draw``, ``nb_path`` (how many stored nodes, that is
 move paths, reach it) and ``value_sum`` (the nodes' value sums, player 1's). See :mod:`treelab.positions`.
 
-It is a function of ``nodes``, kept by the one write path: :func:`treelab.store.deltas.apply` adds
-each save's increments (a :class:`~treelab.store.deltas.Delta` carries its nodes' keys) by
-``ON CONFLICT DO UPDATE``, so two writers add up exactly; a new file's first save writes it whole
-(:func:`write_tree`); a merge and the migration of an older file rebuild it from the nodes
-(:func:`rebuild`), a depth at a time.
+It is a function of ``nodes``, and a file pays for it only where it is used (:func:`keeps`: a tree whose
+searches select by graph statistics, ``meta.statistics = 'graph'``): there the one write path,
+:func:`treelab.store.deltas.apply`, adds each save's increments (a :class:`~treelab.store.deltas.Delta`
+carries its nodes' keys) by ``ON CONFLICT DO UPDATE``, so two writers add up exactly; a new file's first
+save writes it whole (:func:`write_tree`); a merge and the migration of an older file rebuild it from the
+nodes (:func:`rebuild`), a depth at a time. Built on demand: the first save of a tree that keeps it into
+a file without it rebuilds it from the nodes, and a graph search reading a file without it has it built
+from the file's nodes in memory (:func:`read_or_build`); a save of a tree that does not keep it drops a
+table that it would leave behind.
 """
 
 from __future__ import annotations
@@ -29,9 +33,8 @@ from ..tree import Tree, TreeNode
 from .columns import columns
 from .sums import adding
 
-__all__ = ["CREATE", "WIDTH", "add", "add_delta", "after_moves", "by_key", "create", "delta_fields", "exists", "read",
-           "rebuild", "row",
-           "rows_of", "write_tree"]
+__all__ = ["CREATE", "WIDTH", "add", "add_delta", "after_moves", "by_key", "create", "delta_fields", "drop", "exists",
+           "keeps", "read", "read_or_build", "rebuild", "row", "rows_of", "write_tree"]
 
 CREATE = ("CREATE TABLE IF NOT EXISTS positions (key TEXT PRIMARY KEY, nb_visit INTEGER NOT NULL, "
           "nb_win INTEGER NOT NULL, nb_draw INTEGER NOT NULL, nb_path INTEGER NOT NULL, "
@@ -47,9 +50,20 @@ WIDTH = 100
 _UPSERT, _UPSERT_MANY = _ADD.format("(?, ?, ?, ?, ?, ?)"), _ADD.format(", ".join(["(?, ?, ?, ?, ?, ?)"] * WIDTH))
 
 
+def keeps(tree: Tree) -> bool:
+    """Whether the files ``tree`` is saved to keep the table: its searches select by graph statistics (the one
+    reader of stored position rows). Every other file goes without it and pays nothing for it."""
+    return tree.statistics == "graph"
+
+
 def create(conn: sqlite3.Connection) -> None:
     """Create the (empty) table if it is missing."""
     conn.execute(CREATE)
+
+
+def drop(conn: sqlite3.Connection) -> None:
+    """Drop the table (a save that would not keep it in step; it is rebuilt from the nodes when needed)."""
+    conn.execute("DROP TABLE IF EXISTS positions")
 
 
 def exists(conn: sqlite3.Connection) -> bool:
@@ -131,6 +145,27 @@ def rebuild(conn: sqlite3.Connection, game: Game) -> int:
     """
     create(conn)
     conn.execute("DELETE FROM positions")
+    _fill(conn, game)
+    return int(conn.execute("SELECT count(*) FROM positions").fetchone()[0])
+
+
+def read_or_build(conn: sqlite3.Connection, game: Game) -> dict[str, list[Any]]:
+    """:func:`read`, or, in a file without the table, the table built from the file's nodes in memory (a temporary
+    table of this read connection: the file is not changed)."""
+    found = read(conn)
+    if found is not None:
+        return found
+    conn.execute(CREATE.replace("CREATE TABLE IF NOT EXISTS positions", "CREATE TEMP TABLE positions"))
+    try:
+        _fill(conn, game)
+        return {k: [v, w, d, s] for k, v, w, d, s in conn.execute(
+            "SELECT key, nb_visit, nb_win, nb_draw, value_sum FROM temp.positions")}
+    finally:
+        conn.execute("DROP TABLE temp.positions")
+
+
+def _fill(conn: sqlite3.Connection, game: Game) -> None:
+    """Add every stored node's counts to the (empty) table ``positions``, a depth at a time."""
     key, parse = game.position_key, game.parse_move
     above: dict[int, State] = {}
     level: dict[int, State] = {}
@@ -160,7 +195,6 @@ def rebuild(conn: sqlite3.Connection, game: Game) -> int:
         if value:
             r[4] += player_one_value(mover, value)
     _flush(conn, table)
-    return int(conn.execute("SELECT count(*) FROM positions").fetchone()[0])
 
 
 def _flush(conn: sqlite3.Connection, table: dict[str, list[Any]]) -> None:

@@ -109,11 +109,15 @@ def _columns_v2(db: sqlite_utils.Database) -> None:
 
 def _positions_v3(db: sqlite_utils.Database) -> None:
     """Version 3: the ``positions`` table (:mod:`treelab.store.positiontable`), rebuilt from the stored nodes
-    (a node's path gives its position)."""
+    (a node's path gives its position), in a file whose searches read it (``meta.statistics = 'graph'``; every
+    other file goes without it, as new files do: :func:`~treelab.store.positiontable.keeps`)."""
     from ..games import find_game
     from .positiontable import create, rebuild
 
     conn = db.conn
+    rule = conn.execute("SELECT value FROM meta WHERE key = 'statistics'").fetchone()
+    if rule is None or rule[0] != "graph":
+        return
     create(conn)
     if conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None:
         game = conn.execute("SELECT value FROM meta WHERE key = 'game'").fetchone()
@@ -138,6 +142,8 @@ def _positions_v5(db: sqlite_utils.Database) -> None:
     from .positiontable import rebuild
 
     conn = db.conn
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'positions'").fetchone() is None:
+        return  # a file that does not keep the table
     if not any(row[1] == "value_sum" for row in conn.execute("PRAGMA table_info(positions)")):
         conn.execute("ALTER TABLE positions ADD COLUMN value_sum REAL NOT NULL DEFAULT 0")
     if conn.execute("SELECT 1 FROM nodes WHERE value_sum != 0 LIMIT 1").fetchone() is not None:
