@@ -84,7 +84,8 @@ def api_reference() -> str:
         parts.append(f"## `treelab.{module}`\n")
         front = ", ".join(f"`treelab.{n}`" for n in advertised(module))
         if module == "errors":
-            parts.append(f"Import these from `treelab.errors` (`treelab.errors.IllegalMoveError`); their base is also {front}.\n")
+            parts.append("Import these from `treelab.errors` (`treelab.errors.IllegalMoveError`); "
+                         f"their base is also {front}.\n")
         else:
             parts.append(f"At the front door: {front}.\n" if front else
                          f"Nothing here is in `treelab.__all__`; import from `treelab.{module}`.\n")
