@@ -178,7 +178,7 @@ class PUCTPhases:
     def _descend(self, state: SearchState, batched: set[TreeNode] | None) -> Leaf:
         """Descend from the start; with ``batched`` (the leaves already taken for this batch), stop unevaluated
         at a new leaf or at one of those (the batch evaluates it), evaluating only loaded nodes on the way."""
-        tree, start, solver, c_puct, rng = state.tree, state.start, state.solver, state.c, state.rng
+        tree, start, solver, c, rng = state.tree, state.start, state.solver, state.c, state.rng
         priors, pending = tree.priors, tree.pending
 
         def made_or_waiting(node: TreeNode, c: float, solver: bool) -> TreeNode:  # a SelectFn over both kinds
@@ -206,7 +206,7 @@ class PUCTPhases:
                 waiting = pending[node]
             if node is start and self.noise is not None and not self.root_priors:
                 self.root_priors.update(_noisy_priors(node.children_view, waiting, priors, self.noise, rng))
-            node = pick(node, c_puct, solver)
+            node = pick(node, c, solver)
             leaf.position = position = position.play(self.move_of[node.name])
             path.append(node)
             positions.append(position)
