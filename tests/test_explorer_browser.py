@@ -245,7 +245,7 @@ def test_a_bad_path_shows_a_banner_with_a_way_back(browser: Any, server: Server)
     page.goto(server.url.rstrip("/") + "/?path=4x")
     page.wait_for_function("() => document.body.dataset.ready === 'error'", timeout=20000)
     banner = page.locator("#error")
-    assert banner.is_visible() and "4x" in banner.inner_text()
+    assert banner.is_visible() and "4x" in banner.locator(".message").inner_text()
     page.locator("#error-back").click()
     _ready(page, "")
     assert page.locator("#children tbody tr").count() > 0

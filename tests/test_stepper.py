@@ -216,7 +216,7 @@ def test_the_explorer_step_mode_in_chromium(browser: Any, server: Server, tmp_pa
         shutil.copyfile(shot, IMG / "explorer_step.png")
     page.goto(server.url + "?path=4453&mode=step&step=51&iterations=50")
     page.wait_for_function("() => document.body.dataset.ready === 'error'", timeout=20000)
-    assert page.locator("#error").inner_text() == "step 51 is past the end of this search: use 1 to 50"
+    assert page.locator("#error .message").inner_text() == "step 51 is past the end of this search: use 1 to 50"
     assert errors == []
 
 

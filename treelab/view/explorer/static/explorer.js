@@ -72,7 +72,7 @@ function apiQuery(extra) {
 function showError(message) {  // a red banner, with a way back to a page that loads
   const box = $("error");
   box.replaceChildren();
-  if (message) box.append(el("span", {}, message), " · ", el("a", { href: "/", id: "error-back" }, "back to the start"));
+  if (message) box.append(el("span", { class: "message" }, message), " · ", el("a", { href: "/", id: "error-back" }, "back to the start"));
   box.hidden = !message;
 }
 
