@@ -89,3 +89,12 @@ def test_masks_keep_what_matters() -> None:
     bar = ("training connect4: 100%|██████████| 50/50 [00:05<00:00,  9.50game/s, W/D/L 50/0/0, 173,536 nodes, "
            "35,865 sims/s]")
     assert mask(bar) == "training connect4: 100%|██████████| 50/50 [T], W/D/L 50/0/0, 173,536 nodes, N sims/s]"
+
+
+def test_the_learning_loop_example_says_what_it_costs() -> None:
+    """The README's heaviest command is not run blind: its time, memory and file size are stated beside it."""
+    readme = (ROOT / "README.md").read_text()
+    loop = readme.index("--model c4.npz --refit-every 100")
+    after = readme[loop:loop + 1200]
+    assert re.search(r"\d+ minutes", after) and re.search(r"\d+(\.\d+)? GB of memory", after)
+    assert re.search(r"\d+(-\d+)? MB", after)
