@@ -187,4 +187,5 @@ def require_extra(module: str, extra: str, what: str, package: str | None = None
         return importlib.import_module(module)
     except ImportError:
         name = package or module.partition(".")[0]
-        raise MissingExtraError(f"{what} needs {name}, which is not installed: pip install 'treelab[{extra}]'") from None
+        hint = f"pip install 'treelab[{extra}]'"
+        raise MissingExtraError(f"{what} needs {name}, which is not installed: {hint}") from None
