@@ -93,3 +93,25 @@ def test_twenty_traces_at_once_get_one_search_and_busy_answers_while_info_stays_
     assert max(seconds for _, seconds in busy) < 5  # answered at once, never queued behind the search
     assert len(waits) >= 5 and statistics.median(waits) < 0.05, waits
     assert digest(db) == before
+
+
+def test_a_stopped_server_stops_its_tracing_process(tmp_path: Path) -> None:
+    import http.client
+
+    from treelab.view.explorer.app import create_app
+    from treelab.view.explorer.server import Background
+
+    db = copy_db(SAMPLE_C4, tmp_path / "c4.db")
+    app = create_app(TreeFile.open(db))
+    server = Background(app)
+    try:
+        host, port = server.sock.getsockname()[:2]
+        conn = http.client.HTTPConnection(host, port, timeout=60)
+        conn.request("GET", "/api/trace?path=44&iterations=5")
+        assert conn.getresponse().status == 200
+        conn.close()
+        worker = app.state.tracer._proc
+        assert worker.is_alive()
+    finally:
+        server.stop()
+    assert not worker.is_alive()

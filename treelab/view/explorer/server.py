@@ -140,6 +140,7 @@ class Background:
     def __init__(self, app: Any, host: str = DEFAULT_HOST, port: int = 0) -> None:
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
+        self.app = app
         self.server = _server(app)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
@@ -157,3 +158,6 @@ class Background:
         self.server.should_exit = True
         self.thread.join(timeout=STOP_WAIT)
         self.sock.close()
+        tracer = getattr(getattr(self.app, "state", None), "tracer", None)
+        if tracer is not None:  # the tracing process, if a trace started it
+            tracer.close()
