@@ -38,7 +38,7 @@ from ..games import find_game
 from ..nodes import proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
-from . import bulk, positiontable
+from . import bulk, movers, positiontable
 from .columns import columns
 from .sums import adding
 from .values import Values, add_values, collect
@@ -290,8 +290,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         bulk.insert_grouped(conn, _new_rows(ids, pids, delta, proven if delta.proofs else None, created,
                                             fresh if found.any() else None))  # 50 rows a statement
         if delta.movers is not None and any(keep):
-            conn.execute("CREATE TABLE IF NOT EXISTS movers (node_id INTEGER PRIMARY KEY REFERENCES nodes(id), "
-                         "mover INTEGER NOT NULL)")
+            conn.execute(movers.TABLE)  # the movers DDL, written once (:mod:`.movers`)
             conn.executemany("INSERT INTO movers (node_id, mover) VALUES (?, ?)",
                              compress(zip(ids_l, delta.movers, strict=True), keep))
     targets = np.concatenate([delta.known, ids[found]])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +148,8 @@ class DeltaWriter:
             The game rows logged (deltas of games logged before are skipped), and
             for each delta its new nodes' row ids (None for one skipped).
         """
-        from .persistence import log_games
+        from .persistence import log_games, put_meta
+        from .persistence import now as timestamp  # ``now`` is this method's list of grown rows
 
         rows, sources, stored = [], [], list[list[int] | None]()
         name = display(self.db)
@@ -194,9 +194,8 @@ class DeltaWriter:
             log_games(conn, root, rows, counts, since=before)
             if sources:
                 log_sources(conn, [(row["id"], source) for row, source in sources])
-            info = {**self.meta, "generation": str(generation + 1), "depth_counts": json.dumps(counts),
-                    "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-            conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
+            put_meta(conn, {**self.meta, "generation": str(generation + 1), "depth_counts": json.dumps(counts),
+                            "saved_at": timestamp()})
         if chains is not None and links is not None:
             chains.update(links)
         self.logged.update({i: _key(row) for i, row in zip(asked, rows, strict=True)})  # what a retry asks

@@ -40,7 +40,7 @@ from .schema import DbPath, create, display
 
 __all__ = [
     "GAME_FIELDS", "Binding", "GameRow", "first_rows", "game_row", "kept_open", "load", "log_games", "meta_rows", "now",
-    "open_tree", "reusing_trees", "run_meta", "save", "snapshot",
+    "open_tree", "put_meta", "reusing_trees", "run_meta", "save", "snapshot",
 ]
 
 GAME_FIELDS = (
@@ -217,6 +217,11 @@ def meta_rows(conn: sqlite3.Connection, run: Mapping[str, str], *, tree_id: str 
             "depth_counts": json.dumps(counts), "saved_at": now()}
     if created:
         info["created_at"] = info["saved_at"]
+    put_meta(conn, info)
+
+
+def put_meta(conn: sqlite3.Connection, info: Mapping[str, str | None]) -> None:
+    """Write ``info`` into ``meta`` (a key given replaces its row): every save path's one statement for it."""
     conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", info.items())
 
 
