@@ -176,7 +176,7 @@ def require_extra(module: str, extra: str, what: str, package: str | None = None
 
     ``what`` names the feature for the message (``"treelab fit"``), ``package`` the distribution when
     its name differs from the module's (``"scikit-learn"``). Every extra's contents are listed
-    in the README's *Installing* section.
+    in the getting-started guide's *Installing* section.
 
     Raises:
         MissingExtraError: ``module`` cannot be imported.
