@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -19,7 +20,6 @@ from ..nodes import SQRT2
 
 if TYPE_CHECKING:
     from ..tree import Tree
-    from .evaluators import Evaluator
     from .policies import PlayoutFn
 
 __all__ = [
@@ -159,8 +159,9 @@ class SearchConfig:
     playout: PlayoutName | PlayoutFn = "random"
     """UCT's playout policy (a name, or a :data:`~treelab.mcts.policies.PlayoutFn`), and the policy of PUCT's
     rollout evaluator."""
-    evaluator: EvaluatorName | Evaluator = "rollout"
-    """PUCT's leaf evaluator: a name, or an :data:`~treelab.mcts.evaluators.Evaluator` of one's own."""
+    evaluator: EvaluatorName | Callable[..., Any] = "rollout"
+    """PUCT's leaf evaluator: a name, or an :data:`~treelab.mcts.evaluators.Evaluator` of one's own (typed as any
+    callable here: the evaluators' module builds on this one)."""
     choice: Choice = "visits"
     """The move to play: the most visited child, or the best UCB1 score (the original persistent-tree rule)."""
     temperature: float = 0.0
