@@ -9,7 +9,7 @@ The nodes whose stored children were not read are the *frontier*; a search that 
 where nothing was read, and the caller expands those and searches again
 (:func:`treelab.view.explorer.stepping.trace_answer`), until no search leaves what was read: the search
 then ran exactly as on the whole stored tree. The rows read are kept in the :class:`Reach`, so a second
-call reads only the new parents' children.
+call reads only the new parents' children and builds the tree from rows in memory.
 """
 
 from __future__ import annotations
@@ -44,6 +44,22 @@ SELECT id FROM line WHERE id IS NOT NULL
 """A node and its line of most visited children down to a stored leaf."""
 
 
+@dataclass
+class _Read:
+    """The rows read so far, kept from one :func:`load_reach` to the next (only new parents are asked)."""
+
+    line: list[tuple[Any, ...]]
+    """The rows from the root down to the position."""
+    kids: dict[int, list[tuple[Any, ...]]] = field(default_factory=dict)
+    """Each read parent's children as :func:`treelab.store.bulk.build` rows, in id order."""
+    depth: dict[int, int] = field(default_factory=dict)
+    """Each child's depth."""
+    inner: set[int] = field(default_factory=set)
+    """The children read that have stored children of their own."""
+    valued: list[tuple[int, Any, Any]] = field(default_factory=list)
+    """``(id, value_sum, prior)`` of the rows read that hold either, checked."""
+
+
 @dataclass(frozen=True)
 class Reach:
     """What :func:`load_reach` read."""
@@ -55,8 +71,8 @@ class Reach:
     frontier nodes a search changed, to read further."""
     frontier: dict[int, TreeNode]
     """The nodes read below the position whose stored children were not, by id."""
-    rows: dict[int | None, list[tuple[Any, ...]]] = field(default_factory=dict, repr=False)
-    """The rows read, by parent id (``None``: the line from the root to the position), for the next call."""
+    read: _Read = field(repr=False)
+    """The rows read, for the next call."""
 
 
 def load_reach(db: DbPath, moves: Sequence[str], expanded: Collection[int] = (), touched: Collection[int] = (),
@@ -72,7 +88,6 @@ def load_reach(db: DbPath, moves: Sequence[str], expanded: Collection[int] = (),
         StoreError: see :func:`treelab.store.dbfile.reading`.
     """
     name = display(db)
-    rows: dict[int | None, list[tuple[Any, ...]]] = dict(known.rows) if known is not None else {}
     with reading(db) as (conn, meta):
         tree = Tree(meta["game"], c=float(meta.get("c", SQRT2)))
         tree.statistics = meta.get("statistics", "classic")
@@ -80,42 +95,42 @@ def load_reach(db: DbPath, moves: Sequence[str], expanded: Collection[int] = (),
         valued = "value_sum" in {row[1] for row in conn.execute("PRAGMA table_info(nodes)")}
         picked = (f"{_COLUMNS}, EXISTS (SELECT 1 FROM nodes AS k WHERE k.parent_id = n.id), n.depth, "
                   + ("n.value_sum, n.prior" if valued else "0.0, NULL"))
-        if None not in rows:
-            rows[None] = _line_rows(conn, picked, moves, name)
-        top = rows[None][-1][0]
+        read = known.read if known is not None else _Read(_line_rows(conn, picked, moves, name))
+        top = read.line[-1][0]
         fresh = [*touched] if expanded else [top, *touched]
         kids = [k for (k,) in _ask(conn, "SELECT id FROM nodes WHERE parent_id IN (%s)", fresh)]
         grown = set(expanded) | set(fresh) | set(_lines(conn, kids))  # and each child's line
-        asked = sorted(nid for nid in grown if nid not in rows)
-        for row in _ask(conn, f"SELECT {picked} FROM nodes AS n WHERE n.parent_id IN (%s) "
-                                       "ORDER BY n.parent_id, n.id", asked):
-            rows.setdefault(row[1], []).append(row)
+        asked = sorted(nid for nid in grown if nid not in read.kids)
         for nid in asked:
-            rows.setdefault(nid, [])
-        below: list[tuple[Any, ...]] = []  # breadth first from the position: parents before children
-        built: list[tuple[Any, ...]] = []
-        queue = [top]
-        for parent in queue:
-            for row in rows[parent]:
-                below.append(row)
-                nid = row[0]
-                if nid in grown:
-                    queue.append(nid)
-                    built.append((*row[:9], 0))
-                else:
-                    built.append((*row[:9], row[9]))
+            read.kids[nid] = []
+        for row in _ask(conn, f"SELECT {picked} FROM nodes AS n WHERE n.parent_id IN (%s) "
+                              "ORDER BY n.parent_id, n.id", asked):
+            nid = row[0]
+            read.kids[row[1]].append((*row[:9], 0))
+            read.depth[nid] = row[10]
+            if row[9]:
+                read.inner.add(nid)
+            if row[11] or row[12] is not None:
+                read.valued.append(_checked(row, name))
+        order = sorted(grown - {top}, key=read.depth.__getitem__)  # a parent's row before its children's
+        built = [row for nid in (top, *order) for row in read.kids[nid]]
         nodes: dict[int, TreeNode] = {}
-        bulk.build(tree, [(*row[:9], 0) for row in rows[None]], nodes)  # the line to the position, parents first
+        bulk.build(tree, [(*row[:9], 0) for row in read.line], nodes)  # the line to the position, parents first
         bulk.build(tree, built, nodes)
         _proofs(conn, nodes, name)
         movers.read(conn, tree, nodes, name)
-        for row in (*rows[None], *below):
-            _value(tree, nodes[row[0]], row, name)
+        for nid, value, prior in (*(_checked(row, name) for row in read.line if row[11] or row[12] is not None),
+                                  *read.valued):
+            if value:
+                nodes[nid].value_sum = float(value)
+                tree.valued = True
+            if prior is not None:
+                tree.priors[nodes[nid]] = float(prior)
         next_id = conn.execute("SELECT max(id) FROM nodes").fetchone()[0] + 1
-    tree.root, tree.size = nodes[rows[None][0][0]], sum(tree.depth_counts)
+    tree.root, tree.size = nodes[read.line[0][0]], sum(tree.depth_counts)
     tree.mark_saved(next_id=next_id)
-    frontier = {row[0]: nodes[row[0]] for row in below if row[9] and row[0] not in grown}
-    return Reach(tree, frozenset(grown), frontier, rows)
+    frontier = {nid: nodes[nid] for nid in read.inner - grown}
+    return Reach(tree, frozenset(grown), frontier, read)
 
 
 def _line_rows(conn: sqlite3.Connection, picked: str, moves: Sequence[str], name: str) -> list[tuple[Any, ...]]:
@@ -131,20 +146,14 @@ def _line_rows(conn: sqlite3.Connection, picked: str, moves: Sequence[str], name
     return line
 
 
-def _value(tree: Tree, node: TreeNode, row: tuple[Any, ...], name: str) -> None:
-    """Give ``node`` its stored value sum and prior (the last two of ``row``), checked as every load checks them."""
+def _checked(row: tuple[Any, ...], name: str) -> tuple[int, Any, Any]:
+    """``(id, value_sum, prior)`` of a row (its last two), checked as every load checks them."""
     value, prior = row[11], row[12]
-    if not value and prior is None:
-        return
     if not isinstance(value, int | float) or not math.isfinite(value) or (
             prior is not None and (not isinstance(prior, int | float) or not 0.0 <= prior <= 1.0)):
         raise NotATreelabDatabaseError(f"{name!r} is damaged: node id {row[0]} has value_sum {value!r} and prior "
                                        f"{prior!r} (a finite number, and a probability or NULL): restore a copy")
-    if value:
-        node.value_sum = float(value)
-        tree.valued = True
-    if prior is not None:
-        tree.priors[node] = float(prior)
+    return row[0], value, prior
 
 
 def _ask(conn: sqlite3.Connection, sql: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
