@@ -89,7 +89,8 @@ def _stored_search(source: TreeFile, moves: Sequence[int], query: TraceQuery, li
     labels = [source.game.label(m) for m in moves]
     reach = load_reach(source.path, labels)
     search, seed = SEARCHES[query.search], query.seed
-    if reach.tree.find(labels).nb_visit <= WHOLE_BELOW + WHOLE_PER_SIMULATION * query.iterations:
+    small = reach.tree.find(labels).nb_visit <= WHOLE_BELOW + WHOLE_PER_SIMULATION * query.iterations
+    if small or reach.tree.statistics == "graph":  # graph statistics read the file's whole positions table anyway
         from ...store.persistence import load
 
         tree = load(source.path, path=moves)  # a small subtree: read at once, searched once
