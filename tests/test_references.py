@@ -139,6 +139,7 @@ FOREIGN_FILES = {
     "plugin_games.py": "written by tests/test_protocol_game.py",
     "train_me.py": "written by tests/test_background.py",
     "stepper.ipynb": "written by tests/test_jupyterlab.py",
+    "test_bare.py": "written by tests/test_markers.py",
 }
 """Files the text names that are not the repository's, each with why."""
 

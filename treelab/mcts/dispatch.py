@@ -22,16 +22,15 @@ from typing import TYPE_CHECKING, Any
 from ..positions import PositionTable
 from ..tree import Moves, Tree
 from .config import C_PUCT, EVALUATORS, MAX_NEW_NODES, RootNoise, SearchConfig
-from .evaluators import Evaluator, evaluator_of, find_evaluator
 from .graph import select_graph
 from .loop import Limit, Phases, SearchState, run, start_at
 from .policies import PlayoutFn, find_playout, make_rng
-from .puct import PUCTPhases
 from .selection import SelectFn, select_ucb1
 from .trace_terms import graph_terms, puct_terms, ucb1_terms
 from .uct_phases import GraphPhases, UCTPhases
 
 if TYPE_CHECKING:
+    from .evaluators import Evaluator
     from .tracer import Tracer
 
 __all__ = ["phases_for", "puct_search", "run_search"]
@@ -57,7 +56,10 @@ def phases_for(state: SearchState, config: SearchConfig, tracer: Tracer | None =
     """
     tree = state.tree
     game = tree.game
-    if config.algorithm == "puct":
+    if config.algorithm == "puct":  # PUCT's modules (and numpy, for a model) load only when PUCT searches
+        from .evaluators import evaluator_of
+        from .puct import PUCTPhases
+
         evaluate = evaluator if evaluator is not None else evaluator_of(config, game)
         if tracer is not None:  # a copy names its playout's moves; the player's own evaluator is untouched
             evaluate = copy.copy(evaluate)
@@ -153,6 +155,8 @@ def puct_search(
     if deprecated:
         noise = RootNoise.of(**deprecated)
     if isinstance(evaluator, str) and evaluator not in EVALUATORS:
+        from .evaluators import find_evaluator
+
         evaluator = find_evaluator(evaluator)  # "model:PATH", or the one-line error naming the choices
     config = SearchConfig(algorithm="puct", c=c, solver=solver, evaluator=evaluator, max_new_nodes=max_new_nodes,
                           noise=noise)

@@ -10,18 +10,20 @@ from __future__ import annotations
 import random
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..errors import BudgetError, UnknownOptionError
 from ..games import Game, State
 from ..mcts.config import EVALUATORS, RootNoise, SearchConfig, resolve_aliases
 from ..mcts.dispatch import run_search
-from ..mcts.evaluators import Evaluator, evaluator_of, find_evaluator
 from ..mcts.loop import Limit
 from ..mcts.policies import PlayoutFn, find_playout, make_rng
 from ..mcts.scores import table_for
 from ..mcts.summary import choose_move, search_value, tally
 from ..tree import Tree
+
+if TYPE_CHECKING:
+    from ..mcts.evaluators import Evaluator
 
 __all__ = [
     "HeuristicPlayer",
@@ -224,6 +226,8 @@ class MCTSPlayer:
         options = _noise_of(options)
         evaluator = options.get("evaluator")
         if isinstance(evaluator, str) and evaluator not in EVALUATORS:
+            from ..mcts.evaluators import find_evaluator  # PUCT's modules load only for PUCT
+
             options["evaluator"] = find_evaluator(evaluator)  # "model:PATH", or the error naming the choices
         self.search = SearchConfig.of(search, **options)
         self.limit = limit
@@ -237,14 +241,20 @@ class MCTSPlayer:
         self.evaluator: Evaluator | None = None
         """PUCT's evaluator, made from :attr:`search` once (a model is loaded and checked against the game once)."""
         if tree is not None and self.search.algorithm == "puct":
-            self.evaluator = evaluator_of(self.search, tree.game)
+            self.evaluator = self._evaluator(tree.game)
+
+    def _evaluator(self, game: Game) -> Evaluator:
+        """PUCT's evaluator of :attr:`search` for ``game`` (a model file loaded and checked now)."""
+        from ..mcts.evaluators import evaluator_of  # PUCT's modules (numpy, for a model) load only for PUCT
+
+        return evaluator_of(self.search, game)
 
     def new_game(self, game: Game) -> None:
         """Start a fresh tree (unless playing from a given one)."""
         if self.fresh or self.tree is None:
             self.tree = Tree(game, c=self.search.score_c)
         if self.evaluator is None and self.search.algorithm == "puct":
-            self.evaluator = evaluator_of(self.search, game)
+            self.evaluator = self._evaluator(game)
 
     def choose(self, state: State, moves: Sequence[int], *, temperature: float | None = None) -> int:
         """Search the position and pick a move by the config's rule (a proven win first).
@@ -258,7 +268,7 @@ class MCTSPlayer:
         config = self.search
         tau = config.temperature if temperature is None else temperature
         if self.evaluator is None and config.algorithm == "puct":
-            self.evaluator = evaluator_of(config, tree.game)
+            self.evaluator = self._evaluator(tree.game)
         before = tally(tree.get(moves))
         run_search(tree, moves, config, self.limit, rng=self.rng, should_stop=self.should_stop,
                    evaluator=self.evaluator)
