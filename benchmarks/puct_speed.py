@@ -94,7 +94,8 @@ def main() -> None:
             rates[name].append(_rate(kind, searchers[name], model, args.iterations, args.seed))
         print(f"round {r + 1}: " + "  ".join(f"{n} {rates[n][-1]:,.0f}/s" for n in names), flush=True)
     median = {n: statistics.median(v) for n, v in rates.items()}
-    print(f"\nmedians over {args.rounds} rounds, {args.iterations} simulations from each of {len(POSITIONS)} positions:")
+    print(f"\nmedians over {args.rounds} rounds, {args.iterations} simulations from each of {len(POSITIONS)} "
+          "positions:")
     for n in names:
         print(f"  {n:12s} {median[n]:>10,.0f} simulations/s")
     print(f"  PUCT with the model / UCT:              1/{median['uct'] / median['puct']:.1f}")

@@ -7,6 +7,7 @@ node's counts, value sum, proof, id, prior and waiting moves.
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
@@ -33,7 +34,7 @@ def random_model(seed: int, hidden: tuple[int, ...] = (32, 16), scale: float = 0
     game = treelab.find_game("connect4")
     rng = np.random.default_rng(seed)
     sizes = [int(np.prod(game.feature_shape)), *hidden, game.num_moves + 1]
-    weights = tuple(rng.normal(0, scale, (a, b)).astype(np.float32) for a, b in zip(sizes, sizes[1:], strict=False))
+    weights = tuple(rng.normal(0, scale, (a, b)).astype(np.float32) for a, b in itertools.pairwise(sizes))
     biases = tuple(rng.normal(0, 0.1, b).astype(np.float32) for b in sizes[1:])
     return Model("connect4", game.encoding, tuple(game.feature_shape), game.first_move, game.num_moves,
                  weights, biases)

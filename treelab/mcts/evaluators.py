@@ -26,13 +26,15 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import BudgetError, UnknownOptionError
 from ..games import Game, State, find_game
-from ..learn.model import Model, load_model
 from .config import SearchConfig
 from .policies import PlayoutFn, find_playout
+
+if TYPE_CHECKING:
+    from ..learn.model import Model
 
 __all__ = [
     "EVALUATORS",
@@ -223,6 +225,8 @@ class ModelEvaluator:
         self.batch_size = batch
         self.mix = mix
         self.playout = find_playout(playout)
+        from ..learn.model import Model, load_model  # numpy: loaded with the first model, not with every search
+
         self.model = model if isinstance(model, Model) else load_model(model, game)
         if isinstance(model, Model) and game is not None:
             model.check_game(find_game(game) if isinstance(game, str) else game)
@@ -256,6 +260,8 @@ class ModelEvaluator:
         """Read the model file again if it changed since (a refit); whether the model changed."""
         if self.model.path is None:
             return False
+        from ..learn.model import load_model
+
         fresh = load_model(self.model.path)
         changed = fresh is not self.model
         if changed:

@@ -140,8 +140,10 @@ class PUCTPhases:
             self.labels = tuple(game.label(m) for m in range(game.num_moves + 1))
         stats = [0, 0, 0, 0, 0, 0]  # simulations, draws, wins of player 1, of player 2, nodes made, valued
         cur, mask, ply = game.playout_board(state.position)
+        compiled = _COMPILED
+        assert compiled is not None  # __post_init__ chose this batch only then
         try:
-            handed = _COMPILED(
+            handed = compiled(
                 state.start, n, state.c, state.solver, cur, mask, ply, tree.baselines, tree.value_baselines,
                 tree.new_nodes, tree.depth_counts, tree.node_class, tree.next_id, state.max_size - tree.size,
                 self.labels, self.move_of, state.start.depth, tree.priors, tree.pending, self.root_priors,

@@ -281,9 +281,9 @@ def _steps(the_game: Game, db: str | os.PathLike[str], path: Path, *, games: int
             break
         step = min(budget - played, next_fit - logged)
         parallel = training is not None and (training.workers is not None or training.ray is not None)
-        if until is not None and parallel and runs and runs[-1].games:  # parallel games see no deadline: a step
-            rate = runs[-1].games / max(runs[-1].seconds, 1e-9)          # that should end in time, as last measured
-            step = max(training.workers or 1, min(step, int(rate * (until - time.monotonic()))))
+        if until is not None and training is not None and parallel and runs and runs[-1].games:
+            rate = runs[-1].games / max(runs[-1].seconds, 1e-9)  # parallel games see no deadline: a step that
+            step = max(training.workers or 1, min(step, int(rate * (until - time.monotonic()))))  # ends in time
         guided: dict[str, Any] = {"algorithm": "puct", "model": str(path), "mix": mix} if version else {}
         summary = train(the_game, db, step, search=search, training=training, **{**options, **guided},
                         seed=seed + logged if isinstance(seed, int) else seed, until=until)
