@@ -74,8 +74,10 @@ demo: demo-setup
 test: setup lint
 	$(BIN)/python -m pytest -n 2 -q
 
+# The suite without what takes minutes: the many-game runs (slow) and the tests that start JAX, Ray or a
+# notebook kernel (jax, ray, notebook; pyproject.toml's markers, docs/development.md's durations).
 test-fast: setup
-	$(BIN)/python -m pytest -n 2 -q -m "not slow"
+	$(BIN)/python -m pytest -n 2 -q -m "not slow and not jax and not ray and not notebook"
 
 lint: setup
 	$(BIN)/ruff check treelab tests benchmarks docs setup.py
