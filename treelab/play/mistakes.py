@@ -169,6 +169,7 @@ def mistake_rates(player: str | Player, positions: Iterable[JudgedPosition] | No
     name = player if isinstance(player, str) else agent.name
     bar = _progress_bar(len(chosen), str(name)) if progress else None
     verdicts: list[Verdict] = []
+    mistakes = 0
     started = time.perf_counter()
     try:
         for position in chosen:
@@ -179,11 +180,12 @@ def mistake_rates(player: str | Player, positions: Iterable[JudgedPosition] | No
                 raise SpecError(f"player {name!r} chose the illegal move {move!r} after {position.moves!r}")
             verdict = Verdict(position.moves, position.name, move, position.is_mistake(move))
             verdicts.append(verdict)
+            mistakes += verdict.mistake
             if on_verdict is not None:
                 on_verdict(verdict)
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix_str(f"mistakes {sum(v.mistake for v in verdicts)}")
+                bar.set_postfix_str(f"mistakes {mistakes}")
     finally:
         if bar is not None:
             bar.close()
