@@ -25,9 +25,10 @@ protocol holds ``--per-class`` positions (later ones of a full class are
 dropped), or after ``--max-games`` games or ``--minutes`` minutes (the games played are printed
 and written in the file's header: ``--max-games`` with that number replays the
 same file). A position whose stage has no class left to fill is not judged.
-Within each class the positions are
-ordered by the SHA-256 of their moves and alternate ``dev``, ``test``, ``dev``,
-... (a fixed rule, exactly half each).
+Each position's half is fixed by its moves
+alone (:func:`treelab.analysis.mistakes.split_of`: ``dev`` when the first byte of
+the SHA-256 of the moves is even, else ``test``), so adding positions never moves
+one from ``test`` to ``dev``.
 
 The output is deterministic given the seed and the options (the solver's
 transposition table persists between solves within the process, so the node
@@ -55,7 +56,8 @@ from treelab.analysis.mistakes import (
     JudgedPosition,
     format_position,
     judge_position,
-    read_positions,
+    parse_position,
+    split_of,
     stage_of,
 )
 from treelab.errors import BudgetError
@@ -116,12 +118,13 @@ def sample_plies(moves: list[int], rng: random.Random, min_played: int, per_stag
 
 
 def split_halves(positions: list[JudgedPosition]) -> list[JudgedPosition]:
-    """Each class ordered by the SHA-256 of its moves, alternately ``dev`` and ``test``; classes in Pons' order."""
+    """Each position in its half (:func:`~treelab.analysis.mistakes.split_of`: the parity of the first byte of
+    the SHA-256 of its moves, so adding positions never moves one); classes in Pons' order, each by that hash."""
     out = []
     for name in PONS_CLASSES:
         mine = sorted((p for p in positions if p.name == name),
                       key=lambda p: hashlib.sha256(p.moves.encode()).hexdigest())
-        out += [JudgedPosition(p.moves, p.score, p.values, "dev" if i % 2 == 0 else "test") for i, p in enumerate(mine)]
+        out += [JudgedPosition(p.moves, p.score, p.values, split_of(p.moves)) for p in mine]
     return out
 
 
@@ -181,7 +184,11 @@ def merge(paths: list[Path], per_class: int) -> tuple[list[JudgedPosition], list
     for path in paths:
         made += [line for line in path.read_text(encoding="utf-8").splitlines()
                  if line.startswith("# made by") or line.startswith("# judged")]
-        for position in read_positions(path):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split()  # the half is the rule's, whatever the file said (older files alternated)
+            position = parse_position(" ".join([*fields[:4], split_of(fields[0]), *fields[5:]]), f"{path}:{number}")
             key = GAME.position_key(GAME.replay(position.moves))
             if key not in seen and taken[position.name] < per_class:
                 seen.add(key)

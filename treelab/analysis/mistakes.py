@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ __all__ = [
     "moves_left",
     "parse_position",
     "read_positions",
+    "split_of",
     "stage_of",
 ]
 
@@ -73,7 +75,7 @@ PONS_CLASSES = ("beginning-easy", "middle-easy", "end-easy", "beginning-medium",
 """The six classes that exist, in the order of Pons' test sets and AlphaZero.jl's tables."""
 
 SPLITS = ("dev", "test")
-"""``dev`` may be used for tuning; ``test`` is held out and never tunes anything."""
+"""``dev`` may be used for tuning; ``test`` is held out and never tunes anything (:func:`split_of`)."""
 
 Split = Literal["dev", "test"]
 
@@ -101,6 +103,12 @@ def difficulty_of(left: int) -> str:
 def class_of(played: int, left: int) -> str:
     """``stage-difficulty`` of a position (``"beginning-hard"``)."""
     return f"{stage_of(played)}-{difficulty_of(left)}"
+
+
+def split_of(moves: str) -> str:
+    """The half a position belongs to, by a fixed rule that adding positions never changes: ``dev`` when the
+    first byte of the SHA-256 of its moves (``"4453"``) is even, else ``test``."""
+    return "dev" if hashlib.sha256(moves.encode()).digest()[0] % 2 == 0 else "test"
 
 
 def moves_left(score: int, played: int) -> int:
@@ -137,7 +145,7 @@ class JudgedPosition:
     values: Mapping[int, int]
     """Each legal move (column 1-7) and its game-theoretic value for the player making it: 1, 0, -1."""
     split: str = "dev"
-    """``dev`` (allowed for tuning) or ``test`` (held out)."""
+    """``dev`` (allowed for tuning) or ``test`` (held out): :func:`split_of` the moves in a file."""
 
     @property
     def played(self) -> int:
@@ -211,7 +219,8 @@ def judge_position(moves: str | Iterable[int], *, max_nodes: int | None = None, 
     score = 0 if best == 0 else int(strong.value(state))  # type: ignore[union-attr]
     if (score > 0) - (score < 0) != best:
         raise AssertionError(f"the solver's score {score} and weak value {best} disagree after {moves!r}")
-    return JudgedPosition(game.notation(game.parse(moves)), score, values)
+    notation = game.notation(game.parse(moves))
+    return JudgedPosition(notation, score, values, split_of(notation))
 
 
 def format_position(position: JudgedPosition) -> str:
@@ -245,7 +254,7 @@ def parse_position(line: str, where: str = "line") -> JudgedPosition:
                   (sorted(position.values) == sorted(state.legal_moves()), "VALUES do not match the legal moves"),
                   (position.left == left, f"LEFT should be {position.left}"),
                   (position.name == name, f"CLASS should be {position.name}"),
-                  (split in SPLITS, f"SPLIT is not one of {', '.join(SPLITS)}"),
+                  (split == split_of(moves), f"SPLIT should be {split_of(moves)} (treelab.analysis.mistakes.split_of)"),
                   ((score > 0) - (score < 0) == position.best, "SCORE's sign is not the best move's value")]
     except (ValueError, KeyError) as exc:
         raise ImportFormatError(f"{where}: {line.strip()!r}: {exc}") from None
