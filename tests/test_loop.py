@@ -1,4 +1,4 @@
-"""The compiled batch loop (treelab/_loop.c) against the Python phases of treelab.mcts.uct, its reference.
+"""The compiled batch loop (treelab/_loop.c) against the Python phases of treelab.mcts.uct_phases, its reference.
 
 From the same seed both must grow the very same tree: the same nodes with the same ids, counts,
 proofs and creation order, the same change tracking (baselines, new nodes, per-depth counts), the
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import treelab
 from treelab import speedups
 from treelab.games import find_game
-from treelab.mcts import loop, uct
+from treelab.mcts import loop, uct_phases
 from treelab.mcts.selection import select_ucb1
 from treelab.nodes import walk
 
@@ -44,7 +44,7 @@ def snapshot(tree: treelab.Tree) -> dict:
 def grow(tree: treelab.Tree, moves: str, *, compiled: bool, monkeypatch: pytest.MonkeyPatch, **options) -> tuple:
     """Search ``tree`` from ``moves`` with the compiled loop or the Python phases; (done, batches run, rng state)."""
     calls = []
-    real = uct._compiled_batch
+    real = uct_phases._compiled_batch
 
     def spy(*args):
         batch = real(*args) if compiled else None
@@ -57,10 +57,10 @@ def grow(tree: treelab.Tree, moves: str, *, compiled: bool, monkeypatch: pytest.
 
         return counted
 
-    monkeypatch.setattr(uct, "_compiled_batch", spy)
+    monkeypatch.setattr(uct_phases, "_compiled_batch", spy)
     rng = random.Random(options.pop("seed", 0))
     done = treelab.search(tree, moves, rng=rng, **options)
-    monkeypatch.setattr(uct, "_compiled_batch", real)
+    monkeypatch.setattr(uct_phases, "_compiled_batch", real)
     return done, calls, rng.getstate()
 
 

@@ -101,7 +101,7 @@ def test_stats_json_children_carry_openspiel_action_strings(tmp_path: Path) -> N
     assert any(ch["action"] == "a7a6" for ch in stats(tree)["children"])  # the notation docs/design.md names
     text = run("stats", str(db)).output.splitlines()
     table = text[text.index(next(line for line in text if line.startswith("moves (UCB1"))) + 1:]
-    assert table[0].split()[:3] == ["move", "action", "visits"]
+    assert table[0].split()[:3] == ["move", "action", "selected"]  # the column the move choice reads comes first
     assert any(row.split()[:2] == [ch["move"], ch["action"]] for row in table[1:] for ch in stats(tree)["children"])
     c4 = Tree("connect4")
     search(c4, limit=Limit(iterations=100), rng=1)

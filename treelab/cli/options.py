@@ -173,7 +173,8 @@ def refuse_overwriting(out: str, *inputs: str, option: str = "-o", noun: str = "
                 same = os.path.samefile(target, candidate)
             if same:
                 raise click.UsageError(
-                    f"{option} {out!r} is {source!r}, the file being read: write {noun} to another file"
+                    f"{option} {out!r} is {source!r}, the file being read (a database or an input): write {noun} "
+                    "to another file"
                 )
 
 
