@@ -56,6 +56,8 @@ def main() -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--every", type=int, default=1, help="ask every k-th version (the last always)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--reference", default="uct:iterations=600",
+                        help="a player drawn as dashed lines beside the curve (empty: none)")
     parser.add_argument("-o", "--out", type=Path, help="draw the curve into this PNG")
     parser.add_argument("--json", type=Path, help="write the points as JSON")
     args = parser.parse_args()
@@ -78,10 +80,16 @@ def main() -> None:
                           for c in PONS_CLASSES)
         minutes = "-" if point["minutes"] is None else f"{point['minutes']:.1f}"
         print(f"{version:>7} {games:>6} {minutes:>7}  {cells}", flush=True)
+    reference = None
+    if args.reference:
+        reference = mistake_rates(args.reference, split=args.split, per_class=args.per_class, seed=args.seed)
+        cells = "  ".join(f"{row.rate:>7.1%} ({row.positions:>4})" for row in reference.classes)
+        print(f"{args.reference}: {cells}")
     if args.json is not None:
         args.json.write_text(json.dumps({"db": str(args.db), "model": str(args.model), "iterations": args.iterations,
                                          "mix": args.mix, "split": args.split, "per_class": args.per_class,
-                                         "points": points}, indent=1))
+                                         "points": points,
+                                         "reference": None if reference is None else reference.to_dict()}, indent=1))
     if args.out is not None:
         import matplotlib
 
@@ -93,11 +101,15 @@ def main() -> None:
             xs = [p["minutes"] for p in points if name in p["classes"] and p["minutes"] is not None]
             ys = [100 * p["classes"][name]["rate"] for p in points if name in p["classes"] and p["minutes"] is not None]
             if xs:
-                ax.plot(xs, ys, marker="o", label=name)
+                line, = ax.plot(xs, ys, marker="o", label=name)
+                row = reference.rate_of(name) if reference is not None else None
+                if row is not None and row.mistakes:
+                    ax.axhline(100 * row.rate, color=line.get_color(), linestyle="--", linewidth=1, alpha=0.7)
         ax.set_xlabel("minutes of training (wall time, from the first game)")
         ax.set_ylabel("mistake rate, % (lower is better)")
         ax.set_title(f"Learning loop: mistakes per class, PUCT {args.iterations} simulations, "
-                     f"{args.per_class} {args.split} positions a class")
+                     f"{args.per_class} {args.split} positions a class"
+                     + (f"\n(dashed: {args.reference}, fresh trees)" if reference is not None else ""), fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, ncol=2)
         fig.tight_layout()
