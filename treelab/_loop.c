@@ -206,12 +206,13 @@ static int simulate(Batch *b, PyObject **path, int *len) {
     return s.winner;
 }
 
-/* stats[:] = [done, draws, wins of player 1, wins of player 2, nodes made]; keeps a pending exception. */
-static int write_stats(PyObject *stats, const Py_ssize_t *values) {
+/* stats[:count] = values ([done, draws, wins of player 1, wins of player 2, nodes made, ...]); keeps a pending
+ * exception (a batch's accounting is written also when it fails). 0 or -1. */
+int write_stats(PyObject *stats, const Py_ssize_t *values, int count) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     int status = 0;
-    for (int k = 0; k < 5 && status == 0; k++) {
+    for (int k = 0; k < count && status == 0; k++) {
         PyObject *v = PyLong_FromSsize_t(values[k]);
         status = v == NULL ? -1 : PyList_SetItem(stats, k, v);
     }
@@ -279,13 +280,13 @@ PyObject *run_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         stats[0]++;
         stats[winner == 0 ? 1 : 1 + winner]++;
     }
-    if (write_stats(args[21], stats) < 0) {
+    if (write_stats(args[21], stats, 5) < 0) {
         Py_XDECREF(pending);
         return NULL;
     }
     if (pending != NULL) return pending;
     Py_RETURN_NONE;
 fail:
-    write_stats(args[21], stats);
+    write_stats(args[21], stats, 5);
     return NULL;
 }

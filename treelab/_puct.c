@@ -107,26 +107,10 @@ static void net_forward(const Net *net, const float *x, float *out, float *scrat
     }
 }
 
-/* The empty cells where one more disc of pos makes four (treelab.games.connect4._winning_cells). */
-static uint64_t winning_cells(uint64_t pos, uint64_t mask) {
-    uint64_t r = (pos << 1) & (pos << 2) & (pos << 3);
-    const int shifts[3] = {H1, HEIGHT, H1 + 1};
-    for (int k = 0; k < 3; k++) {
-        int s = shifts[k];
-        uint64_t p = (pos << s) & (pos << (2 * s));
-        r |= p & (pos << (3 * s));
-        r |= p & (pos >> s);
-        p = (pos >> s) & (pos >> (2 * s));
-        r |= p & (pos << s);
-        r |= p & (pos >> (3 * s));
-    }
-    return r & (BOARD_BITS ^ mask);
-}
-
 /* Connect Four's features (ConnectFourState.features): four planes of 6 x 7, top row first, seen by the
  * player to move: its discs, the other's, its threats, the other's. */
 static void c4_encode(uint64_t mine, uint64_t mask, float *x) {
-    uint64_t planes[4] = {mine, mine ^ mask, winning_cells(mine, mask), winning_cells(mine ^ mask, mask)};
+    uint64_t planes[4] = {mine, mine ^ mask, c4_winning_cells(mine, mask), c4_winning_cells(mine ^ mask, mask)};
     for (int p = 0; p < 4; p++)
         for (int r = 0; r < HEIGHT; r++)
             for (int c = 0; c < WIDTH; c++)
@@ -516,19 +500,6 @@ static int simulate_one(PBatch *b) {
     return winner;
 }
 
-/* stats[:] = [done, draws, wins of player 1, wins of player 2, nodes made, valued]; keeps a pending exception. */
-static int write_puct_stats(PyObject *stats, const Py_ssize_t *values) {
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    int status = 0;
-    for (int k = 0; k < 6 && status == 0; k++) {
-        PyObject *v = PyLong_FromSsize_t(values[k]);
-        status = v == NULL ? -1 : PyList_SetItem(stats, k, v);
-    }
-    if (type != NULL) PyErr_Restore(type, value, tb);
-    return status;
-}
-
 /* puct_batch(start, n, c, solver, cur, mask, ply, baselines, value_base, new_nodes, depth_counts, cls, next_id,
  *            max_new, labels, move_of, start_depth, priors, pending, noisy, above, weights, biases, first_move,
  *            stats, prove, proofs, mix, getrandbits) -> False, or True: the next simulation is Python's to run (see the module comment). */
@@ -609,6 +580,6 @@ PyObject *puct_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     PyMem_Free(b.scratch);
     net_release(&b.net);
-    if (write_puct_stats(args[24], stats) < 0 || failed) return NULL;
+    if (write_stats(args[24], stats, 6) < 0 || failed) return NULL; /* + valued */
     return PyBool_FromLong(handed);
 }

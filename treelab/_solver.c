@@ -64,21 +64,8 @@ static inline uint64_t column_mask(int c) { return ((1ULL << H) - 1) << (H1 * c)
 
 static inline int popcount_fast(uint64_t v) { return __builtin_popcountll(v); }
 
-/* The empty cells where one more disc of ``pos`` makes four in a row. */
-static inline uint64_t winning_cells(uint64_t pos, uint64_t mask) {
-    uint64_t r = (pos << 1) & (pos << 2) & (pos << 3); /* vertical: three below */
-    static const int shifts[3] = {H1, H1 - 1, H1 + 1};  /* horizontal, both diagonals */
-    for (int i = 0; i < 3; i++) {
-        int s = shifts[i];
-        uint64_t p = (pos << s) & (pos << (2 * s));
-        r |= p & (pos << (3 * s));
-        r |= p & (pos >> s);
-        p = (pos >> s) & (pos >> (2 * s));
-        r |= p & (pos << s);
-        r |= p & (pos >> (3 * s));
-    }
-    return r & (BOARD ^ mask);
-}
+/* The empty cells where one more disc of ``pos`` makes four in a row (_speedups.h). */
+#define winning_cells c4_winning_cells
 
 static inline uint64_t playable(uint64_t mask) { return (mask + BOTTOM) & BOARD; }
 

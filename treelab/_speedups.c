@@ -169,22 +169,6 @@ static PyObject *connect4_trace(PyObject *self, PyObject *const *args, Py_ssize_
     return pair_of(winner_object(winner), PyBytes_FromStringAndSize((const char *)trace, length));
 }
 
-/* The empty cells that would complete four of ``p`` (Pascal Pons' compute_winning_position). */
-static inline uint64_t c4_winning_cells(uint64_t p, uint64_t mask) {
-    uint64_t r = (p << 1) & (p << 2) & (p << 3); /* vertical */
-    static const int steps[3] = {H1, H1 - 1, H1 + 1}; /* horizontal, diagonals */
-    for (int k = 0; k < 3; k++) {
-        int d = steps[k];
-        uint64_t t = (p << d) & (p << (2 * d));
-        r |= t & (p << (3 * d));
-        r |= t & (p >> d);
-        t = (p >> d) & (p >> (2 * d));
-        r |= t & (p << d);
-        r |= t & (p >> (3 * d));
-    }
-    return r & (BOARD_BITS ^ mask);
-}
-
 /* Pick uniformly one set bit of ``bits`` (not 0) with the stream in ``seed``. */
 static inline uint64_t pick_bit(uint64_t *seed, uint64_t bits) {
     int i = pick(seed, popcount64(bits));

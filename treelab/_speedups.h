@@ -37,6 +37,23 @@ static inline int c4_four(uint64_t p) {
     return (m & (m >> (2 * (H1 + 1)))) != 0;
 }
 
+/* The empty cells where one more disc of p makes four in a row (Pascal Pons' compute_winning_position):
+ * treelab.games.connect4._winning_cells, used by the decisive playout, the solver and the model's features. */
+static inline uint64_t c4_winning_cells(uint64_t p, uint64_t mask) {
+    uint64_t r = (p << 1) & (p << 2) & (p << 3); /* vertical */
+    static const int steps[3] = {H1, H1 - 1, H1 + 1}; /* horizontal, diagonals */
+    for (int k = 0; k < 3; k++) {
+        int d = steps[k];
+        uint64_t t = (p << d) & (p << (2 * d));
+        r |= t & (p << (3 * d));
+        r |= t & (p >> d);
+        t = (p >> d) & (p >> (2 * d));
+        r |= t & (p << d);
+        r |= t & (p >> (3 * d));
+    }
+    return r & (BOARD_BITS ^ mask);
+}
+
 static inline int ttt_won(unsigned bits) {
     static const unsigned short TTT_LINES[8] = {0007, 0070, 0700, 0111, 0222, 0444, 0421, 0124};
     for (int i = 0; i < 8; i++)
@@ -66,6 +83,8 @@ typedef struct {
 /* A new child of parent by move at depth, as Tree.add_child; borrowed (its parent holds it), NULL on error. */
 PyObject *make_child(Maker *m, PyObject *parent, int move, Py_ssize_t depth);
 
+/* stats[:count] = values, the accounting of a compiled batch, kept also when an exception is pending. 0 or -1. */
+int write_stats(PyObject *stats, const Py_ssize_t *values, int count);
 /* One simulation's result (winner 0 for a draw, 1 or 2) backed up on path[0..len), path[0] at start_depth;
  * each node's counts noted in baselines (may be NULL) before its first change. 0 or -1. */
 int back_up_path(PyObject *baselines, Py_ssize_t start_depth, PyObject **path, int len, int winner);

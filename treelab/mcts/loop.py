@@ -44,7 +44,8 @@ from .solver import LegalCount, propagate, prove_terminal
 if TYPE_CHECKING:
     from .tracer import Tracer
 
-__all__ = ["BatchFn", "Leaf", "Limit", "Phases", "SearchState", "back_up", "prove_leaf", "run", "start_at"]
+__all__ = ["BatchFn", "Leaf", "Limit", "Phases", "SearchState", "back_up", "count_batch", "prove_leaf", "run",
+           "start_at"]
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,19 @@ def run(state: SearchState, phases: Phases, *, limit: Limit, should_stop: Callab
 BATCH = 256
 """Simulations one compiled batch runs at most: time limits, ``should_stop`` and the node budget are
 checked between batches (every ~0.5 ms), Ctrl-C between simulations."""
+
+
+def count_batch(state: SearchState, stats: list[int]) -> None:
+    """Count what a compiled batch did into ``state`` and its tree: ``stats`` is ``[simulations, draws, wins of
+    player 1, wins of player 2, nodes made]`` (and, from PUCT's batch, whether it added value sums). Called
+    also when the batch raised (Ctrl-C): its accounting is written whatever happens."""
+    state.done += stats[0]
+    state.draws += stats[1]
+    state.wins[1] += stats[2]
+    state.wins[2] += stats[3]
+    state.tree.count_made(stats[4])
+    if len(stats) > 5 and stats[5]:
+        state.tree.valued = True
 
 
 def back_up(state: SearchState, path: list[TreeNode], winner: int | None) -> None:

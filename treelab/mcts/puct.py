@@ -51,7 +51,7 @@ from ..nodes import Proof
 from ..tree import TreeNode
 from .config import C_PUCT
 from .evaluators import BatchEvaluator, Evaluation, Evaluator, ModelEvaluator
-from .loop import BatchFn, Leaf, SearchState, back_up, legal_counter, prove_leaf
+from .loop import BatchFn, Leaf, SearchState, back_up, count_batch, legal_counter, prove_leaf
 from .policies import random_playout
 from .puct_rules import (
     DIRICHLET_FRACTION,
@@ -150,13 +150,7 @@ class PUCTPhases:
                 state.above, model.weights, model.biases, model.first_move, stats, self._prover(state), _PROOFS,
                 float(self.evaluate.mix), state.rng.getrandbits)  # type: ignore[attr-defined]
         finally:  # also on an exception (Ctrl-C): what the batch did is counted
-            state.done += stats[0]
-            state.draws += stats[1]
-            state.wins[1] += stats[2]
-            state.wins[2] += stats[3]
-            tree.count_made(stats[4])
-            if stats[5]:
-                tree.valued = True
+            count_batch(state, stats)
         return self.select(state) if handed else None
 
     @staticmethod

@@ -24,7 +24,7 @@ from ..games import Game, State
 from ..nodes import children_of
 from ..positions import PositionTable
 from ..tree import Tree, TreeNode
-from .loop import BatchFn, Leaf, SearchState, prove_leaf
+from .loop import BatchFn, Leaf, SearchState, count_batch, prove_leaf
 from .policies import PlayoutFn, decisive_playout, random_playout
 from .selection import DescendFn, SelectFn, select_ucb1, walk
 
@@ -172,11 +172,7 @@ def _compiled_batch(tree: Tree, start_state: State, select: SelectFn | None, pla
                 tree.new_nodes, tree.depth_counts, tree.node_class, tree.next_id, None,
                 state.max_size - tree.size, labels, move_of, start.depth, stats)
         finally:  # also on an exception (Ctrl-C): what the batch did is counted
-            state.done += stats[0]
-            state.draws += stats[1]
-            state.wins[1] += stats[2]
-            state.wins[2] += stats[3]
-            tree.count_made(stats[4])
+            count_batch(state, stats)
         if pending is None:
             return None
         return Leaf(pending, _replay(state.position, pending, move_of))  # a finished game to prove
