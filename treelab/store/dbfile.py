@@ -37,6 +37,7 @@ from ..games import find_game
 from .connect import BUSY_TIMEOUT, checkpoint, close, connect, read_only_media, tidied, uri
 from .integrity import check_nodes, named
 from .kept import KeptConnection, open_for_writing
+from .outfile import fsync_path
 from .schema import DbPath, check_file, check_meta, display, hint, read_compat, read_meta
 
 __all__ = ["diagnosed", "is_empty", "reading", "writing"]
@@ -151,19 +152,6 @@ def diagnosed(func: _F) -> _F:
     return cast(_F, reader)
 
 
-def _fsync(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # a directory on Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _as_store_error(exc: BaseException, name: str) -> None:
     if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
         raise NotATreelabDatabaseError(
@@ -208,7 +196,7 @@ def _creating(path: Path, name: str, replace: bool) -> Iterator[tuple[sqlite3.Co
             conn.execute("COMMIT")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.close()
-        _fsync(tmp)
+        fsync_path(tmp)
         if replace:
             wal = Path(f"{path}-wal")
             if wal.exists() and wal.stat().st_size:  # its log would be replayed onto the new file
@@ -223,7 +211,7 @@ def _creating(path: Path, name: str, replace: bool) -> Iterator[tuple[sqlite3.Co
                 ) from None
             except OSError:  # no hard links on this file system
                 os.replace(tmp, path)
-        _fsync(path.parent)
+        fsync_path(path.parent)
     except BaseException as exc:
         close(conn)
         _as_store_error(exc, name)

@@ -32,7 +32,7 @@ from typing import Any, NoReturn
 
 from ..errors import StoreError, TreelabError
 
-__all__ = ["STDOUT", "check_output", "is_stdout", "save_figure", "special_kind", "whole", "write_whole"]
+__all__ = ["STDOUT", "check_output", "fsync_path", "is_stdout", "save_figure", "special_kind", "whole", "write_whole"]
 
 STDOUT = "-"
 """The output path that means standard output."""
@@ -117,7 +117,7 @@ def whole(out: str | os.PathLike[str], what: str = "-o") -> Iterator[Path]:
             if target is None:
                 _copy_to_stdout(tmp)
             else:
-                _fsync(tmp)
+                fsync_path(tmp)
                 if target.exists() and special_kind(target.stat().st_mode):
                     check_output(out, what)  # became special meanwhile: refused, not replaced
                 os.replace(tmp, target)
@@ -138,7 +138,8 @@ def _cannot(what: str, name: str, exc: OSError) -> NoReturn:
     raise StoreError(f"cannot write {what} {name!r} ({reason}): free some space, or choose another path") from None
 
 
-def _fsync(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """Flush ``path`` (a file or a folder) to the disk; nothing if it cannot be opened or flushed."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:  # not written at all: the move says so
