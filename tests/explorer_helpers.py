@@ -71,12 +71,17 @@ def serving(*args: str, cwd: Path | None = None) -> Iterator[Server]:
                 time.sleep(0.05)
         yield server
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Stop a ``treelab serve`` process as a user would (Ctrl-C), killing it if it does not end in 10 s."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def copy_db(src: Path, dst: Path) -> Path:

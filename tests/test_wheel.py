@@ -11,13 +11,13 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from explorer_helpers import stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,9 +105,4 @@ def test_serve_answers_the_page_and_its_static_files(installed: Path, tmp_path: 
         status, body = get("/api/node?path=5")
         assert status == 200 and json.loads(body)["path"] == "5"
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)

@@ -1,12 +1,7 @@
 """UCT's search (``treelab.search``): UCB1 on the persistent tree, through the one dispatch.
 
-UCT as in Browne et al. (2012), "A Survey of Monte Carlo Tree Search Methods":
-the tree policy descends by UCB1 and expands one untried move, the default
-policy plays the game out (not stored), and the result is backed up along the
-whole stored path from the root, so the root's ``nb_visit`` counts every
-simulation. With ``solver=True`` terminal results are propagated as proofs
-(MCTS-Solver, Winands, Bjornsson & Saito 2008): a position with a winning move
-is won for the player to move, one whose moves all lose is lost.
+The method (Browne et al. 2012, with MCTS-Solver proofs) is described with its phases in
+:mod:`treelab.mcts.uct_phases`.
 
 The phases live in :mod:`treelab.mcts.uct_phases` (re-exported here); the choice of phases for a config
 in :func:`treelab.mcts.dispatch.phases_for`.
