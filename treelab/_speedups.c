@@ -395,6 +395,9 @@ static PyMethodDef methods[] = {
      "mlp_forward(features, weights, biases) -> the raw outputs of a ReLU network on float32 features (a list)."},
     {"c4_features", (PyCFunction)(void (*)(void))c4_features, METH_FASTCALL,
      "c4_features(cur, mask) -> 168 float32 as bytes: Connect Four's four feature planes as puct_batch builds them."},
+    {"native_slots", (PyCFunction)(void (*)(void))native_slots, METH_FASTCALL,
+     "native_slots(cls, int64_names, double_names) -> None: those slots of cls hold native numbers from now on "
+     "(called once by treelab.nodes, before any node is made)."},
     {"renumber", (PyCFunction)(void (*)(void))renumber, METH_FASTCALL,
      "renumber(nodes, first_id) -> None: node_id = first_id + position."},
     {"columns", (PyCFunction)(void (*)(void))int_columns, METH_FASTCALL,
