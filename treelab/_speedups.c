@@ -406,8 +406,9 @@ static PyMethodDef methods[] = {
     {"baselines", (PyCFunction)(void (*)(void))baseline_columns, METH_FASTCALL,
      "baselines(base, nodes) -> bytes: the int tuple base[node] of each node as native int64."},
     {"delta_rows", (PyCFunction)(void (*)(void))delta_rows, METH_FASTCALL,
-     "delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width) -> the nodes rows of a "
-     "delta's kept new nodes, width rows per flat tuple (the last maybe fewer)."},
+     "delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width[, sums, priors]) -> the nodes "
+     "rows of a delta's kept new nodes, width rows per flat tuple (the last maybe fewer); with sums and priors "
+     "(float64, NaN: no prior) each row ends with its value_sum and prior."},
     {"connect4_keys", (PyCFunction)(void (*)(void))connect4_keys, METH_FASTCALL,
      "connect4_keys(nodes, root, move_of) -> the Connect Four position key (ConnectFour.position_key) of each node "
      "below root, its moves replayed on bitboards (move_of: label -> column)."},
