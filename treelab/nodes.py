@@ -2,7 +2,9 @@
 
 A :class:`TreeNode` is one stored position, named by the move that leads to it. Nodes extend
 :class:`anytree.LightNodeMixin` with ``__slots__`` all the way down, so a node has no ``__dict__``
-(anytree's ``Node`` costs 276 bytes). Child lookup scans only the node's own few children.
+(anytree's ``Node`` costs 276 bytes); where the extension is built, ``node_id``, the value sum and the prior
+are native numbers in the node (:data:`NATIVE_SLOTS`), no int or float object each. Child lookup scans only the
+node's own few children.
 
 This module is the one place for what other modules (and the C sources) rely on:
 :func:`ucb1_score`, the only scalar UCB1 in treelab; :func:`mean_reward`, the only mean; the
@@ -29,9 +31,9 @@ from .errors import TreelabError
 from .games import mover_at_depth
 
 __all__ = [
-    "CHILDREN_SLOT", "HOOKS", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "best_index", "children_of", "display",
-    "link", "mean_reward", "preference", "prior_of", "proof_word", "seal", "set_prior", "ucb1_score", "unlink", "walk",
-    "wire",
+    "CHILDREN_SLOT", "HOOKS", "NATIVE_SLOTS", "PARENT_SLOT", "SQRT2", "Proof", "TreeNode", "best_index",
+    "children_of", "display", "link", "mean_reward", "preference", "prior_of", "proof_word", "seal", "set_prior",
+    "ucb1_score", "unlink", "walk", "wire",
 ]
 
 SQRT2 = math.sqrt(2.0)

@@ -7,8 +7,9 @@ counts wins of the player who made the move into it (the root counts as moved
 into by player 2); ``nb_draw`` counts draws.
 
 The nodes are :class:`treelab.nodes.TreeNode` objects (``__slots__``, no
-``__dict__``): a loaded million-node tree costs about 198 bytes a node with its
-id and children lists (``benchmarks/scale.py``). Child lookup scans only the
+``__dict__``, the id, value sum and prior native numbers where the extension is built): a loaded
+million-node tree costs about 165 bytes a node with its children lists, a PUCT tree with priors and
+value sums about 170 (``benchmarks/tree_memory.py``). Child lookup scans only the
 node's own few children; the tree is never searched.
 """
 
