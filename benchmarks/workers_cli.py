@@ -70,6 +70,8 @@ def main() -> None:
                         help="games a run, per search (search:games, comma-separated)")
     parser.add_argument("--iterations", type=int, default=200, help="simulations a move")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--stop-unless", metavar="FILE", help="stop before any run once FILE is gone (a shared "
+                        "machine's sign that it is quiet); the rounds done so far are summed up")
     args = parser.parse_args()
     games = {k: int(v) for k, v in (item.split(":") for item in args.games.split(","))}
     searches = args.searches.split(",")
@@ -78,6 +80,9 @@ def main() -> None:
           f"{os.getloadavg()[0]:.2f} at the start")
     with tempfile.TemporaryDirectory(prefix="treelab-workers-cli-") as tmp:
         for r in range(args.rounds):
+            if args.stop_unless and not Path(args.stop_unless).exists():
+                print(f"{args.stop_unless} is gone: stopped after {r} rounds")
+                break
             for search in searches:
                 extra = options(search, args.model)
                 for workers in ((1, 2) if r % 2 == 0 else (2, 1)):
@@ -86,8 +91,12 @@ def main() -> None:
                     rates[search, workers].append(rate)
                     print(f"round {r + 1} {search:>15} --workers {workers}: {rate:>9,.0f} sims/s (load {load:.2f} "
                           f"at its start){'; note: ' + notes if notes else ''}", flush=True)
-    print(f"\nmedians of {args.rounds} rounds:")
+    done = min(len(rates[search, w]) for search in searches for w in (1, 2))
+    print(f"\nmedians of {done} rounds:")
     for search in searches:
+        if not done:
+            break
+        rates[search, 1], rates[search, 2] = rates[search, 1][:done], rates[search, 2][:done]
         one, two = (statistics.median(rates[search, w]) for w in (1, 2))
         pairs = [b / a for a, b in zip(rates[search, 1], rates[search, 2], strict=True)]
         print(f"  {search:>15} ({games[search]} games): --workers 1 {one:,.0f} sims/s, --workers 2 {two:,.0f} "
