@@ -21,7 +21,7 @@ from treelab.nodes import walk
 BOUND = 200
 """Bytes a node of a loaded tree may cost (issue 33)."""
 
-pytestmark = pytest.mark.skipif(
+compiled_only = pytest.mark.skipif(
     speedups.compiled is None,
     reason="the C extension is not built (TREELAB_PURE_PYTHON or no compiler): node ids and values are objects",
 )
@@ -58,6 +58,7 @@ def random_model(path: Path) -> Path:
     return path
 
 
+@compiled_only
 def test_a_loaded_uct_tree_is_at_most_200_bytes_a_node(tmp_path: Path) -> None:
     db = tmp_path / "uct.db"
     result = run("train", "connect4", "--db", str(db), "--games", "3", "--seed", "1", "--quiet")
@@ -69,6 +70,7 @@ def test_a_loaded_uct_tree_is_at_most_200_bytes_a_node(tmp_path: Path) -> None:
     assert type(node.node_id) is int and node.node_id > 1 and node.prior is None and node.value_sum == 0.0
 
 
+@compiled_only
 def test_a_loaded_puct_tree_grown_with_a_model_is_at_most_200_bytes_a_node(tmp_path: Path) -> None:
     db, model = tmp_path / "puct.db", random_model(tmp_path / "m.npz")
     result = run("train", "connect4", "--db", str(db), "--games", "3", "--seed", "1", "--quiet",
@@ -84,6 +86,7 @@ def test_a_loaded_puct_tree_grown_with_a_model_is_at_most_200_bytes_a_node(tmp_p
     assert len(tree.priors) == with_prior
 
 
+@compiled_only
 def test_the_measure_counts_what_a_node_holds(tmp_path: Path) -> None:
     """The measure is fair: a tree whose nodes each hold one more float (32 bytes as allocated) measures more."""
     db = tmp_path / "uct.db"
@@ -98,3 +101,26 @@ def test_the_measure_counts_what_a_node_holds(tmp_path: Path) -> None:
     held = sum(allocated(trace.size) for trace in snapshot.traces) / len(tree)
     assert 38 <= held <= 44 and len(extra) == len(tree)  # a float (32) and its pointer in the list (8), as allocated
     assert per_node >= sys.getsizeof(tree.root)  # at least the node object itself
+
+
+def test_priors_behave_as_the_dict_they_were() -> None:
+    """``tree.priors`` keeps each prior in its node's slot, and reads and writes as a dict by node did."""
+    tree = treelab.Tree("connect4")
+    a, b = tree.path("4")[0][-1], tree.path("3")[0][-1]
+    priors = tree.priors
+    assert not priors and len(priors) == 0 and priors.get(a) is None and priors.get(a, 0.0) == 0.0 and a not in priors
+    priors[a], priors[b] = 0.0, 0.625  # a prior of 0 is a prior
+    assert priors and len(priors) == 2 and set(priors) == {a, b} and dict(priors.items()) == {a: 0.0, b: 0.625}
+    assert priors[a] == 0.0 and priors.get(a, 0.5) == 0.0 and a in priors and a.prior == 0.0 and b.prior == 0.625
+    assert priors.pop(a) == 0.0 and a not in priors and priors.pop(a, None) is None and a.prior is None
+    with pytest.raises(KeyError):
+        priors[a]
+    with pytest.raises(KeyError):
+        del priors[a]
+    with pytest.raises(ValueError, match="not a probability"):
+        priors[a] = -0.5
+    assert priors.setdefault(b, 0.1) == 0.625 and priors.setdefault(a, 0.125) == 0.125
+    priors.update({b: 1.0})
+    assert priors[b] == 1.0 and "4" not in priors
+    priors.clear()
+    assert not priors and a.prior is None and b.prior is None and list(priors) == []

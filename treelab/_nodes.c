@@ -197,6 +197,19 @@ int put_prior(PyObject *node, double p) {
     return set_double(node, F_PRIOR, -p);
 }
 
+/* prior_get(node, default=None) -> node's prior, or default when it has none (treelab.tree.Priors.get). */
+PyObject *prior_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(node, default=None)");
+        return NULL;
+    }
+    double prior;
+    int has = get_prior(args[0], &prior);
+    if (has < 0) return NULL;
+    if (has) return PyFloat_FromDouble(prior);
+    return Py_NewRef(nargs == 2 ? args[1] : Py_None);
+}
+
 /* native_slots(cls, int64_names, double_names) -> None: the named slots of cls (made by its __slots__, no
  * instance made yet) hold native int64 or double values from now on instead of objects: 8 bytes in the node
  * instead of a pointer to a 32-byte int or float (treelab.nodes, where TreeNode calls it once). Their member

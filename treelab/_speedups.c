@@ -395,6 +395,8 @@ static PyMethodDef methods[] = {
      "mlp_forward(features, weights, biases) -> the raw outputs of a ReLU network on float32 features (a list)."},
     {"c4_features", (PyCFunction)(void (*)(void))c4_features, METH_FASTCALL,
      "c4_features(cur, mask) -> 168 float32 as bytes: Connect Four's four feature planes as puct_batch builds them."},
+    {"prior_get", (PyCFunction)(void (*)(void))prior_get, METH_FASTCALL,
+     "prior_get(node, default=None) -> the node's prior, or default when it has none (treelab.tree.Priors.get)."},
     {"native_slots", (PyCFunction)(void (*)(void))native_slots, METH_FASTCALL,
      "native_slots(cls, int64_names, double_names) -> None: those slots of cls hold native numbers from now on "
      "(called once by treelab.nodes, before any node is made)."},

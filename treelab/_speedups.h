@@ -112,6 +112,7 @@ int set_double(PyObject *obj, int field, double x);           /* 0, or -1 with a
 int get_prior(PyObject *node, double *prior);                 /* 1 and *prior, 0 for none, -1 on error */
 int put_prior(PyObject *node, double p);                      /* the node's prior p >= 0: 0, or -1 */
 PyObject *native_slots(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *prior_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* A node's children slot holds nothing (no children), the one child itself, or a list/tuple of two or more.
  * child_items: the children as a borrowed item array, *n of them (a list's or tuple's items, or the slot's
  * own address for one child), without allocating; NULL with *n == 0 for none, NULL with *n == -1 and an

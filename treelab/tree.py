@@ -118,6 +118,9 @@ class Priors(MutableMapping[TreeNode, float]):
             raise KeyError(node)
         set_prior(node, None)
 
+    if speedups.compiled is not None:  # the same, read in C: PUCT's selection asks it of every child it weighs
+        get = staticmethod(speedups.compiled.prior_get)  # type: ignore[assignment]
+
     def touch(self) -> None:
         """Note that compiled code (``_puct.c``) may set priors in the nodes' slots from now on."""
         self._any = True
