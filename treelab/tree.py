@@ -119,7 +119,7 @@ class Priors(MutableMapping[TreeNode, float]):
         set_prior(node, None)
 
     if speedups.compiled is not None:  # the same, read in C: PUCT's selection asks it of every child it weighs
-        get = staticmethod(speedups.compiled.prior_get)  # type: ignore[assignment]
+        get = staticmethod(speedups.compiled.prior_get)
 
     def touch(self) -> None:
         """Note that compiled code (``_puct.c``) may set priors in the nodes' slots from now on."""
