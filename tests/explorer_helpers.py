@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
+from paths import ROOT
+
 SAMPLE_C4 = ROOT / "data" / "connect4.db"
 SAMPLE_TTT = ROOT / "data" / "tictactoe.db"
 

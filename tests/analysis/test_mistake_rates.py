@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from paths import ROOT
 
 from treelab.analysis.mistakes import (
     DEFAULT_POSITIONS,
@@ -39,7 +40,6 @@ from treelab.games import Game, State, find_game
 from treelab.oracle import solve
 from treelab.play.mistakes import mistake_rates, sample_per_class
 
-ROOT = Path(__file__).resolve().parents[1]
 GAME = find_game("connect4")
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run
-from test_parallel import AS_ASKED
 
 import treelab
+from tests.play.test_parallel import AS_ASKED
 
 ROUNDS = int(os.environ.get("TREELAB_FUZZ_ROUNDS", "30"))
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_clean_error, run
 from explorer_helpers import SAMPLE_C4, Server, copy_db, serving
-from test_parallel import AS_ASKED, as_asked  # noqa: F401 (a fixture)
 
 import treelab
+from tests.play.test_parallel import AS_ASKED, as_asked  # noqa: F401 (a fixture)
 from treelab.view.explorer.app import host_of
 
 pytest.importorskip("pyspiel")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from paths import ROOT
+
 import treelab
 
 
@@ -55,7 +57,6 @@ def test_front_door_names_stay_functions_after_their_modules_load() -> None:
     assert importlib.import_module("treelab.mcts.uct").search is treelab.search
 
 
-ROOT = Path(__file__).resolve().parents[1]
 USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md")),
              *sorted((ROOT / "notebooks").glob("*.ipynb"))]
 """What a user reads: the README, the guides and the notebooks (what they call is the front door's brief)."""

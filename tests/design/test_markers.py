@@ -16,9 +16,11 @@ import re
 from pathlib import Path
 
 import tomllib
+from paths import ROOT
+from paths import TESTS as SUITE
 
-ROOT = Path(__file__).resolve().parents[1]
-TESTS = sorted(p for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_markers.py")
+TESTS = sorted(p for p in SUITE.rglob("test_*.py") if p.name != "test_markers.py")
+"""Every test module, in every folder of the suite (this one aside: it names the rules' examples)."""
 MARKERS = {"slow", "browser", "ray", "jax", "openspiel", "notebook"}
 
 RAY = re.compile(r"ray=True|\"--ray\"|\{\"ray\": True\}")
@@ -96,10 +98,11 @@ def test_every_test_that_uses_a_part_carries_its_marker() -> None:
 
 def test_the_rules_see_what_they_should(tmp_path: Path) -> None:
     """The rules are not vacuous: each finds its part in the files known to use it."""
-    sources = {p.name: p.read_text() for p in TESTS}
-    assert "browser" in module_marks(ast.parse(sources["test_explorer_browser.py"]))
-    assert NOTEBOOK.search(sources["test_notebooks.py"]) and JAX.search(sources["test_interop.py"])
-    assert PYSPIEL.search(sources["test_openspiel.py"]) and RAY.search(sources["test_parallel.py"])
+    sources = {p.relative_to(SUITE).as_posix(): p.read_text() for p in TESTS}
+    assert "browser" in module_marks(ast.parse(sources["view/test_explorer_browser.py"]))
+    assert NOTEBOOK.search(sources["docs/test_notebooks.py"])
+    assert JAX.search(sources["interop/test_bring_your_own_search.py"])
+    assert PYSPIEL.search(sources["games/test_openspiel.py"]) and RAY.search(sources["play/test_parallel.py"])
     probe = '@pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])\ndef test_x(mode): pass\n'
     decorator = ast.parse(probe).body[0].decorator_list[0]  # type: ignore[attr-defined]
     assert unmarked_params(probe, decorator, RAY, "ray") == ['("--ray",)']

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import click
 import pytest
-from test_layers import LAYERS
+from paths import ROOT
 
 import treelab
+from tests.design.test_layers import LAYERS
 from treelab.cli import cli
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "treelab"
 
 

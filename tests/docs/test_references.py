@@ -17,7 +17,7 @@ import re
 import types
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from paths import ROOT
 
 SCANNED = ("treelab", "tests", "benchmarks", "docs", "data", "notebooks")
 """The folders whose text is read (with ``README.md`` at the top)."""

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "docs" / "guide" / "getting-started.md"]
 REGOLD = os.environ.get("TREELAB_REGOLD") == "1"
 PROMPT = "$ .venv/bin/treelab "

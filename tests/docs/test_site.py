@@ -17,11 +17,11 @@ from pathlib import Path
 
 import click
 import pytest
+from paths import ROOT
 
 import treelab
 from treelab.cli import cli
 
-ROOT = Path(__file__).resolve().parents[1]
 TREELAB = Path(sys.executable).with_name("treelab")
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_helpers import assert_clean_error, run
-from test_protocol_game import Heap
 
 import treelab
+from tests.games.test_bring_your_own_game import Heap
 from treelab.errors import (
     FitError,
     GameMismatchError,

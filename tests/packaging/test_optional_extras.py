@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 

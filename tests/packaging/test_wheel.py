@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 from explorer_helpers import stop_server
-
-ROOT = Path(__file__).resolve().parents[1]
+from paths import ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -288,9 +288,8 @@ def test_workers_that_play_on_while_the_writer_stores_their_games_late_add_up_ex
     both workers' games late, in arrival order, mapping those ids per worker. Every sum is exact, no path twice."""
     from collections import deque
 
-    from test_deltas import counts_by_path, plus
-    from test_merge import by_path, random_tree, saved
-
+    from tests.store.test_deltas import counts_by_path, plus
+    from tests.store.test_merge import by_path, random_tree, saved
     from treelab.mcts.uct import Limit, search
     from treelab.play.workers import Job, Result, Writer
     from treelab.store.binding import binding_of

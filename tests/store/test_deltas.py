@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_merge import by_path, random_tree, saved
 
 import treelab
+from tests.store.test_merge import by_path, random_tree, saved
 from treelab import speedups
 from treelab.errors import DatabaseBusyError, ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search

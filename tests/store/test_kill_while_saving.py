@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from paths import ROOT, TESTS
 
 from treelab.store.persistence import load, open_tree, save
 from treelab.store.records import read_games, read_history
@@ -67,11 +68,11 @@ def test_kill_9_leaves_the_last_committed_state(tmp_path: Path) -> None:
     db = tmp_path / "c4.db"
     seed = random.randrange(10**6)
     rng = random.Random(seed)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     played = 0
     for round_ in range(5):
         child = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(db), str(seed + round_), str(Path(__file__).parent)],
+            [sys.executable, "-c", WRITER, str(db), str(seed + round_), str(TESTS)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         assert child.stdout is not None

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_training import tree_invariants_hold
 
 import treelab
+from tests.play.test_training import tree_invariants_hold
 from treelab import train
 from treelab.errors import NotATreelabDatabaseError, WorkerError
 from treelab.mcts import uct
