@@ -5,7 +5,7 @@ Weak solving only: the value of a position for the player to move is 1 (win),
 (``legal_moves``, ``play``, ``winner``, ``is_terminal``, ``winning_moves``,
 ``threats``, ``key``) and is meant for late Connect Four positions (up to
 about 14 empty cells) and for all of tic-tac-toe. It is checked against the
-gamesolver.org scores in ``tests/test_solver.py``.
+gamesolver.org scores in ``tests/mcts/test_solver_proofs.py``.
 
 Standard, safe prunings only: a position with a winning move is won; when the
 opponent threatens to win at once, only blocking moves are searched (two

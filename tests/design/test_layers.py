@@ -113,7 +113,8 @@ def import_graph() -> dict[str, set[str]]:
 def test_every_part_has_a_layer() -> None:
     """A new top-level module or subpackage must be placed in the layers on purpose."""
     unknown = sorted({part(name) for name in modules()} - set(LAYERS))
-    assert unknown == [], f"add {unknown} to LAYERS in tests/test_layers.py (and to the layout table of docs/design.md)"
+    assert unknown == [], (f"add {unknown} to LAYERS in tests/design/test_layers.py"
+                           " (and to the layout table of docs/design.md)")
 
 
 def test_imports_point_down_the_layers() -> None:

@@ -98,11 +98,12 @@ def test_every_test_that_uses_a_part_carries_its_marker() -> None:
 
 def test_the_rules_see_what_they_should(tmp_path: Path) -> None:
     """The rules are not vacuous: each finds its part in the files known to use it."""
-    sources = {p.relative_to(SUITE).as_posix(): p.read_text() for p in TESTS}
-    assert "browser" in module_marks(ast.parse(sources["view/test_explorer_browser.py"]))
-    assert NOTEBOOK.search(sources["docs/test_notebooks.py"])
-    assert JAX.search(sources["interop/test_bring_your_own_search.py"])
-    assert PYSPIEL.search(sources["games/test_openspiel.py"]) and RAY.search(sources["play/test_parallel.py"])
+    sources = {p.relative_to(ROOT).as_posix(): p.read_text() for p in TESTS}
+    assert "browser" in module_marks(ast.parse(sources["tests/view/test_explorer_browser.py"]))
+    assert NOTEBOOK.search(sources["tests/docs/test_notebooks.py"])
+    assert JAX.search(sources["tests/interop/test_bring_your_own_search.py"])
+    assert PYSPIEL.search(sources["tests/games/test_openspiel.py"])
+    assert RAY.search(sources["tests/play/test_parallel.py"])
     probe = '@pytest.mark.parametrize("mode", [("--workers", "2"), ("--ray",)])\ndef test_x(mode): pass\n'
     decorator = ast.parse(probe).body[0].decorator_list[0]  # type: ignore[attr-defined]
     assert unmarked_params(probe, decorator, RAY, "ray") == ['("--ray",)']

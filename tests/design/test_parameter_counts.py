@@ -5,7 +5,7 @@ functions behind the command line, and the command-line callbacks themselves. Co
 parameters (``self`` aside). Not counted: a ``**options`` catch-all, which takes the fields of a
 config value by their names (:meth:`treelab.mcts.config.SearchConfig.of`,
 :func:`treelab.play.training_config.split_options`, both refusing unknown names, tested in
-``tests/test_config.py``). Frozen dataclasses are values: their fields are what they hold.
+``tests/mcts/test_search_config.py``). Frozen dataclasses are values: their fields are what they hold.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def test_the_layout_table_names_every_part_and_module() -> None:
 
 
 def test_the_layout_table_reads_bottom_up_by_layer() -> None:
-    """The rows go up the layers of tests/test_layers.py (core, then mcts/store, ... cli), the front door last."""
+    """The rows go up the layers of tests/design/test_layers.py (core, mcts/store, ... cli), the front door last."""
     parts = [names(row[0])[0] for row in readme_layout()]
     assert parts[-1] == "treelab/__init__.py"
     layers = [LAYERS[part.removeprefix("treelab/").split("/")[0].removesuffix(".py")] for part in parts[:-1]]

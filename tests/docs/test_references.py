@@ -28,7 +28,7 @@ DOTTED = re.compile(r"(?<![\w./~-])(:mod:`~?)?~?(treelab(?:\.[A-Za-z_]\w*)+)(?![
 """``treelab.`` then dotted identifiers, not inside a path (``src/treelab.x``) nor ``treelab.egg-info``;
 group 1 is a Sphinx ``:mod:`` role in front of it."""
 
-MADE_BY_TESTS = {"treelab.games.probe": "tests/test_layers.py writes this module for one test and removes it"}
+MADE_BY_TESTS = {"treelab.games.probe": "tests/design/test_layers.py writes this module for one test and removes it"}
 """Names that exist only while a test runs, each with the file that names it."""
 
 FORMER_NAMES = {"treelab.fastpath": "benchmarks/search.py"}
@@ -60,7 +60,7 @@ def resolve(name: str) -> object:
     """The module or object a dotted name names; ``LookupError`` when nothing does.
 
     The compiled extension (``treelab._speedups``) is optional: where it was not built, its name and
-    the names in it count as existing when its C source is there (``tests/test_speedups.py`` checks
+    the names in it count as existing when its C source is there (``tests/core/test_compiled_playouts.py`` checks
     its members where it is built).
     """
     parts = name.split(".")
@@ -103,7 +103,7 @@ def test_every_dotted_treelab_name_exists() -> None:
         if name in MADE_BY_TESTS:
             continue
         if name in FORMER_NAMES:
-            assert set(where) <= {FORMER_NAMES[name], "tests/test_references.py"}, f"{name}: write what exists now"
+            assert set(where) <= {FORMER_NAMES[name], "tests/docs/test_references.py"}, f"{name}: write what exists now"
             continue
         try:
             value = resolve(name)
@@ -134,12 +134,12 @@ FOREIGN_FILES = {
     "Python.h": "CPython's header",
     "structmember.h": "CPython's header",
     "fastpath.py": "an earlier version's module (benchmarks/search.py --against)",
-    "probe.py": "written by tests/test_layers.py for one test",
-    "treelab/games/probe.py": "written by tests/test_layers.py for one test",
-    "plugin_games.py": "written by tests/test_protocol_game.py",
-    "train_me.py": "written by tests/test_background.py",
-    "stepper.ipynb": "written by tests/test_jupyterlab.py",
-    "test_bare.py": "written by tests/test_markers.py",
+    "probe.py": "written by tests/design/test_layers.py for one test",
+    "treelab/games/probe.py": "written by tests/design/test_layers.py for one test",
+    "plugin_games.py": "written by tests/games/test_bring_your_own_game.py",
+    "train_me.py": "written by tests/store/test_writer_process.py",
+    "stepper.ipynb": "written by tests/view/test_stepper_in_jupyterlab.py",
+    "test_bare.py": "written by tests/design/test_markers.py",
 }
 """Files the text names that are not the repository's, each with why."""
 

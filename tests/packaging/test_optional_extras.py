@@ -2,7 +2,7 @@
 in one line which to install (issue 35).
 
 A missing package is simulated in a subprocess by ``sys.modules[NAME] = None`` (Python then refuses the
-import), so these run in the full development venv; ``tests/test_wheel.py`` installs the real wheel
+import), so these run in the full development venv; ``tests/packaging/test_wheel.py`` installs the real wheel
 without extras into a new venv.
 """
 
