@@ -1,4 +1,4 @@
-"""A seeded fuzz of the command line over hostile files and parameters (issue 21's done-when).
+"""A seeded fuzz of the command line over hostile files and parameters (every command, every kind of file).
 
 Each round picks a command that reads or writes a database (train, analyse, merge, info, stats,
 render, shape, fit) and points it at one kind of file: a FIFO, a character device, a directory, a symbolic

@@ -1,5 +1,5 @@
-"""Reliability round three (issue 21): hostile OpenSpiel parameters, deep OpenSpiel paths in the
-explorer, and the explorer's Host check and exposure warning."""
+"""Hostile OpenSpiel parameters, deep OpenSpiel paths in the
+explorer, the explorer's Host check and exposure warning, special files, and trainers sharing a file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile input files (issue 34, items 2, 3, 5 and 7), each case as the issue wrote it, through the real commands.
+"""Hostile input files, each case as it was reported, through the real commands.
 
 Counts past 64 bits are refused before anything is written (also as the sum of two imports or a
 merge); a line too long, JSON nested too deep, text that is not UTF-8, a CSV field too long, broken
@@ -53,11 +53,11 @@ def small_db(tmp_path: Path) -> Path:
     return db
 
 
-# item 2: counts that cannot overflow
+# counts that cannot overflow
 
 
 def test_importing_the_largest_count_twice_is_refused_and_the_file_kept(tmp_path: Path) -> None:
-    """The issue's ``maxint.jsonl``: run twice, the second import once stored a REAL (1.8e19) root."""
+    """A ``maxint.jsonl`` of the largest count, imported twice: the second import once stored a REAL (1.8e19) root."""
     rows = rows_file(tmp_path / "maxint.jsonl", {"path": "", "visits": MAXINT}, {"path": "5", "visits": 1})
     db = tmp_path / "m.db"
     assert imported(rows, db).exit_code == 0
@@ -99,7 +99,7 @@ def test_a_count_past_64_bits_is_one_line(tmp_path: Path, fmt: str, visits: str)
     assert not db.exists()
 
 
-# item 5: one line, never a traceback
+# one line, never a traceback
 
 
 @pytest.mark.parametrize("proven", ["--1", "²", "01", "+1"])
@@ -212,7 +212,7 @@ def test_an_mctx_child_index_out_of_range_is_an_import_error() -> None:
         treelab.from_mctx(tree, "tictactoe", batch=4)
 
 
-# item 3: bounded memory
+# bounded memory
 
 
 def cli(*args: object, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -229,7 +229,7 @@ def one_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:
 
 
 def test_a_gzip_bomb_trace_stops_at_the_first_long_line_in_bounded_memory(tmp_path: Path) -> None:
-    """A few MB of gzip holding 1 GiB of NUL bytes (the issue's had 6 GiB): once a MemoryError traceback."""
+    """A few MB of gzip holding 1 GiB of NUL bytes (the reported one had 6 GiB): once a MemoryError traceback."""
     bomb = tmp_path / "bomb.jsonl.gz"
     block = bytes(1 << 24)
     with gzip.open(bomb, "wb", compresslevel=1) as out:

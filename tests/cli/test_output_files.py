@@ -1,4 +1,4 @@
-"""The one rule of every file treelab writes (issue 34, items 1, 6 and 7), through the real commands.
+"""The one rule of every file treelab writes through the real commands.
 
 A regular file is written beside and moved into place; a symbolic link is followed and its target
 written, the link kept; a device, FIFO or socket is refused in one line before any work, and left as
@@ -104,7 +104,7 @@ def test_a_device_is_refused_and_stays_a_device(tmp_path: Path, db: Path, device
 
 
 def test_a_private_device_node_is_refused(tmp_path: Path, db: Path) -> None:
-    """The issue's ``mknod mynull c 1 3``: a device node anywhere, not only in /dev."""
+    """``mknod mynull c 1 3``: a device node anywhere, not only in /dev."""
     node = tmp_path / "mynull"
     try:
         os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))

@@ -1,4 +1,4 @@
-"""Tables agree with the move they name (issue 35): on a tree whose visits and selections disagree, `analyse --db`
+"""Tables agree with the move they name: on a tree whose visits and selections disagree, `analyse --db`
 and `stats` list the moves in the move-choice rule's order (treelab/mcts/choice.py), show the selected count that
 decides it and say why visits differ; elapsed times never read 0.00s."""
 

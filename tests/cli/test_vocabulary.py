@@ -110,7 +110,7 @@ def test_moves_and_path_give_the_same_answers(db: str, tmp_path: Path) -> None:
     assert drawn[0] == drawn[1] and '"5" [id="5"' in drawn[0]
 
 
-def test_the_issue_commands_in_real_processes(db: str, tmp_path: Path) -> None:
+def test_db_and_moves_spellings_in_real_processes(db: str, tmp_path: Path) -> None:
     """`treelab info --db X`, `stats --db X --moves 5`, `render X --moves 5 -o a.svg`, `analyse --path 5`."""
     treelab = [sys.executable, "-m", "treelab"]
 
@@ -198,8 +198,8 @@ def test_output_that_is_the_database_is_refused(db: str, tmp_path: Path, name: s
 
 
 @pytest.mark.parametrize("name", ["render", "growth", "shape"])
-def test_the_issue_reproduction_leaves_the_database_whole(db: str, tmp_path: Path, name: str) -> None:
-    """Issue 14's `render same.db -o same.db`, as written: refused in one line, the database unchanged."""
+def test_drawing_a_database_over_itself_leaves_it_whole(db: str, tmp_path: Path, name: str) -> None:
+    """`render same.db -o same.db`, as it was reported: refused in one line, the database unchanged."""
     same = tmp_path / "same.db"
     shutil.copy(db, same)
     before = same.read_bytes()

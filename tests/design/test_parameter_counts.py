@@ -1,4 +1,4 @@
-"""Values, not keyword lists: no public function takes more than 10 parameters (issue 19, item 4).
+"""Values, not keyword lists: no public function takes more than 10 parameters.
 
 Checked over every callable the front door resolves (``treelab._LAZY``, a class by its ``__init__``), the library
 functions behind the command line, and the command-line callbacks themselves. Counted: the named

@@ -1,4 +1,4 @@
-"""The sample outputs of the README and the getting-started guide are what their commands print (issue 35).
+"""The sample outputs of the README and the getting-started guide are what their commands print.
 
 A sample is a ``$ .venv/bin/treelab ...`` line in a ```sh block followed by its output lines. Every command of a
 page's samples runs, in order, in an empty folder (a later one reads the file an earlier one wrote), through the

@@ -1,5 +1,5 @@
 """Bring your own search: real trees of OpenSpiel's bots, mctx and an alpha-zero-general style search imported,
-the recorder, and every exported format read back (issue 22)."""
+the recorder, and every exported format read back."""
 
 from __future__ import annotations
 

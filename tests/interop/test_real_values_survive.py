@@ -1,4 +1,4 @@
-"""Value sums and priors survive every path an imported real-valued tree takes (issue 22): save, load, the streamed
+"""Value sums and priors survive every path an imported real-valued tree takes: save, load, the streamed
 import (twice), merge, export, the arrays and the streamed shape plot, the in-memory increments, a worker's
 refresh of its copy and the position table."""
 

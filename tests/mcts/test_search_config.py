@@ -94,7 +94,7 @@ def test_train_takes_a_config_and_grows_the_tree_the_keywords_grow(tmp_path):
 
 
 def test_a_huge_iteration_budget_stops_at_the_node_budget():
-    """Issue 14 item 8: ``--iterations 99999999999999999999999`` must not grow memory without bound."""
+    """``--iterations 99999999999999999999999`` must not grow memory without bound."""
     tree = treelab.Tree("connect4")
     done = treelab.search(tree, limit=treelab.Limit(iterations=99999999999999999999999), rng=1, max_new_nodes=3000)
     assert tree.size == 1 + 3000 and done == 3000  # UCT adds one node per simulation until then

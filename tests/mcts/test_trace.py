@@ -1,4 +1,4 @@
-"""A search's trace (issue 23): exact (replayed onto the starting tree it gives the searched tree, node for
+"""A search's trace: exact (replayed onto the starting tree it gives the searched tree, node for
 node), what it says per simulation, free when off, and its file read back with clear errors."""
 
 from __future__ import annotations

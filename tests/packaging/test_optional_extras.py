@@ -1,5 +1,5 @@
 """The install is sized to the job: the command line needs no extra, and a feature whose extra is missing says
-in one line which to install (issue 35).
+in one line which to install.
 
 A missing package is simulated in a subprocess by ``sys.modules[NAME] = None`` (Python then refuses the
 import), so these run in the full development venv; ``tests/packaging/test_wheel.py`` installs the real wheel

@@ -1,4 +1,4 @@
-"""A wheel that works where users install it (issue 35): the built wheel, installed into a new virtual environment
+"""A wheel that works where users install it: the built wheel, installed into a new virtual environment
 without the development set or any extra, trains, draws and serves from another folder.
 
 This catches what the editable development install hides: a file the package needs but does not ship (the

@@ -1,4 +1,4 @@
-"""The learning loop (issue 20, point 3): self-play grows the tree, a model is fitted from it every K games,
+"""The learning loop: self-play grows the tree, a model is fitted from it every K games,
 the next games search with it; tree and model resume; which model played each game is logged."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A parallel run's summary counts its own simulations (issue 21 item 12): two trainers of one file each
+"""A parallel run's summary counts its own simulations: two trainers of one file each
 once reported the other's simulations too, since "new simulations" was the file's root gain."""
 
 from __future__ import annotations

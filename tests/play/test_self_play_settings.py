@@ -77,6 +77,6 @@ def test_train_prints_the_distinct_games(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_hundred_default_games_are_nearly_all_different(tmp_path: Path) -> None:
-    """Issue 10's done-when: 100 default self-play games of Connect Four at 200 simulations, >= 95 distinct."""
+    """100 default self-play games of Connect Four at 200 simulations, >= 95 distinct."""
     summary = treelab.train("connect4", tmp_path / "c4.db", games=100, iterations=200, seed=1, progress=False)
     assert summary.games == 100 and summary.distinct >= 95

@@ -1,4 +1,4 @@
-"""Crafted databases (issue 14 items 4, 7 and 8's ``schema_version``): each case as the issue wrote it.
+"""Crafted databases (SQL of their own, damaged rows, a bad ``schema_version``): each case as it was reported.
 
 Every command meets these files with one ``Error:`` line and a non-zero exit, never a traceback,
 and leaves the file byte for byte as it was, with nothing created beside it.
@@ -74,8 +74,8 @@ def test_a_database_with_its_own_sql_is_refused(tmp_path: Path, sql: str) -> Non
     refused_everywhere(db, "treelab never creates", "x.db")
 
 
-def test_the_trigger_of_the_issue_never_fires(tmp_path: Path) -> None:
-    """The issue's case: a trigger rewrote ``schema_version`` during ``train``."""
+def test_a_trigger_in_the_file_never_fires(tmp_path: Path) -> None:
+    """The reported case: a trigger rewrote ``schema_version`` during ``train``."""
     db = trained(tmp_path / "x.db")
     execute(db, "CREATE TRIGGER evil AFTER UPDATE ON nodes BEGIN "
                 "UPDATE meta SET value = '7' WHERE key = 'schema_version'; END")
@@ -119,7 +119,7 @@ VALUES = ("nb_visit=-5", "proven=5", "text in nb_visit", "text in nb_win", "bina
 
 @pytest.mark.parametrize("case", list(DAMAGE))
 def test_damaged_rows_are_one_line_errors(tmp_path: Path, case: str) -> None:
-    """Issue 14 item 7: each case used to end in a traceback (KeyError, math domain error, TypeError...).
+    """Each case used to end in a traceback (KeyError, math domain error, TypeError...).
 
     Commands that search (``analyse``, ``train``) and ``load`` refuse every case (a bad move label
     only where a search would meet it); ``stats`` and

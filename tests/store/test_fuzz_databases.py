@@ -1,4 +1,4 @@
-"""A seeded fuzz of valid databases: rows, meta values, byte flips, truncation (issue 14's done-when).
+"""A seeded fuzz of valid databases: rows, meta values, byte flips, truncation.
 
 Each round copies one valid database, damages it one way, and runs the commands that read it and
 ``load``. Every outcome must be a clean one: an answer (exit 0, and for ``load`` a tree whose root

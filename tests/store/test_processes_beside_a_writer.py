@@ -1,10 +1,10 @@
 """Other processes beside a writer: ``compact`` and plain ``VACUUM`` during ``train``, readers that
 never pause (the log must stay bounded), and ``dbfile.writing``'s commit semantics.
 
-The compaction tests run issue 14's reproduction as written, as real processes. Before the fix,
+The compaction tests run the reported case as written, as real processes. Before the fix,
 the file check opened and closed the database before every save while ``train`` held its
 connection, which dropped the process's POSIX locks: train died with "database disk image is
-malformed" in 3 of 4 runs. ``TREELAB_ROUNDS`` repeats them (the closing note's 10 rounds).
+malformed" in 3 of 4 runs. ``TREELAB_ROUNDS`` repeats them (10 rounds were run when it was fixed).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def integrity(db: Path) -> str:
 
 
 def train_beside(db: Path, other: list[str], times: int = 5) -> subprocess.CompletedProcess[str]:
-    """Issue 14's reproduction: train 2 games, then 25 more while ``other`` runs 5 times, 0.5 s apart."""
+    """The reported case: train 2 games, then 25 more while ``other`` runs 5 times, 0.5 s apart."""
     first = subprocess.run([*TREELAB, "train", "connect4", "--db", str(db), "--games", "2", "--iterations",
                             "300", "--seed", "1", "-q"], capture_output=True, text=True, check=False)
     assert first.returncode == 0, first.stderr
@@ -100,7 +100,7 @@ def test_the_file_check_never_opens_a_descriptor_of_the_database(tmp_path: Path,
 
 
 def test_the_log_stays_bounded_while_readers_never_pause(tmp_path: Path) -> None:
-    """Issue 14 item 9: with overlapping readers the log used to grow without bound (250 MB for 53 MB)."""
+    """With overlapping readers the log used to grow without bound (250 MB for 53 MB)."""
     db = tmp_path / "w.db"
     tree = treelab.Tree("connect4")
     treelab.search(tree, "", limit=treelab.Limit(iterations=20), rng=1)
@@ -141,7 +141,7 @@ def test_the_log_stays_bounded_while_readers_never_pause(tmp_path: Path) -> None
 
 
 def test_writing_commits_on_a_clean_exit_and_rolls_back_on_error(tmp_path: Path) -> None:
-    """Issue 9: like sqlite3's context manager (it used to roll back silently when the caller forgot)."""
+    """Like sqlite3's context manager (it used to roll back silently when the caller forgot)."""
     db = tmp_path / "t.db"
     tree = treelab.Tree("tictactoe")
     tree.record("5", winner=None)

@@ -1,4 +1,4 @@
-"""Read-only media and full disks (issue 14 items 5 and 7), on real file systems where the machine allows.
+"""Read-only media and full disks, on real file systems where the machine allows.
 
 As root, a read-only directory is a read-only bind mount and a full disk a 1 MiB tmpfs; a
 read-only file is read by the ``nobody`` user (root may write any file). Where mounting or

@@ -1,4 +1,4 @@
-"""``treelab shape`` and ``treelab merge`` stream (issue 21): the same results as the in-memory versions they
+"""``treelab shape`` and ``treelab merge`` stream: the same results as the in-memory versions they
 replaced, on random trees, whatever the chunk sizes; and a killed merge leaves OUT as it was."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Two writers of one database queue and merge (issue 14 item 2): saves write increments.
+"""Two writers of one database queue and merge: saves write increments.
 
 A save adds the counts a tree gained since its last save or load to whatever
 the file holds now, and new nodes whose (parent, move) the file holds already
@@ -122,7 +122,7 @@ def _treelab(*args: str) -> list[str]:
 
 @pytest.mark.slow
 def test_analyse_three_times_during_train_real_processes(tmp_path: Path) -> None:
-    """The issue's case: train completes; the root's visits are train's simulations plus analyse's."""
+    """The reported case: train completes; the root's visits are train's simulations plus analyse's."""
     db = tmp_path / "ta.db"
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     subprocess.run(_treelab("train", "connect4", "--db", str(db), "--games", "2", "--iterations", "100",

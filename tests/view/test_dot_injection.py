@@ -1,4 +1,4 @@
-"""A crafted database cannot steer Graphviz: move labels are data, drawn literally (issue 14, item 3).
+"""A crafted database cannot steer Graphviz: move labels are data, drawn literally.
 
 The database is real (saved by treelab, then edited with sqlite3 as an attacker would), the
 command is the real `treelab render`, and the DOT text is read back by Graphviz itself

@@ -1,5 +1,5 @@
 """``treelab serve --model M --oracle``: the model's prior and value and perfect play beside each move, through
-the real server (issue 20); the keys are optional (absent without the flags) and nothing is renamed."""
+the real server; the keys are optional (absent without the flags) and nothing is renamed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The explorer's step mode under load (issue 34, item 4).
+"""The explorer's step mode under load: large files, many traces at once.
 
 A traced search on the stored tree reads only what the search reaches (a one-simulation search at the
 root of a 5-million-node file once read every node: 28.8 s, 1.46 GB), and runs exactly as on the whole

@@ -1,4 +1,4 @@
-"""The stepper (issue 23): the notebook widget's Python state, its front end in real chromium (the ES module
+"""The stepper: the notebook widget's Python state, its front end in real chromium (the ES module
 rendered in a page with a stub of anywidget's model, clicked), and the explorer's step mode through a real
 server and browser. Both screenshots of docs/guide/tracing.md are taken here."""
 

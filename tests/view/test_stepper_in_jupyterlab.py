@@ -1,4 +1,4 @@
-"""The notebook stepper in the front end users open (issue 35): a real JupyterLab (the `notebooks` extra, which
+"""The notebook stepper in the front end users open: a real JupyterLab (the `notebooks` extra, which
 `make test` installs) serving a notebook that makes ``treelab.trace(...).stepper()``, run and driven in Debian's
 chromium through Playwright (never a downloaded browser).
 
