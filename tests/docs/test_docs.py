@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 import pytest
-from paths import ROOT
+from paths import ROOT, TESTS
 
 import treelab
 from tests.design.test_layers import LAYERS
@@ -107,6 +107,18 @@ def pyproject_table(name: str) -> str:
     match = re.search(rf"^\[{re.escape(name)}\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S)
     assert match, name
     return match.group(1)
+
+
+def test_the_development_page_lists_every_folder_of_the_suite() -> None:
+    """Every test module sits in a folder of tests/ that docs/development.md's table lists, and says what it holds."""
+    listed = [names(row[0])[0] for row in table_rows((ROOT / "docs" / "development.md").read_text(),
+                                                      "## Where the tests live")]
+    folders = sorted(f"tests/{p.parent.relative_to(TESTS).as_posix()}/" for p in TESTS.glob("*/__init__.py"))
+    assert sorted(listed) == folders
+    for folder in folders:
+        assert ast.get_docstring(ast.parse((ROOT / folder / "__init__.py").read_text())), f"{folder}: say what it holds"
+    modules = sorted(p.relative_to(TESTS).parent.as_posix() for p in TESTS.rglob("test_*.py"))
+    assert set(modules) == {f.removeprefix("tests/").rstrip("/") for f in folders}, "put each test in a folder"
 
 
 def test_type_hints_and_every_data_file_ship() -> None:
