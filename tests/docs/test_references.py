@@ -1,12 +1,15 @@
-"""No stale references: every dotted name under ``treelab`` and every file that the project's text mentions exists.
+"""No stale references: every dotted name under ``treelab``, file and test that the project's text mentions exists.
 
-Comments, docstrings, C comments, the README, the docs pages, the notebooks, the tests and the
-benchmarks name modules and their members by dotted name (``treelab.store.bulk.build``,
-:func:`treelab.mcts.uct.search`). A module renamed or a function moved leaves such names behind;
-this test imports each one (the longest prefix that is a module, then attribute by attribute) and
-fails on any that does not resolve, and on a ``:mod:`` role whose target is not a module. The same
-text names files (``store/kept.py``, ``docs/design.md``, ``_loop.c``): a path under one of the project's
-folders or packages must exist, a bare file name must be some file's of the repository.
+Comments, docstrings, C comments, the README, the docs pages, the notebooks, the tests, the benchmarks and
+the files at the top (``pyproject.toml``, the ``Makefile``, ``mkdocs.yml``, ``setup.py``, ``.ci/``) name modules
+and their members by dotted name (``treelab.store.bulk.build``, :func:`treelab.mcts.uct.search`, a mypy
+override's ``treelab.tree``). A module renamed or a function moved leaves such names behind; this test imports
+each one (the longest prefix that is a module, then attribute by attribute) and fails on any that does not
+resolve, and on a ``:mod:`` role whose target is not a module. The same text names files (``treelab/tree.py``,
+``docs/design.md``, ``_speedups.h``): a path under one of the project's folders or packages must exist, a bare
+file name must be some file's of the repository (its files as git lists them, new ones included, not what a
+build or a run left beside them). A test named by its file (``tests/docs/test_docs.py::test_the_python_tour_runs``)
+must be defined there. The checkers take any files, so a test shows each of them failing on a stale text.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+import subprocess
 import types
 from pathlib import Path
 
 from paths import ROOT
 
-SCANNED = ("treelab", "tests", "benchmarks", "docs", "data", "notebooks")
-"""The folders whose text is read (with ``README.md`` at the top)."""
+SCANNED = ("treelab", "tests", "benchmarks", "docs", "data", "notebooks", ".ci")
+"""The folders whose text is read (with the files of ``TOP``)."""
+
+TOP = ("README.md", "pyproject.toml", "Makefile", "mkdocs.yml", "setup.py")
+"""The files at the top of the repository whose text is read."""
 
 SUFFIXES = {".py", ".c", ".h", ".md", ".ipynb", ".yml", ".toml"}
 
@@ -37,21 +44,28 @@ FORMER_NAMES = {"treelab.fastpath": "benchmarks/search.py"}
 
 
 def texts() -> list[Path]:
-    files = [ROOT / "README.md", ROOT / "pyproject.toml"]
+    """The files whose text is read: ``TOP``, and those of ``SCANNED`` with a suffix of ``SUFFIXES`` (``.ci/``: all)."""
+    files = [ROOT / name for name in TOP]
     for folder in SCANNED:
-        files += [p for p in sorted((ROOT / folder).rglob("*")) if p.is_file() and p.suffix in SUFFIXES
+        files += [p for p in sorted((ROOT / folder).rglob("*")) if p.is_file()
+                  and (p.suffix in SUFFIXES or folder == ".ci")
                   and "__pycache__" not in p.parts and ".ipynb_checkpoints" not in p.parts]
     return files
 
 
-def mentions() -> dict[str, dict[str, bool]]:
-    """Every dotted name -> {file: whether some mention of it there is a ``:mod:`` role}."""
+def relative(path: Path) -> str:
+    """A file's name as the messages give it: from the repository's root (a file elsewhere: its whole path)."""
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
+def mentions(files: list[Path] | None = None) -> dict[str, dict[str, bool]]:
+    """Every dotted name in ``files`` (all of ``texts()``) -> {file: whether one mention there is a ``:mod:`` role}."""
     found: dict[str, dict[str, bool]] = {}
-    for path in texts():
+    for path in texts() if files is None else files:
         for match in DOTTED.finditer(path.read_text(errors="replace")):
             name = match.group(2).rstrip(".")
             where = found.setdefault(name, {})
-            rel = str(path.relative_to(ROOT))
+            rel = relative(path)
             where[rel] = where.get(rel, False) or bool(match.group(1))
     return found
 
@@ -97,13 +111,15 @@ def test_the_scan_finds_the_names_it_should() -> None:
     assert len(found) >= 30
 
 
-def test_every_dotted_treelab_name_exists() -> None:
+def stale_names(found: dict[str, dict[str, bool]]) -> list[str]:
+    """The dotted names of ``found`` (as ``mentions`` gives them) naming nothing, or a ``:mod:`` that is no module."""
     stale = []
-    for name, where in sorted(mentions().items()):
+    for name, where in sorted(found.items()):
         if name in MADE_BY_TESTS:
             continue
         if name in FORMER_NAMES:
-            assert set(where) <= {FORMER_NAMES[name], "tests/docs/test_references.py"}, f"{name}: write what exists now"
+            if not set(where) <= {FORMER_NAMES[name], "tests/docs/test_references.py"}:
+                stale.append(f"{name}: a former name (in {', '.join(sorted(where))})")
             continue
         try:
             value = resolve(name)
@@ -113,7 +129,11 @@ def test_every_dotted_treelab_name_exists() -> None:
         roles = [f for f, role in where.items() if role]
         if roles and not isinstance(value, types.ModuleType):
             stale.append(f":mod:`{name}` is not a module (in {', '.join(sorted(roles))})")
-    assert stale == [], "stale references: rename them to what exists now"
+    return stale
+
+
+def test_every_dotted_treelab_name_exists() -> None:
+    assert stale_names(mentions()) == [], "stale references: rename them to what exists now"
 
 
 def test_names_made_by_tests_are_still_named_and_absent() -> None:
@@ -152,16 +172,39 @@ here makes the test fail once it is gone, so the list cannot go stale."""
 
 _FOLDERS = {"treelab", "tests", "benchmarks", "docs", "data", "notebooks"}
 
+TEST_ID = re.compile(r"(?<![\w./~:<%-])((?:[\w.-]+/)*test_\w+\.py)::(\w+)")
+"""A test named by its file, as pytest prints it (``tests/docs/test_docs.py::test_the_python_tour_runs``,
+a parameter's ``[id]`` after it left out)."""
 
-def file_mentions() -> dict[str, set[str]]:
-    """Every file name or path the text mentions -> the files mentioning it."""
+
+def file_mentions(files: list[Path] | None = None) -> dict[str, set[str]]:
+    """Every file name or path in ``files`` (all of ``texts()``) -> the files mentioning it."""
     found: dict[str, set[str]] = {}
-    for path in texts():
-        if path == Path(__file__).resolve():
-            continue  # this file names examples
+    scanned = [p for p in texts() if p != Path(__file__).resolve()]  # this file names examples (and checks its own)
+    for path in scanned if files is None else files:
         for match in FILE.finditer(path.read_text(errors="replace")):
-            found.setdefault(match.group(1), set()).add(str(path.relative_to(ROOT)))
+            found.setdefault(match.group(1), set()).add(relative(path))
     return found
+
+
+def named_tests(files: list[Path] | None = None) -> dict[tuple[str, str], set[str]]:
+    """Every (test file, test name) in ``files`` (all of ``texts()``) -> the files mentioning it."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for path in texts() if files is None else files:
+        for match in TEST_ID.finditer(path.read_text(errors="replace")):
+            found.setdefault((match.group(1), match.group(2)), set()).add(relative(path))
+    return found
+
+
+def repository_files() -> set[str]:
+    """The repository's files, as git lists them (tracked, and new ones not ignored); outside a git checkout,
+    every file under the root but those of the venv, of git and of caches."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True)
+    if listed.returncode == 0:
+        return {line for line in listed.stdout.splitlines() if line}
+    skipped = {".venv", ".git", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis", "site"}
+    return {relative(p) for p in ROOT.rglob("*") if p.is_file() and not skipped & set(p.relative_to(ROOT).parts)}
 
 
 def _file_exists(ref: str, where: str, names: set[str], packages: set[str]) -> bool | None:
@@ -176,11 +219,13 @@ def _file_exists(ref: str, where: str, names: set[str], packages: set[str]) -> b
     return ref in names
 
 
-def test_every_file_the_text_names_exists() -> None:
+def stale_files(found: dict[str, set[str]], files: set[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """The file names of ``found`` (as ``file_mentions`` gives them) that name no file of ``files`` (the
+    repository's, as ``repository_files`` gives them), and where each name of ``NOT_YET`` still is."""
     packages = {p.name for p in (ROOT / "treelab").iterdir() if p.is_dir() and not p.name.startswith("__")}
-    names = {p.name for p in ROOT.rglob("*") if ".venv" not in p.parts and ".git" not in p.parts}
+    names = {Path(f).name for f in files}
     stale, still = [], {}
-    for ref, where in sorted(file_mentions().items()):
+    for ref, where in sorted(found.items()):
         if ref in FOREIGN_FILES:
             continue
         rest = {w for w in where if ref not in FORMER_FILES.get(w, set())}
@@ -189,8 +234,33 @@ def test_every_file_the_text_names_exists() -> None:
             still[ref] = missing
         elif missing:
             stale.append(f"{ref} (in {', '.join(missing)})")
+    return stale, still
+
+
+def stale_tests(found: dict[tuple[str, str], set[str]]) -> list[str]:
+    """The tests of ``found`` (as ``test_mentions`` gives them) that their file does not define (a file that
+    is not there is ``stale_files``' to report)."""
+    stale = []
+    for (ref, name), where in sorted(found.items()):
+        for w in sorted(where):
+            path = next((p for p in (ROOT / ref, (ROOT / w).parent / ref) if p.is_file()), None)
+            if path is not None and not re.search(rf"^\s*(?:async )?(?:def|class) {name}\b", path.read_text(), re.M):
+                stale.append(f"{ref}::{name} (in {w})")
+    return stale
+
+
+def test_every_file_the_text_names_exists() -> None:
+    stale, still = stale_files(file_mentions(), repository_files())
+    named_here = {ref for why in FOREIGN_FILES.values() for ref in FILE.findall(why) if ref.startswith("tests/")}
+    assert named_here and sorted(ref for ref in named_here if not (ROOT / ref).is_file()) == []
     assert stale == [], "files named that do not exist: name what exists now"
     assert {ref: where for ref, where in still.items() if where} == {ref: [w] for ref, w in NOT_YET.items()}
+
+
+def test_every_test_the_text_names_is_defined_where_it_says() -> None:
+    found = named_tests()
+    assert any(ref.startswith("tests/") and "docs/development.md" in where for (ref, _), where in found.items())
+    assert stale_tests(found) == [], "tests named that their file does not define: name what exists now"
 
 
 def test_the_file_scan_reads_docs_comments_and_pyproject() -> None:
@@ -198,3 +268,32 @@ def test_the_file_scan_reads_docs_comments_and_pyproject() -> None:
     assert "treelab/mcts/choice.py" in found["docs/design.md"]  # a docstring
     assert "docs/notes/store.md" in found["store/binding.py"]  # a page
     assert "pyproject.toml" in mentions()["treelab.tree"]  # the mypy overrides' module names are checked
+    assert "Makefile" in found["tests/docs/test_site.py"]  # the files at the top are read
+    assert "mkdocs.yml" in found["docs/reference_hooks.py"]
+
+
+def test_each_checker_fails_on_a_stale_text(tmp_path: Path) -> None:
+    """Stale references in a page, a module's comment and docstring and a ``pyproject.toml`` are each reported;
+    the same text naming what exists is not. (The examples are put together here, so that this file's own
+    scan does not see them.)"""
+    package, test = "treelab", "test"
+    page, module, pyproject = tmp_path / "page.md", tmp_path / "module.py", tmp_path / "pyproject.toml"
+    page.write_text(f"`{package}.tree.Tree` and :mod:`{package}.tree.Tree`; `{package}.mcts.no_such_module`;\n"
+                    f"`tests/docs/{test}_references.py` and `tests/docs/{test}_gone.py`, `treelab/tree.py`,\n"
+                    f"`store/no_such_module.py`, `no_such_page.md`, `design.md` and `_speedups.h`;\n"
+                    f"`tests/docs/{test}_references.py::{test}_each_checker_fails_on_a_stale_text` and\n"
+                    f"`tests/docs/{test}_references.py::{test}_that_was_renamed[case]`.\n")
+    module.write_text(f'"""Reads :func:`{package}.store.no_such_function`."""\n\n# see {package}.no_such_part.Thing\n')
+    pyproject.write_text(f'[[tool.mypy.overrides]]\nmodule = ["{package}.tree", "{package}.former_module"]\n')
+    files = [page, module, pyproject]
+    assert stale_names(mentions(files)) == [
+        f"{package}.former_module (in {pyproject})", f"{package}.mcts.no_such_module (in {page})",
+        f"{package}.no_such_part.Thing (in {module})", f"{package}.store.no_such_function (in {module})",
+        f":mod:`{package}.tree.Tree` is not a module (in {page})"]
+    stale, _ = stale_files(file_mentions(files), repository_files())
+    assert stale == [f"no_such_page.md (in {page})", f"store/no_such_module.py (in {page})",
+                     f"tests/docs/{test}_gone.py (in {page})"]
+    renamed = f"tests/docs/{test}_references.py::{test}_that_was_renamed"
+    assert stale_tests(named_tests(files)) == [f"{renamed} (in {page})"]
+    without = repository_files() - {"docs/design.md"}  # a bare name is checked against the repository's files
+    assert stale_files(file_mentions(files), without)[0] == sorted([*stale, f"design.md (in {page})"])
