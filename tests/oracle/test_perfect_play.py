@@ -2,7 +2,7 @@
 
 Checked against the 1,000 gamesolver.org scores of Test_L3_R1 (exact scores
 and their signs), against the independent alpha-beta solver of
-``tests/exact_solver.py`` on random late positions, against the facts of
+``tests/helpers/exact_solver.py`` on random late positions, against the facts of
 tic-tac-toe, and by symmetry (a position and its mirror image have mirrored
 values). The Connect Four tests need the compiled solver (built by ``make
 setup``); without it they are skipped and the refusal is checked instead.
@@ -71,7 +71,7 @@ def test_connect4_weak_values_are_the_signs(c4_positions) -> None:
 @settings(max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), length=st.integers(26, 34))
 def test_connect4_agrees_with_the_exact_python_solver(seed: int, length: int) -> None:
-    """Every move of a random late position, by treelab's oracle and by tests/exact_solver.py."""
+    """Every move of a random late position, by treelab's oracle and by tests/helpers/exact_solver.py."""
     moves = random_moves(C4, random.Random(seed), length)
     if moves is None:
         return

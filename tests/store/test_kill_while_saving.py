@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from paths import ROOT, TESTS
+from paths import HELPERS, ROOT
 
 from treelab.store.persistence import load, open_tree, save
 from treelab.store.records import read_games, read_history
@@ -72,7 +72,7 @@ def test_kill_9_leaves_the_last_committed_state(tmp_path: Path) -> None:
     played = 0
     for round_ in range(5):
         child = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(db), str(seed + round_), str(TESTS)],
+            [sys.executable, "-c", WRITER, str(db), str(seed + round_), str(HELPERS)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         assert child.stdout is not None

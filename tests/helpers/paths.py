@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 """The repository: README.md, pyproject.toml, docs/, data/, treelab/, tests/ ..."""
 TESTS = ROOT / "tests"
-"""The suite: a folder per package of treelab, the shared helpers (this module's folder) at the top."""
+"""The suite: a folder per package of treelab, and this one."""
+HELPERS = TESTS / "helpers"
+"""The modules the folders share (this one among them), imported by name: pyproject.toml puts them on the path."""
