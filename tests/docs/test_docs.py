@@ -121,6 +121,16 @@ def test_the_development_page_lists_every_folder_of_the_suite() -> None:
     assert set(modules) == {f.removeprefix("tests/").rstrip("/") for f in folders}, "put each test in a folder"
 
 
+def test_no_test_names_an_issue_number() -> None:
+    """A test, its file, docstrings and comments say what it holds; an issue's number says nothing to a reader."""
+    numbered = re.compile(r"\bissues?[ #]*[0-9]+|(?<![&\w}])#[0-9]+\b", re.I)
+    assert numbered.search("as issue " + "14 wrote") and numbered.search("(#" + "31)")  # (spelt so as not to be one)
+    assert not numbered.search("&#160; db#1 {db}#2")
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in sorted(TESTS.rglob("*.py"))
+             for n, line in enumerate([p.name, *p.read_text().splitlines()]) if numbered.search(line)]
+    assert found == [], "say what the test holds instead"
+
+
 def test_type_hints_and_every_data_file_ship() -> None:
     """py.typed and every other file of the package that is not Python source is in the package data."""
     assert (PACKAGE / "py.typed").is_file()
