@@ -36,7 +36,7 @@ _EXACT: list = []
 def _check_nodes(tree, start_depth: int) -> tuple[int, int]:
     """(proven nodes at or below the searched position, wrong ones) by the exact solver."""
     if not _EXACT:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
         from exact_solver import ExactSolver
 
         _EXACT.append(ExactSolver(max_nodes=10_000_000))
