@@ -1,15 +1,18 @@
-"""No stale references: every dotted name under ``treelab``, file and test that the project's text mentions exists.
+"""No stale references: every dotted name under ``treelab`` and every file that the project's text mentions exists.
 
-Comments, docstrings, C comments, the README, the docs pages, the notebooks, the tests, the benchmarks and
-the files at the top (``pyproject.toml``, the ``Makefile``, ``mkdocs.yml``, ``setup.py``, ``.ci/``) name modules
-and their members by dotted name (``treelab.store.bulk.build``, :func:`treelab.mcts.uct.search`, a mypy
-override's ``treelab.tree``). A module renamed or a function moved leaves such names behind; this test imports
-each one (the longest prefix that is a module, then attribute by attribute) and fails on any that does not
-resolve, and on a ``:mod:`` role whose target is not a module. The same text names files (``treelab/tree.py``,
-``docs/design.md``, ``_speedups.h``): a path under one of the project's folders or packages must exist, a bare
-file name must be some file's of the repository (its files as git lists them, new ones included, not what a
-build or a run left beside them). A test named by its file (``tests/docs/test_docs.py::test_the_python_tour_runs``)
-must be defined there. The checkers take any files, so a test shows each of them failing on a stale text.
+Comments, docstrings, C comments, the README, the docs pages, the notebooks, the tests and the
+benchmarks name modules and their members by dotted name (``treelab.store.bulk.build``,
+:func:`treelab.mcts.uct.search`). A module renamed or a function moved leaves such names behind;
+this test imports each one (the longest prefix that is a module, then attribute by attribute) and
+fails on any that does not resolve, and on a ``:mod:`` role whose target is not a module. The same
+text names files (``store/kept.py``, ``docs/design.md``, ``_loop.c``): a path under one of the project's
+folders or packages must exist, a bare file name must be some file's of the repository.
+
+The files at the top are read too (``pyproject.toml``, whose mypy overrides name modules, the ``Makefile``,
+``mkdocs.yml``, ``setup.py``, ``.ci/``); a bare file name is checked against the files git lists (new ones
+included, not what a build or a run left beside them); a test named by its file
+(``tests/docs/test_docs.py::test_the_python_tour_runs``) must be defined there. The checkers take any files:
+``tests/docs/test_reference_checkers.py`` shows each of them failing on a stale text.
 """
 
 from __future__ import annotations
@@ -180,7 +183,8 @@ a parameter's ``[id]`` after it left out)."""
 def file_mentions(files: list[Path] | None = None) -> dict[str, set[str]]:
     """Every file name or path in ``files`` (all of ``texts()``) -> the files mentioning it."""
     found: dict[str, set[str]] = {}
-    scanned = [p for p in texts() if p != Path(__file__).resolve()]  # this file names examples (and checks its own)
+    examples = {Path(__file__).resolve(), Path(__file__).resolve().with_name("test_reference_checkers.py")}
+    scanned = [p for p in texts() if p not in examples]  # these name examples (this one checks its own below)
     for path in scanned if files is None else files:
         for match in FILE.finditer(path.read_text(errors="replace")):
             found.setdefault(match.group(1), set()).add(relative(path))
@@ -270,30 +274,3 @@ def test_the_file_scan_reads_docs_comments_and_pyproject() -> None:
     assert "pyproject.toml" in mentions()["treelab.tree"]  # the mypy overrides' module names are checked
     assert "Makefile" in found["tests/docs/test_site.py"]  # the files at the top are read
     assert "mkdocs.yml" in found["docs/reference_hooks.py"]
-
-
-def test_each_checker_fails_on_a_stale_text(tmp_path: Path) -> None:
-    """Stale references in a page, a module's comment and docstring and a ``pyproject.toml`` are each reported;
-    the same text naming what exists is not. (The examples are put together here, so that this file's own
-    scan does not see them.)"""
-    package, test = "treelab", "test"
-    page, module, pyproject = tmp_path / "page.md", tmp_path / "module.py", tmp_path / "pyproject.toml"
-    page.write_text(f"`{package}.tree.Tree` and :mod:`{package}.tree.Tree`; `{package}.mcts.no_such_module`;\n"
-                    f"`tests/docs/{test}_references.py` and `tests/docs/{test}_gone.py`, `treelab/tree.py`,\n"
-                    f"`store/no_such_module.py`, `no_such_page.md`, `design.md` and `_speedups.h`;\n"
-                    f"`tests/docs/{test}_references.py::{test}_each_checker_fails_on_a_stale_text` and\n"
-                    f"`tests/docs/{test}_references.py::{test}_that_was_renamed[case]`.\n")
-    module.write_text(f'"""Reads :func:`{package}.store.no_such_function`."""\n\n# see {package}.no_such_part.Thing\n')
-    pyproject.write_text(f'[[tool.mypy.overrides]]\nmodule = ["{package}.tree", "{package}.former_module"]\n')
-    files = [page, module, pyproject]
-    assert stale_names(mentions(files)) == [
-        f"{package}.former_module (in {pyproject})", f"{package}.mcts.no_such_module (in {page})",
-        f"{package}.no_such_part.Thing (in {module})", f"{package}.store.no_such_function (in {module})",
-        f":mod:`{package}.tree.Tree` is not a module (in {page})"]
-    stale, _ = stale_files(file_mentions(files), repository_files())
-    assert stale == [f"no_such_page.md (in {page})", f"store/no_such_module.py (in {page})",
-                     f"tests/docs/{test}_gone.py (in {page})"]
-    renamed = f"tests/docs/{test}_references.py::{test}_that_was_renamed"
-    assert stale_tests(named_tests(files)) == [f"{renamed} (in {page})"]
-    without = repository_files() - {"docs/design.md"}  # a bare name is checked against the repository's files
-    assert stale_files(file_mentions(files), without)[0] == sorted([*stale, f"design.md (in {page})"])
