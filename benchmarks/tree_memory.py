@@ -1,4 +1,4 @@
-"""Bytes a node of a loaded tree, before and after a change, side by side (issue 33: at most 200).
+"""Bytes a node of a loaded tree, before and after a change, side by side (the bound: 200).
 
 Makes the trees with ``treelab train`` (this checkout): a UCT self-play tree, and a PUCT tree grown with a
 model (``--model``, as the learning loop grows it: a prior and a value sum on nearly every node) or, without

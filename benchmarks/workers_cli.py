@@ -2,8 +2,8 @@
 
 Each round runs, for every search asked (``--searches``), ``treelab train connect4 --workers 1`` and
 ``--workers 2`` on fresh databases, one right after the other (the order alternating between rounds, each run
-starting as the last ends, so the second of a pair starts on the load average the first left: what issue 33
-measured as 1.00x when that load made PUCT fall back to one process). Each run is timed whole (start-up,
+starting as the last ends, so the second of a pair starts on the load average the first left: what was
+measured as 1.00x when such a load made PUCT fall back to one process). Each run is timed whole (start-up,
 games, every save) and its simulations per second read from its summary line. Prints every run with the note
 the command printed (``note: ...``), then the medians and the ratio ``--workers 2 / --workers 1`` per search.
 

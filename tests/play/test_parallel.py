@@ -259,8 +259,7 @@ def test_workers_run_only_where_they_pay(tmp_path: Path) -> None:
 def test_a_model_run_on_busy_cores_says_so_and_runs_the_workers_asked(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """``--model`` with ``--workers 2`` on busy cores: the workers asked for, with the warning (it was dropped)."""
-    from test_node_memory import random_model
-
+    from tests.core.test_node_memory import random_model
     from treelab.play import parallel
 
     monkeypatch.setattr(parallel.os, "getloadavg", lambda: (5.0, 5.0, 5.0))

@@ -333,8 +333,7 @@ def test_new_nodes_take_their_value_sums_and_priors_in_their_insert_also_where_a
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A delta's fresh rows get their value sums and priors in their INSERT, the rest (stored rows, and new nodes
     another worker stored first) by the one adding UPDATE: the file ends as when every row had the UPDATE."""
-    from test_node_memory import random_model
-
+    from tests.core.test_node_memory import random_model
     from treelab.learn.model import load_model
     from treelab.mcts.dispatch import puct_search
     from treelab.mcts.evaluators import ModelEvaluator

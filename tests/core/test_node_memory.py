@@ -19,7 +19,7 @@ from treelab.learn.model import Model
 from treelab.nodes import walk
 
 BOUND = 200
-"""Bytes a node of a loaded tree may cost (issue 33)."""
+"""Bytes a node of a loaded tree may cost."""
 
 compiled_only = pytest.mark.skipif(
     speedups.compiled is None,
