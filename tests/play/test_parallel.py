@@ -260,9 +260,8 @@ def test_a_model_run_on_busy_cores_says_so_and_runs_the_workers_asked(tmp_path: 
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """``--model`` with ``--workers 2`` on busy cores: the workers asked for, with the warning (it was dropped)."""
     from tests.core.test_node_memory import random_model
-    from treelab.play import parallel
 
-    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))  # what advice reads
     db = tmp_path / "c4.db"
     out = CliRunner().invoke(cli, ["train", "connect4", "--db", str(db), "--games", "2", "--iterations", "20", "-q",
                                    "--workers", "2", "--model", str(random_model(tmp_path / "m.npz"))])
