@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import BudgetError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig
-from ..store.connect import check_unlocked
+from ..store.dbfile import check_unlocked
 from .console import progress_bar
 from .training_config import TrainingConfig
 from .workers import Job, PlayersFn, Writer

@@ -21,10 +21,9 @@ import numpy as np
 from ..errors import StoreError, UnknownGameError
 from ..games import find_game
 from .binding import stored_counts
-from .dbfile import is_empty, reading, writing
+from .dbfile import KeptConnection, is_empty, reading, writing
 from .deltas import AssignedIds, Delta, apply, depth_counts
 from .increments import Increment, log_sources, read
-from .kept import KeptConnection
 from .schema import DbPath, check_meta, display, migrate
 
 __all__ = ["GROWN_LOG", "DeltaWriter", "simulations", "trimmed"]
