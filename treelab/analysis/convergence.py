@@ -26,7 +26,7 @@ from ..mcts.trace_records import check_records
 from ..mcts.tracer import Tracer, traced_search
 from ..mcts.uct import Limit
 from ..nodes import mean_reward
-from ..store.outfile import save_figure
+from ..store.files import save_figure
 from ..tree import Moves, Tree
 
 __all__ = ["CONTENDERS", "Convergence", "converge", "converge_records", "plot_convergence"]

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..games import find_game
 from ..store.dbfile import diagnosed, reading
-from ..store.outfile import save_figure
+from ..store.files import save_figure
 from ..store.readers import growth_rows, rows_until
 from ..tree import SQRT2, Tree, TreeNode
 

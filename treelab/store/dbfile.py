@@ -35,8 +35,8 @@ from typing import Any, TypeVar, cast
 
 from ..errors import DamagedDatabaseError, DatabaseBusyError, NotATreelabDatabaseError, StoreError, TreelabError
 from ..games import find_game
+from .files import fsync_path
 from .integrity import check_nodes, named
-from .outfile import fsync_path
 from .schema import DbPath, check_file, check_meta, display, hint, read_compat, read_meta
 
 __all__ = [
