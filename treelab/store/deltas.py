@@ -39,9 +39,7 @@ from ..nodes import proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from . import bulk, movers, positiontable
-from .columns import columns
-from .sums import adding
-from .values import Values, add_values, collect
+from .values import Values, add_values, adding, collect, columns
 
 __all__ = ["COUNT_COLUMNS", "LOCAL", "AssignedIds", "Delta", "apply", "depth_counts", "renumber", "stamp", "start",
            "take"]
