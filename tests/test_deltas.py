@@ -21,9 +21,8 @@ from treelab.nodes import Proof
 from treelab.store import deltas
 from treelab.store import values as node_columns
 from treelab.store.binding import binding_of
-from treelab.store.deltas import LOCAL, AssignedIds, renumber, stamp, start, take
+from treelab.store.deltas import LOCAL, AssignedIds, renumber, share_top, stamp, start, take
 from treelab.store.deltawriter import DeltaWriter
-from treelab.store.sharing import share_top
 from treelab.store.values import columns
 from treelab.tree import Tree
 

@@ -25,8 +25,7 @@ from treelab.interop.rows import from_rows, tree_rows, write_rows
 from treelab.interop.transfer import export, import_file
 from treelab.positions import PositionTable, counts_of_nodes
 from treelab.store import increments, positiontable
-from treelab.store.deltas import start
-from treelab.store.sharing import share_top
+from treelab.store.deltas import share_top, start
 
 
 def by_path(db: Path) -> dict[str, tuple[Any, ...]]:

@@ -39,10 +39,9 @@ from ..errors import StoreError
 from ..games import Game, State, find_game
 from ..mcts.config import SearchConfig
 from ..store.binding import binding_of
-from ..store.deltas import AssignedIds, Delta, renumber, stamp, start, take
+from ..store.deltas import AssignedIds, Delta, renumber, share_top, stamp, start, take
 from ..store.deltawriter import DeltaWriter, trimmed
 from ..store.persistence import GameRow, now, open_tree
-from ..store.sharing import share_top
 from ..tree import Tree, TreeNode
 from .players import Player
 from .training_config import TrainingConfig
