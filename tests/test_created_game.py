@@ -18,7 +18,7 @@ import treelab
 from treelab.mcts.dispatch import puct_search
 from treelab.mcts.uct import Limit
 from treelab.play import training
-from treelab.store import background
+from treelab.store import writer as background
 from treelab.store.binding import cut_of, last_game
 from treelab.store.increments import SOURCES
 

@@ -20,7 +20,7 @@ def progress_bar(total: int, enabled: bool, name: str) -> Any:
     """A tqdm bar counting a run's games (None when ``enabled`` is false).
 
     It starts no monitor thread (tqdm's own adjusts the refresh of bars that stall): children of a
-    process with one thread start forked, at once (:func:`treelab.store.background.start_method`).
+    process with one thread start forked, at once (:func:`treelab.store.writer.start_method`).
     """
     if not enabled:
         return None

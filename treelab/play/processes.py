@@ -37,9 +37,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import WorkerError
-from ..store.background import spawn
 from ..store.deltas import AssignedIds
 from ..store.deltawriter import simulations
+from ..store.writer import spawn
 from .console import stop_on_signals
 from .workers import Job, Result, Worker, Writer
 

@@ -5,7 +5,7 @@ opponent, or one drawn for each game from a ``pool`` (:mod:`treelab.play.pool`,
 earlier trees too), changing colours every game. Each game is logged in the database's
 ``games`` table and the tree is saved incrementally, in one transaction, after
 every game: by a writer process while the next game is played, or by this one,
-decided once per run (:mod:`treelab.store.background`; the file is the same). Ctrl-C (SIGINT)
+decided once per run (:mod:`treelab.store.writer`; the file is the same). Ctrl-C (SIGINT)
 or SIGTERM ends the current search at once; the unfinished game is dropped, the
 tree saved, and training returns normally. Running it again resumes from the saved tree.
 
@@ -144,9 +144,9 @@ def train(
         >>> treelab.train("tictactoe", db, 2, iterations=50, seed=1, progress=False).games
         2
     """
-    from ..store.background import BackgroundSaver
     from ..store.binding import last_game
     from ..store.persistence import kept_open, open_tree
+    from ..store.writer import BackgroundSaver
 
     the_game = find_game(game)
     if isinstance(games, bool) or not isinstance(games, int) or games < 0:

@@ -133,7 +133,7 @@ class TraceWorker:
         Raises:
             ServeError: the child process died.
         """
-        from ...store.background import spawn
+        from ...store.writer import spawn
 
         with self._lock:
             try:
