@@ -38,7 +38,7 @@ from treelab.play import workers as worker_module
 from treelab.play.training import exploration, make_players
 from treelab.play.training_config import split_options
 from treelab.play.workers import Job, Worker, Writer
-from treelab.store.deltawriter import simulations
+from treelab.store.writer import simulations
 
 ROLES = ("share", "search", "take", "pickle", "unpickle", "write", "renumber")
 SQL: collections.defaultdict[str, float] = collections.defaultdict(float)

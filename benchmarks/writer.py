@@ -1,7 +1,7 @@
 """What the training run's writer process costs a simulation, at ~30k nodes against ~1M.
 
 ``treelab train`` hands each game's delta to a writer process (:mod:`treelab.store.writer`),
-which adds it to the file (:class:`~treelab.store.deltawriter.DeltaWriter`). Once the searches are
+which adds it to the file (:class:`~treelab.store.writer.DeltaWriter`). Once the searches are
 fast, that writer bounds training. This script trains a tree to ``--small`` nodes and one to
 ``--target`` nodes (not timed), records the deltas of ``--games`` real self-play games on each
 (``treelab.train`` itself, its writer ready before the first game), then replays them into fresh
@@ -28,7 +28,7 @@ import numpy as np
 from treelab import speedups
 from treelab.store import writer
 from treelab.store.deltas import AssignedIds, Delta
-from treelab.store.deltawriter import DeltaWriter
+from treelab.store.writer import DeltaWriter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from training_scale import trained

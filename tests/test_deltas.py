@@ -22,8 +22,8 @@ from treelab.store import deltas
 from treelab.store import values as node_columns
 from treelab.store.binding import binding_of
 from treelab.store.deltas import LOCAL, AssignedIds, renumber, share_top, stamp, start, take
-from treelab.store.deltawriter import DeltaWriter
 from treelab.store.values import columns
+from treelab.store.writer import DeltaWriter
 from treelab.tree import Tree
 
 

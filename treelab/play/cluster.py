@@ -154,7 +154,7 @@ def run_on_ray(
 
     ``logged(rows, simulations)`` is called with the games the writer logged and the simulations they added.
     """
-    from ..store.deltawriter import simulations
+    from ..store.writer import simulations
 
     ray = _ray()
     count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))

@@ -38,8 +38,7 @@ from typing import Any
 
 from ..errors import WorkerError
 from ..store.deltas import AssignedIds
-from ..store.deltawriter import simulations
-from ..store.writer import spawn
+from ..store.writer import simulations, spawn
 from .console import stop_on_signals
 from .workers import Job, Result, Worker, Writer
 

@@ -40,8 +40,8 @@ from ..games import Game, State, find_game
 from ..mcts.config import SearchConfig
 from ..store.binding import binding_of
 from ..store.deltas import AssignedIds, Delta, renumber, share_top, stamp, start, take
-from ..store.deltawriter import DeltaWriter, trimmed
 from ..store.persistence import GameRow, now, open_tree
+from ..store.writer import DeltaWriter, trimmed
 from ..tree import Tree, TreeNode
 from .players import Player
 from .training_config import TrainingConfig
@@ -220,7 +220,7 @@ class Worker:
 class Writer(DeltaWriter):
     """Owns the database: adds the workers' deltas straight to the file, each batch in one transaction.
 
-    A :class:`~treelab.store.deltawriter.DeltaWriter` taking :class:`Result` s; it holds no tree.
+    A :class:`~treelab.store.writer.DeltaWriter` taking :class:`Result` s; it holds no tree.
     """
 
     def __init__(self, job: Job) -> None:
