@@ -20,7 +20,7 @@ from treelab.mcts.uct import Limit
 from treelab.play import training
 from treelab.store import writer as background
 from treelab.store.binding import cut_of, last_game
-from treelab.store.increments import SOURCES
+from treelab.store.merging import SOURCES
 
 
 def stamps(db: Path) -> dict[str, int | None]:

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 import treelab
 from treelab.cli import cli
 from treelab.errors import BudgetError, StoreError, WorkerError
-from treelab.store.increments import SOURCES
+from treelab.store.merging import SOURCES
 
 AS_ASKED = [sys.executable, "-c", "import treelab.play.parallel as p; p.advice = lambda workers, **_: (workers, ''); "
             "from treelab.cli import main; main()"]

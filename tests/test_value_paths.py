@@ -24,7 +24,8 @@ from treelab.interop import streaming
 from treelab.interop.rows import from_rows, tree_rows, write_rows
 from treelab.interop.transfer import export, import_file
 from treelab.positions import PositionTable, counts_of_nodes
-from treelab.store import increments, positiontable
+from treelab.store import merging as increments
+from treelab.store import positiontable
 from treelab.store.deltas import share_top, start
 
 

@@ -83,7 +83,7 @@ def connect(address: str | None) -> None:
 def _tree_from(job: Job, snapshot: tuple[list[int], Any]) -> Tree:
     """A worker's copy of the stored tree from the writer's snapshot: its nodes carry their row ids."""
     from ..store.deltas import renumber
-    from ..store.increments import add
+    from ..store.merging import add
 
     ids, inc = snapshot
     c = job.search.stored_c  # None (PUCT): the tree's own default, as a load of a new file gives it

@@ -60,7 +60,7 @@ from ..tree import Tree, TreeNode
 from .binding import binding_of, stored_counts
 from .dbfile import KeptConnection, is_empty, reading, writing
 from .deltas import AssignedIds, Delta, apply, depth_counts, renumber, stamp, start, take
-from .increments import Increment, log_sources, read
+from .merging import Increment, log_sources, read
 from .persistence import run_meta, save
 from .schema import DbPath, check_meta, display, migrate
 
@@ -170,7 +170,7 @@ class DeltaWriter:
               ) -> tuple[list[dict[str, Any]], list[list[int] | None]]:
         """Add a batch of ``(source, game row or None, delta)`` to the file in one transaction.
 
-        A game's source (its worker, its machine) is logged in :data:`~treelab.store.increments.SOURCES`;
+        A game's source (its worker, its machine) is logged in :data:`~treelab.store.merging.SOURCES`;
         None logs none (a game of this process's own run). ``earlier``: the previous delta of the
         tree the batch's deltas come from, as :func:`~treelab.store.deltas.apply` takes it.
         ``chained``: the batch's deltas are consecutive takes of one tree (a worker that held its
