@@ -147,7 +147,7 @@ def test_a_workers_refresh_brings_the_files_value_sums_and_priors(tmp_path: Path
 def test_a_fitted_models_value_targets_are_the_means_with_the_value_sums(tmp_path: Path) -> None:
     from treelab.games import find_game
     from treelab.learn.dataset import build_dataset
-    from treelab.store.fitrows import read_fit_rows
+    from treelab.store.rows import read_fit_rows
 
     recorder = treelab.Recorder("tictactoe")
     for value in (0.5, -0.25, 1.0):  # X's values through 5: X's mean there (1 + 1.25 / 3) / 2
