@@ -47,17 +47,8 @@ from .schema import DbPath
 from .values import Values, add_values, adding, collect, columns
 
 __all__ = [
-    "COUNT_COLUMNS",
-    "LOCAL",
-    "AssignedIds",
-    "Delta",
-    "apply",
-    "depth_counts",
-    "renumber",
-    "share_top",
-    "stamp",
-    "start",
-    "take",
+    "COUNT_COLUMNS", "LOCAL", "AssignedIds", "Delta", "apply", "depth_counts", "renumber", "share_top", "stamp",
+    "start", "take",
 ]
 
 # -- a tree's changes, as arrays, written by one writer ----------------------------------------------------------------

@@ -42,18 +42,8 @@ from .schema import DbPath, display, file_key
 from .values import of_rows
 
 __all__ = [
-    "COUNTS",
-    "KEYED",
-    "ROW",
-    "SOURCES",
-    "IdMap",
-    "Increment",
-    "MergeSummary",
-    "add",
-    "add_rows",
-    "log_sources",
-    "merge",
-    "read",
+    "COUNTS", "KEYED", "ROW", "SOURCES", "IdMap", "Increment", "MergeSummary", "add", "add_rows", "log_sources",
+    "merge", "read",
 ]
 
 # -- trees added up in memory ------------------------------------------------------------------------------------------

@@ -31,32 +31,10 @@ from .dbfile import diagnosed, reading
 from .schema import DbPath
 
 __all__ = [
-    "COLUMNS",
-    "LEVEL_COLUMNS",
-    "PAIR_COLUMNS",
-    "FitRow",
-    "FitRows",
-    "aligned",
-    "attached",
-    "child_visits",
-    "children",
-    "counts_below",
-    "created_by",
-    "depth_rows",
-    "growth_rows",
-    "kid_moves",
-    "kid_rows",
-    "level_tables",
-    "logged_root",
-    "node_at",
-    "path_rows",
-    "principal_variation",
-    "proofs",
-    "read_fit_rows",
-    "rows_until",
-    "subtree_size",
-    "subtree_table",
-    "totals",
+    "COLUMNS", "LEVEL_COLUMNS", "PAIR_COLUMNS", "FitRow", "FitRows", "aligned", "attached", "child_visits", "children",
+    "counts_below", "created_by", "depth_rows", "growth_rows", "kid_moves", "kid_rows", "level_tables", "logged_root",
+    "node_at", "path_rows", "principal_variation", "proofs", "read_fit_rows", "rows_until", "subtree_size",
+    "subtree_table", "totals",
 ]
 
 # -- one tree's rows ---------------------------------------------------------------------------------------------------
