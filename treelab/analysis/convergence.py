@@ -21,9 +21,9 @@ import numpy as np
 from ..errors import UnknownOptionError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig
+from ..mcts.dispatch import traced_search
 from ..mcts.policies import make_rng
-from ..mcts.trace_records import check_records
-from ..mcts.tracer import Tracer, traced_search
+from ..mcts.tracer import Tracer, check_records
 from ..mcts.uct import Limit
 from ..nodes import mean_reward
 from ..store.files import save_figure

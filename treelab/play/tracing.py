@@ -26,8 +26,7 @@ from ..errors import TraceError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig, resolve_aliases
 from ..mcts.summary import SearchSummary
-from ..mcts.trace_records import TRACE_KEYS, check_records
-from ..mcts.tracer import Tracer
+from ..mcts.tracer import TRACE_KEYS, Tracer, check_records
 from ..mcts.uct import Limit
 from ..store.files import loads
 from ..tree import Moves
