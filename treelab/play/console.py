@@ -3,7 +3,7 @@ elapsed times written so that real work never reads ``0.00s`` (:func:`duration`)
 moves table whose visits and selections differ (:func:`selected_note`).
 
 Used alike by the one-process run (:mod:`treelab.play.training`) and the parallel ones
-(:mod:`treelab.play.parallel`, :mod:`treelab.play.processes`).
+(:mod:`treelab.play.training.parallel`, :mod:`treelab.play.training.processes`).
 """
 
 from __future__ import annotations

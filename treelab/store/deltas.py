@@ -1,6 +1,6 @@
 """What a worker's tree gained, as arrays, written straight into the file by one writer.
 
-Parallel training (:mod:`treelab.play.parallel`) has each worker grow its own
+Parallel training (:mod:`treelab.play.training.parallel`) has each worker grow its own
 copy of the stored tree. Every node it loaded carries its row's id; the
 nodes it creates are numbered from :data:`LOCAL` up, far above any row id, so
 the two never mix. After each game :func:`take` hands on a :class:`Delta`:
