@@ -69,7 +69,7 @@ demo: demo-setup
 	@echo "drew the top of the tree (UCB1 on every edge) into data/demo.svg"
 
 # The suite collects tests/ and, with --doctest-modules, every docstring example in treelab/
-# (pyproject.toml's pytest settings); tests/test_docs_site.py builds the documentation site with
+# (pyproject.toml's pytest settings); tests/docs/test_site.py builds the documentation site with
 # warnings as errors. CI's .ci/run is `make test`, so it lints too.
 test: setup lint
 	$(BIN)/python -m pytest -n 2 -q

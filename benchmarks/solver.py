@@ -5,7 +5,7 @@ the search stops as soon as the position is proven. A proof is right when its
 sign matches the gamesolver.org score (positive: the player to move wins,
 0: draw, negative: loses). With ``--every-node`` every proven node of every
 tree (positions nobody published) is also checked against the exact alpha-beta
-solver of ``tests/exact_solver.py``. The script exits non-zero on any wrong proof.
+solver of ``tests/helpers/exact_solver.py``. The script exits non-zero on any wrong proof.
 
     .venv/bin/python benchmarks/solver.py                      # UCT solver and PUCT, 2,000 and 20,000
     .venv/bin/python benchmarks/solver.py --solvers uct --budgets 2000 --limit 200 --every-node
@@ -36,7 +36,7 @@ _EXACT: list = []
 def _check_nodes(tree, start_depth: int) -> tuple[int, int]:
     """(proven nodes at or below the searched position, wrong ones) by the exact solver."""
     if not _EXACT:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
         from exact_solver import ExactSolver
 
         _EXACT.append(ExactSolver(max_nodes=10_000_000))

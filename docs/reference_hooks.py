@@ -2,7 +2,7 @@
 
 - ``docs/cli.md``: the marker ``<!-- cli-reference -->`` becomes ``treelab --help`` and every
   command's ``--help``, exactly as the installed ``treelab`` prints them in an 80-column terminal
-  (``tests/test_docs_site.py`` checks the built page against the real command).
+  (``tests/docs/test_site.py`` checks the built page against the real command).
 - ``docs/api.md``: the marker ``<!-- api-reference -->`` becomes one section per module of the front
   door's export table (``treelab._EXPORTS``) and one for ``treelab.errors``: a line saying which of
   its names ``treelab.__all__`` advertises, then a mkdocstrings block of every name the front door

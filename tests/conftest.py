@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from paths import ROOT
 
 # CI replays the same examples every run (a failure there is a real, reproducible bug, never
 # luck), and no example is failed for being slow on a busy machine. Locally Hypothesis explores.
@@ -18,7 +19,6 @@ settings.register_profile("ci", derandomize=True, deadline=None, suppress_health
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
-ROOT = Path(__file__).resolve().parents[1]
 C4_POSITIONS = ROOT / "data" / "connect4" / "Test_L3_R1"
 """The gamesolver.org reference positions, kept in the repository (source and licence: data/connect4/README.md)."""
 

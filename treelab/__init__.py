@@ -26,8 +26,8 @@ from .errors import TreelabError
 # `typing` (about 10 ms), and each CLI command imports only its own modules: numpy,
 # sqlite-utils and Graphviz come in only with the parts that need them. One table says where
 # each public name lives (a pair renames); the TYPE_CHECKING imports say the same for type
-# checkers, and tests/test_layers.py checks that the table and those imports agree and that
-# __all__ (the advertised part, at most about 60 names: tests/test_api.py) is drawn from them.
+# checkers, and tests/design/test_layers.py checks that the table and those imports agree and that
+# __all__ (the advertised part, at most about 60 names: tests/design/test_front_door.py) is drawn from them.
 # Below, `import X as X` marks a name that resolves but is not advertised (PEP 484's re-export).
 _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "analysis.arrays": ("TreeArrays", ("tree_stats", "stats")),

@@ -7,7 +7,7 @@ A :class:`TreeNode` is one stored position, named by the move that leads to it. 
 This module is the one place for what other modules (and the C sources) rely on:
 :func:`ucb1_score`, the only scalar UCB1 in treelab; :func:`mean_reward`, the only mean; the
 :class:`Proof` values with their words; :data:`CHILDREN_SLOT` / :data:`PARENT_SLOT`, anytree's mangled
-slot names, which ``_nodes.c`` spells too (``tests/test_rules_once.py`` checks that they agree);
+slot names, which ``_nodes.c`` spells too (``tests/design/test_rules_once.py`` checks that they agree);
 and the children slot's shape: nothing for a leaf, the one child itself for a node with one child,
 and a list (or a load's exact-size tuple) for more. :func:`children_of` reads it and :func:`link` /
 :func:`unlink` / :func:`seal` write it (``child_items``, ``append_child`` and ``seal_children`` in

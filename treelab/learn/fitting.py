@@ -160,14 +160,29 @@ def fit(
     kept = target is not None and target.exists()
     if kept and out is not None:
         load_model(out, wanted)  # an old model of another game or a foreign file: refuse before any work
-    rows = read_fit_rows(db, min_visits=min_visits, max_depth=max_depth, game=wanted)
+    rng = np.random.default_rng(seed)
+    chose = cfg.min_selections
+    sampled: list[Any] = []  # (pool, picked) of a sampled read
+
+    def pick(found: list[tuple[int, int | None]]) -> list[int]:
+        assert cfg.sample is not None
+        chosen = _pick(found, cfg.sample, heldout, since, rng)
+        sampled.extend((found, chosen))
+        return chosen[0] + chosen[1]
+
+    # a sample learns from its positions alone: read those (and their children and ancestors), not the whole
+    # well-visited tree, unless a rule needs every row (selection sums, or the logged games' paths)
+    partial = cfg.sample is not None and not chose and not cfg.outcome and not cfg.root_value
+    rows = read_fit_rows(db, min_visits=min_visits, max_depth=max_depth, game=wanted,
+                         pick=pick if partial else None)
     rules = find_game(rows.game)
     if kept and out is not None:
         load_model(out, rules)
-    rng = np.random.default_rng(seed)
-    chose = cfg.min_selections
-    pool = candidates(rows, min_visits=min_visits, max_depth=max_depth, min_selections=chose)
-    picked = _pick(pool, cfg.sample, heldout, since, rng) if cfg.sample is not None else None
+    if partial:
+        pool, picked = sampled
+    else:
+        pool = candidates(rows, min_visits=min_visits, max_depth=max_depth, min_selections=chose)
+        picked = _pick(pool, cfg.sample, heldout, since, rng) if cfg.sample is not None else None
     only = set(picked[0]) | set(picked[1]) if picked is not None else {nid for nid, _ in pool} if chose else None
     data = build_dataset(rules, rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=cfg.outcome,
                          root_value=cfg.root_value)

@@ -8,7 +8,7 @@ edge's exploration). Every place that shows a score or chooses by one asks :func
 :func:`node_score`): ``analyse --json`` and ``stats --json`` (each child's ``ucb1``, and under the
 graph rule its ``value`` and ``exploration``), diagrams' edges, the explorer's columns and
 ``choice="ucb1"``. So what a user reads is what the search computed, with the same operations in the
-same order (``tests/test_scores.py`` holds that on a real graph-statistics file).
+same order (``tests/view/test_scores_shown.py`` holds that on a real graph-statistics file).
 """
 
 from __future__ import annotations

@@ -31,10 +31,10 @@ from .dbfile import diagnosed, reading
 from .schema import DbPath
 
 __all__ = [
-    "COLUMNS", "LEVEL_COLUMNS", "PAIR_COLUMNS", "FitRow", "FitRows", "aligned", "attached", "child_visits", "children",
-    "counts_below", "created_by", "depth_rows", "growth_rows", "kid_moves", "kid_rows", "level_tables", "logged_root",
-    "node_at", "path_rows", "principal_variation", "proofs", "read_fit_rows", "rows_until", "subtree_size",
-    "subtree_table", "totals",
+    "COLUMNS", "LEVEL_COLUMNS", "PAIR_COLUMNS", "FitRow", "FitRows", "Picker", "aligned", "attached", "child_visits",
+    "children", "counts_below", "created_by", "depth_rows", "growth_rows", "kid_moves", "kid_rows", "level_tables",
+    "logged_root", "node_at", "path_rows", "principal_variation", "proofs", "read_fit_rows", "rows_until",
+    "subtree_size", "subtree_table", "totals",
 ]
 
 # -- one tree's rows ---------------------------------------------------------------------------------------------------
@@ -416,8 +416,6 @@ def _quote_uri(path: str) -> str:
     return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 
 # -- the rows a fit learns from ----------------------------------------------------------------------------------------
-
-
 FitRow = tuple[int, Any, str, int, int, int, int, Any, int, Any, float]
 """``(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, nb_select, created_game, value_sum)`` of one
 node (``value_sum``: 0 in a file before schema 4)."""
@@ -440,8 +438,18 @@ class FitRows:
     ``games.root_values``, None when not logged), in the order they were played."""
 
 
+Picker = Callable[[list[tuple[int, Any]]], Sequence[int]]
+"""Chooses the positions a sampled fit learns from: given every candidate ``(node id, created_game)`` (a node
+with at least ``min_visits`` visits, at most ``max_depth`` deep, with children; by depth, then id), the ids to
+read."""
+
+_FIT_COLUMNS = ("n.id, n.parent_id, n.move, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.nb_select, "
+            "n.created_game, n.value_sum")
+
+
 @diagnosed
-def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: str | None = None) -> FitRows:
+def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: str | None = None,
+                  pick: Picker | None = None) -> FitRows:
     """The nodes of ``db`` that a model can learn from, in one read transaction.
 
     A node is read when it is at most ``max_depth`` deep (None: any depth) and
@@ -449,6 +457,10 @@ def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: s
     example's policy needs all the children it has). Every ancestor of a node
     read is read (an ancestor has at least its descendants' visits), so each
     node's move path can be rebuilt from ``parent_id``.
+
+    With ``pick``, only the positions it picks from the candidates are read, with their children and
+    ancestors: a sampled fit of a large tree reads a few hundred thousand rows instead of every
+    well-visited node (the examples built from them are the same as from a whole read).
 
     Raises:
         StoreError: and its subclasses, as :func:`~treelab.store.dbfile.reading`;
@@ -458,13 +470,28 @@ def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: s
     with reading(db, game) as (conn, meta):
         nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
         root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()
-        rows = conn.execute(
-            "SELECT n.id, n.parent_id, n.move, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.nb_select, "
-            "n.created_game, n.value_sum "
-            "FROM nodes AS n LEFT JOIN nodes AS p ON n.parent_id = p.id "
-            "WHERE n.depth <= ? + 1 AND (n.nb_visit >= ? AND n.depth <= ? OR p.nb_visit >= ? AND p.depth <= ?) "
-            "ORDER BY n.depth, n.id",
-            (deepest, min_visits, deepest, min_visits, deepest),
-        ).fetchall()
+        if pick is None:
+            rows = conn.execute(
+                f"SELECT {_FIT_COLUMNS} FROM nodes AS n LEFT JOIN nodes AS p ON n.parent_id = p.id "
+                "WHERE n.depth <= ? + 1 AND (n.nb_visit >= ? AND n.depth <= ? OR p.nb_visit >= ? AND p.depth <= ?) "
+                "ORDER BY n.depth, n.id",
+                (deepest, min_visits, deepest, min_visits, deepest),
+            ).fetchall()
+        else:
+            pool = conn.execute(
+                "SELECT n.id, n.created_game FROM nodes AS n WHERE n.nb_visit >= ? AND n.depth <= ? "
+                "AND EXISTS (SELECT 1 FROM nodes AS c WHERE c.parent_id = n.id) ORDER BY n.depth, n.id",
+                (min_visits, deepest),
+            ).fetchall()
+            ids = json.dumps([int(i) for i in pick(pool)])
+            rows = conn.execute(  # the picked nodes, their children and every ancestor, parents first
+                "WITH RECURSIVE picked(id) AS (SELECT value FROM json_each(?)), "
+                "up(id) AS (SELECT id FROM picked UNION SELECT n.parent_id FROM nodes AS n JOIN up ON n.id = up.id "
+                "WHERE n.parent_id IS NOT NULL), "
+                "wanted(id) AS (SELECT id FROM up "
+                "UNION SELECT c.id FROM nodes AS c JOIN picked ON c.parent_id = picked.id) "
+                f"SELECT {_FIT_COLUMNS} FROM nodes AS n JOIN wanted ON n.id = wanted.id ORDER BY n.depth, n.id",
+                (ids,),
+            ).fetchall()
         games = conn.execute("SELECT moves, winner, root_values FROM games ORDER BY id").fetchall()
     return FitRows(meta["game"], rows, nodes, root[0] if root else 0, games)

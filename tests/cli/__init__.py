@@ -1,0 +1,1 @@
+"""The command line (treelab.cli) across commands: its vocabulary, output files, hostile input, fuzzing."""

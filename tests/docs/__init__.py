@@ -1,0 +1,1 @@
+"""The documentation says what is true: pages, sample outputs, the site, references, notebooks."""

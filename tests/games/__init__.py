@@ -1,0 +1,1 @@
+"""The games (treelab.games): the rules, the game interface, your own game, OpenSpiel."""

@@ -1,0 +1,1 @@
+"""Bring your own search (treelab.interop): imported trees and exported formats."""

@@ -1,0 +1,1 @@
+"""Policy/value models (treelab.learn): fitted, saved, loaded and searched with."""

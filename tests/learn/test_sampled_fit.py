@@ -1,0 +1,54 @@
+"""A sampled fit reads only the positions it samples (with their children and ancestors), and learns exactly
+what it would learn from a read of every well-visited node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treelab
+from treelab.learn.dataset import build_dataset, candidates
+from treelab.learn.fitting import FitConfig, fit
+from treelab.store.rows import read_fit_rows
+
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("sample") / "c4.db"
+    treelab.train("connect4", db, 12, iterations=150, seed=3, progress=False)
+    return db
+
+
+@pytest.mark.parametrize("max_depth", [None, 6])
+def test_the_positions_a_sample_reads_give_the_examples_a_whole_read_gives(grown: Path, max_depth: int | None) -> None:
+    game = treelab.find_game("connect4")
+    whole = read_fit_rows(grown, min_visits=5, max_depth=max_depth)
+    pool = candidates(whole, min_visits=5, max_depth=max_depth)
+    seen: list[list[tuple[int, int | None]]] = []
+    rng = np.random.default_rng(0)
+    wanted = sorted(int(i) for i in rng.choice([nid for nid, _ in pool], size=len(pool) // 3, replace=False))
+
+    def pick(found: list[tuple[int, int | None]]) -> list[int]:
+        seen.append(found)
+        return wanted
+
+    part = read_fit_rows(grown, min_visits=5, max_depth=max_depth, pick=pick)
+    assert seen == [pool]  # the same candidates, in the same order
+    assert len(part.rows) < len(whole.rows) / 2
+    a = build_dataset(game, whole, min_visits=5, max_depth=max_depth, only=set(wanted))
+    b = build_dataset(game, part, min_visits=5, max_depth=max_depth, only=set(wanted))
+    assert len(a) == len(b) > 100
+    for name in ("features", "policy", "value", "legal", "groups", "visits", "nodes"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_a_sampled_fit_makes_the_model_a_whole_read_makes(grown: Path) -> None:
+    config = FitConfig(min_visits=5, hidden=(16,), epochs=3, sample=300)
+    partial = fit(grown, None, fitting=config)
+    whole = fit(grown, None, fitting=config, outcome=1e-300)  # a rule that needs every row: the whole read
+    assert partial.info["candidates"] == whole.info["candidates"] > 300
+    assert partial.info["positions"] == whole.info["positions"]
+    for x, y in zip(partial.weights + partial.biases, whole.weights + whole.biases, strict=True):
+        assert np.array_equal(x, y)

@@ -1,0 +1,1 @@
+"""What ships: the wheel installed alone, and the optional extras."""

@@ -1,0 +1,1 @@
+"""Diagrams, the explorer and the stepper (treelab.view)."""
