@@ -55,7 +55,7 @@ def main() -> None:
 
     import treelab
     from treelab.oracle import OracleCache, require_oracle
-    from treelab.store.fitrows import read_fit_rows
+    from treelab.store.rows import read_fit_rows
 
     game = treelab.find_game("connect4")
     model = treelab.load_model(args.model, game)
