@@ -19,6 +19,7 @@ upsert. That floor, per simulation, is what no tuning of the writer's Python can
 
     .venv/bin/python benchmarks/parallel_roles.py --budgets 200,400 --workers 1,2 --games 24
     .venv/bin/python benchmarks/parallel_roles.py --budgets 200 --workers 1 --games 24 --floor
+    .venv/bin/python benchmarks/parallel_roles.py --algorithm puct --evaluator heuristic --budgets 200 --games 12
 """
 
 from __future__ import annotations
@@ -102,12 +103,13 @@ def floor(db: Path, games: int, sims: int, position_rows: int) -> None:
           f"per simulation of the later games: {(node_s + position_s) / sims * 1e6:.2f} us")
 
 
-def measure(iterations: int, workers: int, games: int, with_floor: bool = False) -> None:
-    """Play ``games`` games with ``workers`` workers and their writer in this process; print each role's cost."""
+def measure(iterations: int, workers: int, games: int, with_floor: bool = False, **searching: Any) -> None:
+    """Play ``games`` games with ``workers`` workers and their writer in this process; print each role's cost
+    (``searching``: search options, ``algorithm="puct", evaluator="heuristic"`` say)."""
     game = find_game("connect4")
     db = Path(tempfile.mkdtemp(prefix="treelab-roles-")) / "roles.db"
-    search, training = split_options(None, None, {"iterations": iterations, "workers": workers, "seed": 1},
-                                     game.num_moves)
+    search, training = split_options(None, None, {"iterations": iterations, "workers": workers, "seed": 1,
+                                                  **searching}, game.num_moves)
     job = Job(game.name, str(db), search, training, workers=workers, players=make_players,
               logged_as=exploration(search, training))
     spent = dict.fromkeys(ROLES, 0.0)
@@ -168,13 +170,17 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="workers, comma-separated")
     parser.add_argument("--games", type=int, default=24)
     parser.add_argument("--floor", action="store_true", help="also measure SQLite's own cost of the same rows")
+    parser.add_argument("--algorithm", choices=("uct", "puct"), default="uct")
+    parser.add_argument("--evaluator", choices=("rollout", "heuristic"), help="PUCT's evaluator (default: rollout)")
+    parser.add_argument("--model", help="a Connect Four model file: PUCT searches with it")
     args = parser.parse_args()
+    searching = {name: value for name in ("algorithm", "evaluator", "model") if (value := getattr(args, name))}
     connect = sqlite3.connect
     sqlite3.connect = lambda *a, **k: connect(*a, factory=_Timed, **k)  # type: ignore[assignment]
     try:
         for budget in (int(b) for b in args.budgets.split(",")):
             for workers in (int(w) for w in args.workers.split(",")):
-                measure(budget, workers, args.games, args.floor)
+                measure(budget, workers, args.games, args.floor, **searching)
     finally:
         sqlite3.connect = connect  # type: ignore[assignment]
 

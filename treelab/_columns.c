@@ -11,11 +11,13 @@
  *                                  ``fields`` (a tuple of TreeNode slot names, or "parent.node_id"); a
  *                                  None value is ``none`` when given
  *   baselines(base, nodes)      -> bytes: for each node, the ints of the tuple base[node], as int64
- *   delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width)
+ *   delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width[, sums, priors])
  *                               -> [(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, created_game,
  *                                    nb_select, id, ...), ...]: the rows of the new nodes kept (``keep``: a bool
  *                                  array, None for all), ``width`` per flat tuple for one multi-row INSERT
- *                                  (the writer's, ~0.5 microseconds a row less than zipping the columns in Python)
+ *                                  (the writer's, ~0.5 microseconds a row less than zipping the columns in Python);
+ *                                  with ``sums`` and ``priors`` (float64 arrays, a NaN prior for none) each row
+ *                                  ends with its value_sum and prior too
  *   connect4_keys(nodes, root, move_of) -> [str]: each node's Connect Four position key (the smaller of the
  *                                  position's and its mirror image's Pons key, as ConnectFour.position_key), its
  *                                  moves from ``root`` replayed on bitboards, each position walked once
@@ -25,6 +27,7 @@
  */
 #include "_speedups.h"
 
+#include <math.h>
 #include <string.h>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -169,33 +172,48 @@ static PyObject *item_or_none(PyObject *items, Py_ssize_t i) {
 }
 
 PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 9 || !PyList_Check(args[4]) || !(args[5] == Py_None || PyList_Check(args[5])) ||
+    if ((nargs != 9 && nargs != 11) || !PyList_Check(args[4]) || !(args[5] == Py_None || PyList_Check(args[5])) ||
         !(args[6] == Py_None || PyList_Check(args[6]))) {
         PyErr_SetString(PyExc_TypeError, "delta_rows(ids, parent_ids, depths, counts, moves: list, proven: list | None, "
-                                         "created: list | None, keep | None, width)");
+                                         "created: list | None, keep | None, width[, sums, priors])");
         return NULL;
     }
     PyObject *moves = args[4], *proven = args[5], *created = args[6];
     Py_ssize_t n = PyList_GET_SIZE(moves), width = PyLong_AsSsize_t(args[8]);
     if (width == -1 && PyErr_Occurred()) return NULL;
-    Py_buffer view[5] = {{0}};
-    int held = 0;
+    Py_buffer view[7] = {{0}};
+    Py_buffer *held_views[7];
+    int held = 0, valued = nargs == 11, row_values = valued ? ROW_VALUES + 2 : ROW_VALUES;
     PyObject *out = NULL;
-    for (; held < 4; held++) /* ids, parent ids, depths, counts */
-        if (PyObject_GetBuffer(args[held], &view[held], PyBUF_C_CONTIGUOUS) < 0) goto done;
+    const char *keep = NULL;
+    const double *sums = NULL, *priors = NULL;
+    for (int a = 0; a < 4; a++) { /* ids, parent ids, depths, counts */
+        if (PyObject_GetBuffer(args[a], &view[a], PyBUF_C_CONTIGUOUS) < 0) goto done;
+        held_views[held++] = &view[a];
+    }
     if (args[7] != Py_None) {
         if (PyObject_GetBuffer(args[7], &view[4], PyBUF_C_CONTIGUOUS) < 0) goto done;
-        held++;
+        held_views[held++] = &view[4];
+        keep = view[4].buf;
+    }
+    for (int a = 0; valued && a < 2; a++) { /* value sums, priors */
+        if (PyObject_GetBuffer(args[9 + a], &view[5 + a], PyBUF_C_CONTIGUOUS) < 0) goto done;
+        held_views[held++] = &view[5 + a];
     }
     Py_ssize_t sized = (Py_ssize_t)sizeof(int64_t) * n;
     if (width < 1 || view[0].len != sized || view[1].len != sized || view[2].len != sized || view[3].len != 4 * sized ||
-        (held == 5 && view[4].len != n) || (proven != Py_None && PyList_GET_SIZE(proven) != n) ||
-        (created != Py_None && PyList_GET_SIZE(created) != n)) {
-        PyErr_SetString(PyExc_ValueError, "delta_rows: columns of different lengths (int64 arrays, keep bool), or width < 1");
+        (keep != NULL && view[4].len != n) || (proven != Py_None && PyList_GET_SIZE(proven) != n) ||
+        (created != Py_None && PyList_GET_SIZE(created) != n) ||
+        (valued && (view[5].len != (Py_ssize_t)sizeof(double) * n || view[6].len != (Py_ssize_t)sizeof(double) * n))) {
+        PyErr_SetString(PyExc_ValueError, "delta_rows: columns of different lengths (int64 arrays, keep bool, float64 "
+                                          "sums and priors), or width < 1");
         goto done;
     }
     const int64_t *ids = view[0].buf, *pids = view[1].buf, *depths = view[2].buf, *counts = view[3].buf;
-    const char *keep = held == 5 ? view[4].buf : NULL;
+    if (valued) {
+        sums = view[5].buf;
+        priors = view[6].buf;
+    }
     Py_ssize_t rows = 0;
     for (Py_ssize_t i = 0; i < n; i++) rows += keep == NULL || keep[i];
     if ((out = PyList_New((rows + width - 1) / width)) == NULL) goto done;
@@ -205,23 +223,25 @@ PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         if (keep != NULL && !keep[i]) continue;
         if (flat == NULL) {
             Py_ssize_t left = rows - g * width;
-            if ((flat = PyTuple_New(ROW_VALUES * (left < width ? left : width))) == NULL) goto fail;
+            if ((flat = PyTuple_New(row_values * (left < width ? left : width))) == NULL) goto fail;
             PyList_SET_ITEM(out, g, flat);
             at = 0;
         }
         const int64_t *c = counts + 4 * i;
-        PyObject *values[ROW_VALUES] = {
+        PyObject *values[ROW_VALUES + 2] = {
             PyLong_FromLongLong(ids[i]), PyLong_FromLongLong(pids[i]), item_or_none(moves, i),
             PyLong_FromLongLong(depths[i]), PyLong_FromLongLong(c[0]), PyLong_FromLongLong(c[1]),
             PyLong_FromLongLong(c[2]), item_or_none(proven, i), item_or_none(created, i), PyLong_FromLongLong(c[3]),
+            valued ? PyFloat_FromDouble(sums[i]) : NULL,
+            valued ? (isnan(priors[i]) ? Py_NewRef(Py_None) : PyFloat_FromDouble(priors[i])) : NULL,
         };
-        for (int v = 0; v < ROW_VALUES; v++) {
+        for (int v = 0; v < row_values; v++) {
             if (values[v] == NULL) {
-                for (int w = 0; w < ROW_VALUES; w++) Py_XDECREF(values[w]);
+                for (int w = 0; w < row_values; w++) Py_XDECREF(values[w]);
                 goto fail;
             }
         }
-        for (int v = 0; v < ROW_VALUES; v++) PyTuple_SET_ITEM(flat, at++, values[v]);
+        for (int v = 0; v < row_values; v++) PyTuple_SET_ITEM(flat, at++, values[v]);
         if (at == PyTuple_GET_SIZE(flat)) {
             flat = NULL;
             g++;
@@ -231,7 +251,7 @@ PyObject *delta_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 fail:
     Py_CLEAR(out);
 done:
-    for (int h = 0; h < held; h++) PyBuffer_Release(&view[h]);
+    for (int h = 0; h < held; h++) PyBuffer_Release(held_views[h]);
     return out;
 }
 

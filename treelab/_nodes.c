@@ -22,7 +22,7 @@
 
 static const char *FIELD_NAMES[N_FIELDS] = {
     "_LightNodeMixin__children", "nb_visit", "nb_win", "nb_draw", "proven",
-    "_LightNodeMixin__parent", "node_id", "name", "depth", "created_game", "nb_select", "_value_sum",
+    "_LightNodeMixin__parent", "node_id", "name", "depth", "created_game", "nb_select", "_value_sum", "_prior",
 };
 static PyObject *one;                       /* the int 1 */
 static PyObject *zero;                      /* the int 0 */
@@ -30,12 +30,15 @@ static PyObject *zero_counts;               /* (0, 0, 0, 0): the baseline of eve
 static PyObject *field_names[N_FIELDS];     /* interned */
 static PyTypeObject *layout_type = NULL;    /* the class the offsets belong to (a strong reference) */
 static Py_ssize_t layout_offset[N_FIELDS];  /* slot offsets for layout_type, -1: use getattr */
+enum { K_OBJECT, K_INT64, K_DOUBLE };
+static int layout_kind[N_FIELDS];           /* what the slot at layout_offset holds: an object, or a native number */
 
 static void learn_layout(PyTypeObject *type) {
     Py_INCREF(type);
     Py_XSETREF(layout_type, type);
     for (int f = 0; f < N_FIELDS; f++) {
         layout_offset[f] = -1;
+        layout_kind[f] = K_OBJECT;
         PyObject *descr = PyObject_GetAttr((PyObject *)type, field_names[f]);
         if (descr == NULL) {
             PyErr_Clear();
@@ -43,14 +46,29 @@ static void learn_layout(PyTypeObject *type) {
         }
         if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
             PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
-            if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) layout_offset[f] = member->offset;
+            if (!(member->flags & READONLY)) {
+                int kind = member->type == T_OBJECT_EX ? K_OBJECT : member->type == T_LONGLONG ? K_INT64
+                           : member->type == T_DOUBLE ? K_DOUBLE : -1;
+                if (kind >= 0) {
+                    layout_offset[f] = member->offset;
+                    layout_kind[f] = kind;
+                }
+            }
         }
         Py_DECREF(descr);
     }
 }
 
+/* The offset of obj's plain object slot <field>, -1 when it is none (a property, or a native number). */
 static inline Py_ssize_t offset_of(PyObject *obj, int field) {
     if (Py_TYPE(obj) != layout_type) learn_layout(Py_TYPE(obj));
+    return layout_kind[field] == K_OBJECT ? layout_offset[field] : -1;
+}
+
+/* The offset of obj's slot <field> and what it holds in *kind; -1: use getattr. */
+static inline Py_ssize_t native_offset(PyObject *obj, int field, int *kind) {
+    if (Py_TYPE(obj) != layout_type) learn_layout(Py_TYPE(obj));
+    *kind = layout_kind[field];
     return layout_offset[field];
 }
 
@@ -60,9 +78,13 @@ Py_ssize_t slot_offset(PyObject *obj, int field) {
 
 /* A new reference to obj.<field>, or NULL with an exception (AttributeError when unset). */
 PyObject *get_field(PyObject *obj, int field) {
-    Py_ssize_t off = offset_of(obj, field);
+    int kind;
+    Py_ssize_t off = native_offset(obj, field, &kind);
     if (off >= 0) {
-        PyObject *value = *(PyObject **)((char *)obj + off);
+        char *at = (char *)obj + off;
+        if (kind == K_INT64) return PyLong_FromLongLong(*(long long *)at);
+        if (kind == K_DOUBLE) return PyFloat_FromDouble(*(double *)at);
+        PyObject *value = *(PyObject **)at;
         if (value != NULL) {
             Py_INCREF(value);
             return value;
@@ -72,42 +94,57 @@ PyObject *get_field(PyObject *obj, int field) {
 }
 
 /* obj.<field> as a double (as Python converts it in arithmetic); -1.0 with an exception on error. */
-static double get_double(PyObject *obj, int field) {
-    Py_ssize_t off = offset_of(obj, field);
+double get_double(PyObject *obj, int field) {
+    int kind;
+    Py_ssize_t off = native_offset(obj, field, &kind);
+    if (off >= 0 && kind == K_DOUBLE) return *(double *)((char *)obj + off);
+    if (off >= 0 && kind == K_INT64) return (double)*(long long *)((char *)obj + off);
     PyObject *value = off >= 0 ? *(PyObject **)((char *)obj + off) : NULL;
     if (value != NULL && PyLong_CheckExact(value)) return PyLong_AsDouble(value);
     value = value != NULL ? (Py_INCREF(value), value) : PyObject_GetAttr(obj, field_names[field]);
     if (value == NULL) return -1.0;
-    double x = PyFloat_AsDouble(value);
+    double x = PyLong_CheckExact(value) ? PyLong_AsDouble(value) : PyFloat_AsDouble(value);
     Py_DECREF(value);
     return x;
 }
 
 /* obj.<field> += 1; 0, or -1 with an exception. */
 int increment(PyObject *obj, int field) {
+    int kind;
+    Py_ssize_t off = native_offset(obj, field, &kind);
+    if (off >= 0 && kind == K_INT64) {
+        *(long long *)((char *)obj + off) += 1;
+        return 0;
+    }
     PyObject *value = get_field(obj, field);
     if (value == NULL) return -1;
     PyObject *more = PyNumber_Add(value, one);
     Py_DECREF(value);
     if (more == NULL) return -1;
-    Py_ssize_t off = offset_of(obj, field);
-    if (off >= 0) {
-        PyObject **slot = (PyObject **)((char *)obj + off);
-        PyObject *old = *slot;
-        *slot = more;
-        Py_XDECREF(old);
-        return 0;
-    }
-    int status = PyObject_SetAttr(obj, field_names[field], more);
+    int status = set_field(obj, field, more);
     Py_DECREF(more);
     return status;
 }
 
 /* obj.<field> = value (a plain slot store when it is one); 0, or -1 with an exception. */
 int set_field(PyObject *obj, int field, PyObject *value) {
-    Py_ssize_t off = offset_of(obj, field);
+    int kind;
+    Py_ssize_t off = native_offset(obj, field, &kind);
     if (off >= 0) {
-        PyObject **slot = (PyObject **)((char *)obj + off);
+        char *at = (char *)obj + off;
+        if (kind == K_INT64) {
+            long long x = PyLong_AsLongLong(value);
+            if (x == -1 && PyErr_Occurred()) return -1;
+            *(long long *)at = x;
+            return 0;
+        }
+        if (kind == K_DOUBLE) {
+            double x = PyFloat_AsDouble(value);
+            if (x == -1.0 && PyErr_Occurred()) return -1;
+            *(double *)at = x;
+            return 0;
+        }
+        PyObject **slot = (PyObject **)at;
         PyObject *old = *slot;
         Py_INCREF(value);
         *slot = value;
@@ -115,6 +152,97 @@ int set_field(PyObject *obj, int field, PyObject *value) {
         return 0;
     }
     return PyObject_SetAttr(obj, field_names[field], value);
+}
+
+/* obj.<field> = x for a float field (a native store when the slot is one); 0, or -1 with an exception. */
+int set_double(PyObject *obj, int field, double x) {
+    int kind;
+    Py_ssize_t off = native_offset(obj, field, &kind);
+    if (off >= 0 && kind == K_DOUBLE) {
+        *(double *)((char *)obj + off) = x;
+        return 0;
+    }
+    PyObject *value = PyFloat_FromDouble(x);
+    int status = value == NULL ? -1 : set_field(obj, field, value);
+    Py_XDECREF(value);
+    return status;
+}
+
+/* A node's prior (treelab.nodes.prior_of: its _prior slot holds -P, sign bit set, or +0.0/unset for none):
+ * 1 and *prior, 0 for none, -1 with an exception. */
+int get_prior(PyObject *node, double *prior) {
+    int kind;
+    Py_ssize_t off = native_offset(node, F_PRIOR, &kind);
+    double raw;
+    if (off >= 0 && kind == K_DOUBLE) {
+        raw = *(double *)((char *)node + off);
+    } else {
+        PyObject *value = PyObject_GetAttr(node, field_names[F_PRIOR]);
+        if (value == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+            PyErr_Clear();
+            return 0;
+        }
+        raw = PyFloat_AsDouble(value);
+        Py_DECREF(value);
+        if (raw == -1.0 && PyErr_Occurred()) return -1;
+    }
+    if (!signbit(raw)) return 0;
+    *prior = -raw;
+    return 1;
+}
+
+/* Give node the prior p >= 0 (treelab.nodes.set_prior); 0, or -1 with an exception. */
+int put_prior(PyObject *node, double p) {
+    return set_double(node, F_PRIOR, -p);
+}
+
+/* prior_get(node, default=None) -> node's prior, or default when it has none (treelab.tree.Priors.get). */
+PyObject *prior_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(node, default=None)");
+        return NULL;
+    }
+    double prior;
+    int has = get_prior(args[0], &prior);
+    if (has < 0) return NULL;
+    if (has) return PyFloat_FromDouble(prior);
+    return Py_NewRef(nargs == 2 ? args[1] : Py_None);
+}
+
+/* native_slots(cls, int64_names, double_names) -> None: the named slots of cls (made by its __slots__, no
+ * instance made yet) hold native int64 or double values from now on instead of objects: 8 bytes in the node
+ * instead of a pointer to a 32-byte int or float (treelab.nodes, where TreeNode calls it once). Their member
+ * descriptors read and write Python ints and floats as before; the garbage collector and deallocation, which
+ * visit only object slots (T_OBJECT_EX), skip them. */
+PyObject *native_slots(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyType_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "native_slots(cls: type, int64_names: tuple, double_names: tuple)");
+        return NULL;
+    }
+    PyTypeObject *cls = (PyTypeObject *)args[0];
+    for (int which = 1; which <= 2; which++) {
+        PyObject *names = args[which];
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+            PyObject *name = PyTuple_GET_ITEM(names, i);
+            PyObject *descr = PyDict_GetItemWithError(cls->tp_dict, name); /* borrowed: its own slot only */
+            if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
+                ((PyMemberDescrObject *)descr)->d_common.d_type != cls) {
+                if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "native_slots: %R is no slot of %R", name, cls);
+                return NULL;
+            }
+            PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+            int want = which == 1 ? T_LONGLONG : T_DOUBLE;
+            if (member->type == want) continue;
+            if (member->type != T_OBJECT_EX || (member->flags & READONLY)) {
+                PyErr_Format(PyExc_TypeError, "native_slots: %R is not a plain object slot", name);
+                return NULL;
+            }
+            member->type = want;
+        }
+    }
+    Py_CLEAR(layout_type); /* learn the offsets again */
+    Py_RETURN_NONE;
 }
 
 int nodes_init(void) {

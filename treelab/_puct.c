@@ -194,14 +194,22 @@ static double number_of(PyObject *node, int field) {
 /* A node's value sum (TreeNode.value_sum: 0.0 while its slot is unset); NAN with an exception on error. */
 static double value_sum_of(PyObject *node) {
     Py_ssize_t off = slot_offset(node, F_VALUE);
-    PyObject *v = off >= 0 ? *(PyObject **)((char *)node + off) : NULL;
-    if (v == NULL) {
-        if (off >= 0) return 0.0;
-        v = PyObject_GetAttrString(node, "value_sum");
-        if (v == NULL) return NAN;
-    } else {
-        Py_INCREF(v);
+    if (off < 0) { /* the slot holds a native double (treelab.nodes), or the class has a property */
+        double x = get_double(node, F_VALUE);
+        if (x == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NAN;
+            PyErr_Clear();
+            PyObject *v = PyObject_GetAttrString(node, "value_sum");
+            if (v == NULL) return NAN;
+            x = PyFloat_AsDouble(v);
+            Py_DECREF(v);
+            return x == -1.0 && PyErr_Occurred() ? NAN : x;
+        }
+        return x;
     }
+    PyObject *v = *(PyObject **)((char *)node + off);
+    if (v == NULL) return 0.0;
+    Py_INCREF(v);
     double x = PyLong_CheckExact(v) ? PyLong_AsDouble(v) : PyFloat_AsDouble(v);
     Py_DECREF(v);
     return x == -1.0 && PyErr_Occurred() ? NAN : x;
@@ -284,11 +292,15 @@ static int evaluate(PBatch *b, PyObject **path, const int *counts, int n, const 
         Board after = *s;
         int ends = b->solver && (board_play(&after, m), board_over(&after));
         if (have[m] == NULL && ends && (have[m] = make_child(&b->make, node, m, depth + 1)) == NULL) goto fail;
-        PyObject *prior = PyFloat_FromDouble(again > 0 ? picked[m] / again : 1.0 / __builtin_popcount(legal));
-        int status = prior == NULL ? -1
-                     : have[m] == NULL ? PyDict_SetItem(waiting, PyTuple_GET_ITEM(b->make.labels, m), prior)
-                                       : PyDict_SetItem(b->priors, have[m], prior);
-        Py_XDECREF(prior);
+        double p = again > 0 ? picked[m] / again : 1.0 / __builtin_popcount(legal);
+        int status;
+        if (have[m] == NULL) { /* a waiting move: tree.pending */
+            PyObject *prior = PyFloat_FromDouble(p);
+            status = prior == NULL ? -1 : PyDict_SetItem(waiting, PyTuple_GET_ITEM(b->make.labels, m), prior);
+            Py_XDECREF(prior);
+        } else { /* a child: its prior in the node (tree.priors) */
+            status = put_prior(have[m], p);
+        }
         if (status < 0) goto fail;
         if (have[m] != NULL && ends) {
             PyObject *proven = get_field(have[m], F_PROVEN);
@@ -360,8 +372,10 @@ static int pick(PBatch *b, PyObject *node, PyObject *waiting, PyObject **chosen,
             int status = dict_double(noisy, name, 0.0, &prior);
             Py_DECREF(name);
             if (status < 0) return -1;
-        } else if (dict_double(b->priors, kid, 0.0, &prior) < 0) {
-            return -1;
+        } else {
+            int has = get_prior(kid, &prior);
+            if (has < 0) return -1;
+            if (!has) prior = 0.0;
         }
         double score = q + scale * prior / (1.0 + sel);
         if (score > best_score) {
@@ -453,21 +467,13 @@ static int simulate_one(PBatch *b) {
         if (status < 0) return status;
         int move;
         if (kid == NULL) {
-            PyObject *pkey = PyFloat_FromDouble(prior);
-            move = pkey != NULL ? move_of_label(b, label) : 0;
-            if (!move) {
-                Py_XDECREF(pkey);
-                return -1;
-            }
+            if (!(move = move_of_label(b, label))) return -1;
             Py_INCREF(label);
             int removed = PyDict_DelItem(waiting, label);
             Py_DECREF(label);
             if (removed < 0 || (kid = make_child(&b->make, node, move, b->start_depth + n)) == NULL ||
-                PyDict_SetItem(b->priors, kid, pkey) < 0) {
-                Py_DECREF(pkey);
+                put_prior(kid, prior) < 0)
                 return -1;
-            }
-            Py_DECREF(pkey);
         } else if (!(move = move_of_node(kid, b->make.labels, b->move_of, WIDTH))) {
             return -1;
         }
@@ -506,13 +512,13 @@ static int simulate_one(PBatch *b) {
 PyObject *puct_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 29 || !PyDict_Check(args[7]) || !PyDict_Check(args[8]) || !PyList_Check(args[9]) ||
         !PyList_Check(args[10]) || !PyType_Check(args[11]) || !PyTuple_Check(args[14]) || !PyDict_Check(args[15]) ||
-        !PyDict_Check(args[17]) || !PyDict_Check(args[18]) || !PyDict_Check(args[19]) || !PyList_Check(args[20]) ||
+        !PyDict_Check(args[18]) || !PyDict_Check(args[19]) || !PyList_Check(args[20]) ||
         !PyList_Check(args[24]) || PyList_GET_SIZE(args[24]) != 6 || PyTuple_GET_SIZE(args[14]) <= WIDTH ||
         !PyCallable_Check(args[25]) || !PyTuple_Check(args[26]) || PyTuple_GET_SIZE(args[26]) != 3 ||
         !PyCallable_Check(args[28])) {
         PyErr_SetString(PyExc_TypeError, "puct_batch(start, n, c, solver, cur, mask, ply, baselines: dict, value_base: "
                                          "dict, new_nodes: list, depth_counts: list, cls, next_id, max_new, labels: "
-                                         "tuple, move_of: dict, start_depth, priors: dict, pending: dict, noisy: dict, "
+                                         "tuple, move_of: dict, start_depth, priors, pending: dict, noisy: dict, "
                                          "above: list, weights, biases, first_move, stats: list of 6, prove, proofs: (loss, draw, win), mix, "
                                          "getrandbits)");
         return NULL;

@@ -395,6 +395,11 @@ static PyMethodDef methods[] = {
      "mlp_forward(features, weights, biases) -> the raw outputs of a ReLU network on float32 features (a list)."},
     {"c4_features", (PyCFunction)(void (*)(void))c4_features, METH_FASTCALL,
      "c4_features(cur, mask) -> 168 float32 as bytes: Connect Four's four feature planes as puct_batch builds them."},
+    {"prior_get", (PyCFunction)(void (*)(void))prior_get, METH_FASTCALL,
+     "prior_get(node, default=None) -> the node's prior, or default when it has none (treelab.tree.Priors.get)."},
+    {"native_slots", (PyCFunction)(void (*)(void))native_slots, METH_FASTCALL,
+     "native_slots(cls, int64_names, double_names) -> None: those slots of cls hold native numbers from now on "
+     "(called once by treelab.nodes, before any node is made)."},
     {"renumber", (PyCFunction)(void (*)(void))renumber, METH_FASTCALL,
      "renumber(nodes, first_id) -> None: node_id = first_id + position."},
     {"columns", (PyCFunction)(void (*)(void))int_columns, METH_FASTCALL,
@@ -403,8 +408,9 @@ static PyMethodDef methods[] = {
     {"baselines", (PyCFunction)(void (*)(void))baseline_columns, METH_FASTCALL,
      "baselines(base, nodes) -> bytes: the int tuple base[node] of each node as native int64."},
     {"delta_rows", (PyCFunction)(void (*)(void))delta_rows, METH_FASTCALL,
-     "delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width) -> the nodes rows of a "
-     "delta's kept new nodes, width rows per flat tuple (the last maybe fewer)."},
+     "delta_rows(ids, parent_ids, depths, counts, moves, proven, created, keep, width[, sums, priors]) -> the nodes "
+     "rows of a delta's kept new nodes, width rows per flat tuple (the last maybe fewer); with sums and priors "
+     "(float64, NaN: no prior) each row ends with its value_sum and prior."},
     {"connect4_keys", (PyCFunction)(void (*)(void))connect4_keys, METH_FASTCALL,
      "connect4_keys(nodes, root, move_of) -> the Connect Four position key (ConnectFour.position_key) of each node "
      "below root, its moves replayed on bitboards (move_of: label -> column)."},

@@ -91,7 +91,8 @@ int back_up_path(PyObject *baselines, Py_ssize_t start_depth, PyObject **path, i
 
 /* The TreeNode attributes the compiled code reads or writes (_nodes.c maps them to slot offsets). */
 enum {
-    F_KIDS, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_PARENT, F_ID, F_NAME, F_DEPTH, F_CREATED, F_SELECT, F_VALUE, N_FIELDS
+    F_KIDS, F_VISIT, F_WIN, F_DRAW, F_PROVEN, F_PARENT, F_ID, F_NAME, F_DEPTH, F_CREATED, F_SELECT, F_VALUE, F_PRIOR,
+    N_FIELDS
 };
 
 /* The pair (a, b), taking over both references (either may be NULL: then NULL, the error kept). */
@@ -106,6 +107,12 @@ int nodes_init(void);                                         /* once, at import
 Py_ssize_t slot_offset(PyObject *obj, int field);             /* >= 0: a plain slot at that offset */
 PyObject *get_field(PyObject *obj, int field);                /* a new reference, NULL on error */
 int set_field(PyObject *obj, int field, PyObject *value);     /* 0, or -1 with an exception */
+double get_double(PyObject *obj, int field);                  /* as a double; -1.0 with an exception on error */
+int set_double(PyObject *obj, int field, double x);           /* 0, or -1 with an exception */
+int get_prior(PyObject *node, double *prior);                 /* 1 and *prior, 0 for none, -1 on error */
+int put_prior(PyObject *node, double p);                      /* the node's prior p >= 0: 0, or -1 */
+PyObject *native_slots(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *prior_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* A node's children slot holds nothing (no children), the one child itself, or a list/tuple of two or more.
  * child_items: the children as a borrowed item array, *n of them (a list's or tuple's items, or the slot's
  * own address for one child), without allocating; NULL with *n == 0 for none, NULL with *n == -1 and an

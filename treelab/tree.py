@@ -7,25 +7,26 @@ counts wins of the player who made the move into it (the root counts as moved
 into by player 2); ``nb_draw`` counts draws.
 
 The nodes are :class:`treelab.nodes.TreeNode` objects (``__slots__``, no
-``__dict__``): a loaded million-node tree costs about 198 bytes a node with its
-id and children lists (``benchmarks/scale.py``). Child lookup scans only the
+``__dict__``, the id, value sum and prior native numbers where the extension is built): a loaded
+million-node tree costs about 165 bytes a node with its children lists, a PUCT tree with priors and
+value sums about 170 (``benchmarks/tree_memory.py``). Child lookup scans only the
 node's own few children; the tree is never searched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import speedups
 from .errors import IllegalMoveError, NotationError, PathNotFoundError, StoreError
 from .games import Game, State, find_game
-from .nodes import HOOKS, SQRT2, TreeNode, display, walk
+from .nodes import HOOKS, SQRT2, TreeNode, display, prior_of, set_prior, walk
 
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["SQRT2", "Counts", "MoverNode", "MoverTree", "Moves", "Tree", "TreeNode", "backup"]
+__all__ = ["SQRT2", "Counts", "MoverNode", "MoverTree", "Moves", "Priors", "Tree", "TreeNode", "backup"]
 
 Counts = tuple[int, int, int, int]
 """A node's ``(nb_visit, nb_win, nb_draw, nb_select)``."""
@@ -77,6 +78,76 @@ def backup(path: Sequence[TreeNode], winner: int | None, baselines: dict[TreeNod
             node.nb_win += times
 
 
+class Priors(MutableMapping[TreeNode, float]):
+    """A tree's priors by node (:attr:`Tree.priors`): a mapping over the nodes' own prior slots.
+
+    Each node keeps the prior of the move into it in its ``_prior`` slot (:func:`~treelab.nodes.prior_of`),
+    8 bytes in the node where the extension is built, where a dict of floats cost about 80 bytes a node of a
+    PUCT tree. Reads and writes are a dict's (``priors[node]``, ``get``, ``in``, ``pop``, ``setdefault``);
+    iterating, ``len`` and ``clear`` walk the tree, so they cost a walk: searches and saves only look nodes up.
+    """
+
+    __slots__ = ("_any", "_tree")
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+        self._any = False  # no prior was ever set: a UCT tree's saves skip every lookup
+
+    def __getitem__(self, node: TreeNode) -> float:
+        prior = prior_of(node)
+        if prior is None:
+            raise KeyError(node)
+        return prior
+
+    def get(self, node: TreeNode, default: Any = None) -> Any:
+        """The prior of ``node``, ``default`` if it has none."""
+        if not self._any:
+            return default
+        prior = prior_of(node)
+        return default if prior is None else prior
+
+    def __contains__(self, node: object) -> bool:
+        return self._any and isinstance(node, TreeNode) and prior_of(node) is not None
+
+    def __setitem__(self, node: TreeNode, prior: float) -> None:
+        set_prior(node, prior)
+        self._any = True
+
+    def __delitem__(self, node: TreeNode) -> None:
+        if prior_of(node) is None:
+            raise KeyError(node)
+        set_prior(node, None)
+
+    if speedups.compiled is not None:  # the same, read in C: PUCT's selection asks it of every child it weighs
+        get = staticmethod(speedups.compiled.prior_get)
+
+    def touch(self) -> None:
+        """Note that compiled code (``_puct.c``) may set priors in the nodes' slots from now on."""
+        self._any = True
+
+    def __iter__(self) -> Iterator[TreeNode]:
+        if self._any:
+            yield from (node for node in walk(self._tree.root) if prior_of(node) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:
+        if self._any and next(iter(self), None) is None:
+            self._any = False
+        return self._any
+
+    def clear(self) -> None:
+        """Drop every node's prior (a walk of the tree)."""
+        if self._any:
+            for node in walk(self._tree.root):
+                set_prior(node, None)
+            self._any = False
+
+    def __repr__(self) -> str:
+        return f"Priors({len(self)} nodes)"
+
+
 class Tree:
     """A persistent MCTS tree for one game, grown across games and searches.
 
@@ -105,10 +176,10 @@ class Tree:
         diagrams and the explorer show the score of that rule."""
         self.position_table: Any = None
         """The :class:`treelab.positions.PositionTable` a graph search keeps in step (None: none yet)."""
-        self.priors: dict[TreeNode, float] = {}
+        self.priors = Priors(self)
         """The prior ``P`` of the move into each node that has one (PUCT's expansions, an imported search's
-        policy; stored in ``nodes.prior``; empty for UCT). Kept here rather than in a node slot: a UCT tree of
-        a million nodes saves 8 MB."""
+        policy; stored in ``nodes.prior``; empty for UCT), by node: a mapping over the nodes' prior slots
+        (:class:`Priors`)."""
         self.valued = False
         """Some node holds a :attr:`~treelab.nodes.TreeNode.value_sum` (an imported search, PUCT with an
         evaluator): searches then walk in Python, as the compiled walk reads wins and draws only."""

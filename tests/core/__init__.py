@@ -1,1 +1,1 @@
-"""The core layer: the persistent tree, its nodes' children slot, the compiled playouts."""
+"""The core layer: the persistent tree, its nodes (their children slot, their memory), the compiled playouts."""

@@ -130,10 +130,12 @@ def test_an_old_database_reads_and_migrates(tmp_path: Path) -> None:
 
 
 def test_a_node_stays_small() -> None:
-    """The slot costs 8 bytes: a node object stays in the 128-byte pymalloc class (under the 200-byte budget)."""
+    """The slot costs 8 bytes: a node object (thirteen slots, the id, value sum and prior native numbers where the
+    extension is built) stays in the 144-byte pymalloc class; what a loaded node costs in all, under 200 bytes, is
+    held by tests/core/test_node_memory.py."""
     import sys
 
-    assert sys.getsizeof(TreeNode("4")) <= 128
+    assert sys.getsizeof(TreeNode("4")) <= 144
 
 
 # -- the one rule ------------------------------------------------------------------------

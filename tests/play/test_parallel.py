@@ -256,6 +256,22 @@ def test_workers_run_only_where_they_pay(tmp_path: Path) -> None:
     assert out.exit_code == 0 and "with UCT: trained in one process" in out.output, out.output
 
 
+def test_a_model_run_on_busy_cores_says_so_and_runs_the_workers_asked(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--model`` with ``--workers 2`` on busy cores: the workers asked for, with the warning (it was dropped)."""
+    from tests.core.test_node_memory import random_model
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))  # what advice reads
+    db = tmp_path / "c4.db"
+    out = CliRunner().invoke(cli, ["train", "connect4", "--db", str(db), "--games", "2", "--iterations", "20", "-q",
+                                   "--workers", "2", "--model", str(random_model(tmp_path / "m.npz"))])
+    assert out.exit_code == 0, out.output
+    assert "note: warning: the cores were busy when the run started (load average 5.0 on" in out.output, out.output
+    with sqlite3.connect(db) as conn:
+        sources = {s for (s,) in conn.execute(f"SELECT source FROM {SOURCES}")}
+    assert sources and sources <= {"worker 1", "worker 2"}, sources  # played by workers, not one process
+
+
 @pytest.mark.parametrize("mode", [("--workers", "2"), pytest.param(("--ray",), marks=pytest.mark.ray)])
 def test_ctrl_c_saves_finished_games_and_ends_with_the_summary_in_both_modes(tmp_path: Path,
                                                                              mode: tuple[str, ...]) -> None:

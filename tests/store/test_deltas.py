@@ -310,7 +310,10 @@ def test_compiled_delta_rows_match_the_python_reference(monkeypatch: pytest.Monk
     assert any(p is not None for p in proven) and n > 120  # proofs, and more than two statements' worth
     keep = np.ones(n, dtype=bool)
     keep[::7] = False
-    cases = [(proven, True, None), (None, False, keep), (proven, True, keep)]
+    sums = np.linspace(-1.0, 1.0, n)
+    priors = np.where(np.arange(n) % 3 == 0, np.nan, np.linspace(0.0, 1.0, n))  # NaN: no prior (NULL)
+    cases = [(proven, True, None), (None, False, keep), (proven, True, keep), (proven, True, keep, (sums, priors)),
+             (None, False, None, (sums, priors))]
     compiled = [deltas._new_rows(ids, pids, delta, *case) for case in cases]
     monkeypatch.setattr(deltas, "compiled", None)
     python = [deltas._new_rows(ids, pids, delta, *case) for case in cases]
@@ -318,6 +321,41 @@ def test_compiled_delta_rows_match_the_python_reference(monkeypatch: pytest.Monk
     assert compiled[0][0][:10] == (100, int(pids[0]), delta.moves[0], int(delta.depths[0]),
                                    *map(int, delta.counts[0, :3]), proven[0], 7, int(delta.counts[0, 3]))
     assert sum(len(group) for group in compiled[1]) == 10 * int(keep.sum())
+    assert sum(len(group) for group in compiled[3]) == 12 * int(keep.sum())  # each row ends with value_sum, prior
+    assert compiled[4][0][10:12] == (-1.0, None) and compiled[4][0][22:24] == (float(sums[1]), float(priors[1]))
     with pytest.raises(ValueError, match="different lengths"):
         speedups.compiled.delta_rows(ids[:-1], pids, delta.depths, delta.counts, list(delta.moves),  # type: ignore[union-attr]
                                      None, None, None, 50)
+
+
+def test_new_nodes_take_their_value_sums_and_priors_in_their_insert_also_where_another_tree_stored_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A delta's fresh rows get their value sums and priors in their INSERT, the rest (stored rows, and new nodes
+    another worker stored first) by the one adding UPDATE: the file ends as when every row had the UPDATE."""
+    from tests.core.test_node_memory import random_model
+    from treelab.learn.model import load_model
+    from treelab.mcts.dispatch import puct_search
+    from treelab.mcts.evaluators import ModelEvaluator
+
+    db = saved(random_tree("connect4", 2, 10), tmp_path / "c4.db")
+    model = load_model(random_model(tmp_path / "m.npz"))
+    trees = [start(treelab.load(db)) for _ in range(2)]
+    for seed, tree in enumerate(trees):
+        puct_search(tree, "4", limit=Limit(iterations=300), evaluator=ModelEvaluator(model), rng=seed)
+    taken = [take(tree, seen=-1) for tree in trees]  # neither knows of the other's rows
+    assert all(delta.values is not None and len(delta.values) > 100 for delta, _ in taken)
+    shared = {n.sequence for n in taken[0][1]} & {n.sequence for n in taken[1][1]}
+    assert len(shared) > 20  # new in both: the second delta's are added to the first's rows
+
+    def written(copy: Path) -> dict[str, tuple[int, float, float | None]]:
+        shutil.copyfile(db, copy)
+        writer = DeltaWriter(str(copy), "connect4")
+        for i, (delta, _) in enumerate(taken):
+            writer.store([(f"worker {i}", None, delta)])
+        writer.close()
+        return {n.sequence: (n.nb_visit, n.value_sum, n.prior) for n in treelab.load(copy)}
+
+    now = written(tmp_path / "now.db")
+    monkeypatch.setattr(deltas, "_inserted_values", lambda values, known, fresh: (None, values))  # UPDATE them all
+    assert now == written(tmp_path / "updated.db")
+    assert sum(1 for _, value, prior in now.values() if value and prior is not None) > 200

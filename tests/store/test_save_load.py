@@ -536,8 +536,10 @@ def test_node_slots_survive_a_round_trip(tmp_path: Path) -> None:
     stamp(tree, 3)  # the nodes name game 3, as training stamps them
     leaf.proven = -1
     tree.add_value(leaf, -0.25)
+    tree.priors[leaf] = 0.375
     save(tree, tmp_path / "t.db")
     back = load(tmp_path / "t.db").find("12")
+    assert back.prior == 0.375 and back.value_sum == -0.25
     for slot in TreeNode.__slots__:  # a new slot fails here until the store keeps it (``_x``: read as ``x``)
         assert getattr(back, slot.lstrip("_")) == getattr(leaf, slot.lstrip("_")), slot
     assert isinstance(back, TreeNode) and back.children_view == () and back.name == "2"

@@ -122,6 +122,8 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
                               workers=workers, **options)
     if refit_every is not None or model is not None:
         _learn(game, db, games, training, searching, model, refit_every, fitting, minutes)
+        if note:  # a model's run says how its workers ran too
+            click.echo(f"note: {note}")
         return
     if fitting:
         flag = "--" + next(iter(fitting)).replace("_", "-")

@@ -280,6 +280,7 @@ class PUCTPhases:
         if self.labels is None:
             self.labels = tuple(game.label(m) for m in range(game.num_moves + 1))
         stats = [0, 0, 0, 0, 0, 0]  # simulations, draws, wins of player 1, of player 2, nodes made, valued
+        tree.priors.touch()  # the batch writes priors into the nodes' slots
         cur, mask, ply = game.playout_board(state.position)
         compiled = _COMPILED
         assert compiled is not None  # __post_init__ chose this batch only then

@@ -32,8 +32,8 @@ from ..tree import Tree, TreeNode
 from .binding import cut_of
 from .integrity import check_row, damaged, label_check
 
-__all__ = ["CHUNK", "ROW", "WIDTH", "breadth_first", "build", "insert", "insert_grouped", "insert_records", "renumber",
-           "rows", "write"]
+__all__ = ["CHUNK", "ROW", "VALUED_ROW", "WIDTH", "breadth_first", "build", "insert", "insert_grouped",
+           "insert_records", "renumber", "rows", "write"]
 
 
 WIDTH = 50
@@ -47,8 +47,13 @@ ROW = 10
 """Values per ``nodes`` row written."""
 
 
-def _insert(count: int) -> str:
-    return f"INSERT INTO nodes ({_COLUMNS}) VALUES " + ", ".join(["(" + ", ".join("?" * ROW) + ")"] * count)
+VALUED_ROW = ROW + 2
+"""Values per ``nodes`` row that also carries its ``value_sum`` and ``prior`` (a delta's new nodes with values)."""
+
+
+def _insert(count: int, valued: bool = False) -> str:
+    columns, width = (f"{_COLUMNS}, value_sum, prior", VALUED_ROW) if valued else (_COLUMNS, ROW)
+    return f"INSERT INTO nodes ({columns}) VALUES " + ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
 
 
 def _breadth_first(root: TreeNode) -> tuple[list[TreeNode], bytes]:
@@ -143,12 +148,14 @@ def insert_records(conn: sqlite3.Connection, table: str, rows: list[dict[str, An
     conn.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))})', values)
 
 
-def insert_grouped(conn: sqlite3.Connection, groups: list[tuple[Any, ...]]) -> None:
-    """Insert ``nodes`` rows as flat tuples of :data:`WIDTH` rows (the last maybe fewer), as :func:`rows` gives them."""
-    tail = groups.pop() if groups and len(groups[-1]) != ROW * WIDTH else None
-    conn.executemany(_insert(WIDTH), groups)
+def insert_grouped(conn: sqlite3.Connection, groups: list[tuple[Any, ...]], *, valued: bool = False) -> None:
+    """Insert ``nodes`` rows as flat tuples of :data:`WIDTH` rows (the last maybe fewer), as :func:`rows` gives them
+    (``valued``: rows of :data:`VALUED_ROW` values, each ending with its ``value_sum`` and ``prior``)."""
+    width = VALUED_ROW if valued else ROW
+    tail = groups.pop() if groups and len(groups[-1]) != width * WIDTH else None
+    conn.executemany(_insert(WIDTH, valued), groups)
     if tail:
-        conn.execute(_insert(len(tail) // ROW), tail)
+        conn.execute(_insert(len(tail) // width, valued), tail)
 
 
 def renumber(nodes: list[TreeNode], first_id: int) -> None:

@@ -289,6 +289,7 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     if delta.proofs:
         _check_proofs(conn, delta, ids, found, stored_proof, name)
     grew = np.zeros(0, dtype=np.int64)
+    values = delta.values
     if n:
         pids = np.where(local, ids[np.maximum(ppos, 0)], parents)
         # rows given children, and rows this worker learned of by merging (it knows none of their children)
@@ -299,8 +300,10 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
             if pos >= k:
                 proven[pos - k] = proof
         keep = fresh.tolist()
+        inserted, values = _inserted_values(values, k, fresh)  # fresh rows take theirs in the INSERT
         bulk.insert_grouped(conn, _new_rows(ids, pids, delta, proven if delta.proofs else None, created,
-                                            fresh if found.any() else None))  # 50 rows a statement
+                                            fresh if found.any() else None, inserted),
+                            valued=inserted is not None)  # 50 rows a statement
         if delta.movers is not None and any(keep):
             conn.execute(movers.TABLE)  # the movers DDL, written once (:mod:`.movers`)
             conn.executemany("INSERT INTO movers (node_id, mover) VALUES (?, ?)",
@@ -312,10 +315,10 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
         conn.executemany(_ADD, np.column_stack((amounts, targets)).tolist())  # (visit, win, draw, select, id) rows
         if conn.total_changes - before != len(targets):
             raise StoreError(f"{name!r} lacks nodes a worker had loaded from it: was the file replaced mid-run?")
-    if delta.proofs or delta.values is not None:
+    if delta.proofs or values is not None:
         where = np.concatenate([delta.known, ids]).tolist()
         conn.executemany(_PROVE, [(p, where[i]) for i, p in delta.proofs])
-        add_values(conn, delta.values, where)
+        add_values(conn, values, where)
     if delta.keys is not None and delta.position_counts is not None and delta.key_of_new is not None:
         if positiontable.exists(conn):
             positiontable.add_delta(conn, delta.keys, delta.position_counts, delta.key_of_new, fresh,
@@ -328,19 +331,44 @@ def apply(conn: sqlite3.Connection, delta: Delta, *, top: int, name: str, create
     return ids, fresh, grew
 
 
+def _inserted_values(values: Values | None, known: int, fresh: np.ndarray
+                     ) -> tuple[tuple[np.ndarray, np.ndarray] | None, Values | None]:
+    """Split ``values`` into the value sums and priors of the new nodes inserted now (``fresh``), one each (0.0 and
+    NaN for none) to go in their INSERT, and the rest (stored nodes, and new ones another worker had stored), added
+    by :func:`~treelab.store.values.add_values`: a PUCT tree's new nodes nearly all have a prior, and an UPDATE a
+    row after its INSERT cost the writer as much again."""
+    if values is None or not fresh.any():
+        return None, values
+    at = values.positions - known
+    mine = at >= 0
+    mine[mine] = fresh[at[mine]]
+    if not mine.any():
+        return None, values
+    sums = np.zeros(len(fresh), dtype=np.float64)
+    priors = np.full(len(fresh), np.nan, dtype=np.float64)
+    sums[at[mine]], priors[at[mine]] = values.sums[mine], values.priors[mine]
+    rest = ~mine
+    left = Values(values.positions[rest], values.sums[rest], values.priors[rest]) if rest.any() else None
+    return (sums, priors), left
+
+
 def _new_rows(ids: np.ndarray, pids: np.ndarray, delta: Delta, proven: list[Any] | None, created: bool,
-              keep: np.ndarray | None) -> list[tuple[Any, ...]]:
+              keep: np.ndarray | None, values: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[Any, ...]]:
     """The ``nodes`` rows of ``delta``'s new nodes (those ``keep`` marks; None: all) given ``ids`` and parent ids,
-    as flat tuples of :data:`~treelab.store.bulk.WIDTH` rows (the last maybe fewer), made in C when built."""
+    as flat tuples of :data:`~treelab.store.bulk.WIDTH` rows (the last maybe fewer), made in C when built; with
+    ``values`` (each new node's value sum and prior, NaN: none) each row ends with them."""
     if compiled is not None:
+        extra = () if values is None else values
         return compiled.delta_rows(ids, pids, delta.depths, delta.counts, list(delta.moves),  # type: ignore[no-any-return]
-                                   proven, list(delta.created) if created else None, keep, bulk.WIDTH)
+                                   proven, list(delta.created) if created else None, keep, bulk.WIDTH, *extra)
     n = len(delta.moves)
-    rows = zip(ids.tolist(), pids.tolist(), delta.moves, delta.depths.tolist(), *delta.counts[:, :3].T.tolist(),
-               proven or [None] * n, delta.created if created else [None] * n, delta.counts[:, 3].tolist(),
-               strict=True)
+    columns = [ids.tolist(), pids.tolist(), delta.moves, delta.depths.tolist(), *delta.counts[:, :3].T.tolist(),
+               proven or [None] * n, delta.created if created else [None] * n, delta.counts[:, 3].tolist()]
+    if values is not None:
+        columns += [values[0].tolist(), [None if p != p else p for p in values[1].tolist()]]  # NaN: no prior
+    rows = zip(*columns, strict=True)
     flat = list(chain.from_iterable(compress(rows, keep.tolist()) if keep is not None else rows))
-    step = bulk.ROW * bulk.WIDTH
+    step = (bulk.ROW if values is None else bulk.VALUED_ROW) * bulk.WIDTH
     return [tuple(flat[i:i + step]) for i in range(0, len(flat), step)]
 
 

@@ -426,7 +426,8 @@ _KEEPING: list[dict[Path, Tree]] = []
 def reusing_trees() -> Iterator[None]:
     """Within the block, :func:`open_tree` hands back the whole tree it opened for a file before, instead of
     loading it again, while the file is as that tree last saved it (its ``tree_id`` and save counter, no one
-    else's save since, nothing unsaved in the tree); PUCT's priors are dropped, as a load has none.
+    else's save since, nothing unsaved in the tree); PUCT's waiting moves (``tree.pending``) are dropped, as a
+    load has none, so every node is evaluated again (by the newer model) before its children's priors are read.
 
     The learning loop plays in steps between refits, each a :func:`treelab.train` that opens the database:
     a tree of millions of nodes is then loaded once, not at every step. The trees go with the block.
@@ -454,8 +455,7 @@ def _kept_tree(db: DbPath, game: Game) -> Tree | None:
     if meta.get("tree_id") != binding.tree_id or meta.get("generation") != str(binding.generation):
         return None
     tree.mark_saved(next_id=int(top) + 1)  # a writer process's run left local ids counting: the file's next
-    tree.pending.clear()  # a load has no priors: every node is evaluated afresh (by a newer model, maybe)
-    tree.priors.clear()
+    tree.pending.clear()  # every node is evaluated afresh (by a newer model, maybe), as after a load
     return tree
 
 

@@ -40,7 +40,9 @@ def advice(workers: int, *, cores: int | None = None, load: float | None = None,
     two workers would reach 0.89-1.06x one worker on two idle cores at 100 to 2,000 simulations a move
     (the writer would have to cost under half the search for 1.4x); a PUCT simulation (its rollout
     evaluator) costs 135-145 microseconds to search and 13-15 to write, and there two workers would reach
-    1.68-1.71x one worker. Hence:
+    1.68-1.71x one worker (the write fell to 5-7 microseconds on 2026-11-29, a new row taking its prior and value
+    sum in its INSERT: with the heuristic evaluator 9.2 -> 5.2, with a model, whose compiled search costs 25-50,
+    10.7 -> 7.3). Hence:
 
     - UCT (``algorithm`` "uct"), or one worker (the same pipeline as one process, plus the hand-over), or
       one core: one process;
