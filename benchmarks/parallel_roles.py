@@ -15,7 +15,7 @@ copy of the file, the nodes the later half of the games added are deleted and pu
 ``INSERT INTO nodes SELECT ...`` from a temporary table (the same ids, parents and moves, so the
 same unique-index inserts), and as many ``positions`` rows the same way through the writer's
 upsert. That floor, per simulation, is what no tuning of the writer's Python can go below
-(issue 19: ``--workers 2`` at 1.4x ``--workers 1`` needs a writer under 0.43x a worker's cost).
+(``--workers 2`` at 1.4x ``--workers 1`` needs a writer under 0.43x a worker's cost).
 
     .venv/bin/python benchmarks/parallel_roles.py --budgets 200,400 --workers 1,2 --games 24
     .venv/bin/python benchmarks/parallel_roles.py --budgets 200 --workers 1 --games 24 --floor

@@ -120,9 +120,9 @@ def chosen_here(node: TreeNode) -> int:
     AlphaZero's ``N(s) = sum_b N(s, b)`` counts the edges taken from ``s``; mctx adds the node's own first
     visit, so in a fresh search ``N`` is the node's visit count. In the persistent tree a node on a game's
     line also holds the visits of searches started deeper, which never chose there; counting them made the
-    move a game played look explored already and spread a search's choices over its siblings (issue 20,
-    point 0). So ``N`` and each child's ``n`` are edge counts (``nb_select``); ``Q`` stays the child's mean
-    over all its visits, deeper searches' included (KataGo's graph search does the same:
+    move a game played look explored already and spread a search's choices over its siblings (measured in
+    ``docs/notes/learning-loop.md``). So ``N`` and each child's ``n`` are edge counts (``nb_select``); ``Q``
+    stays the child's mean over all its visits, deeper searches' included (KataGo's graph search does the same:
     ``docs/GraphSearch.md``).
     """
     return 1 + sum(kid.nb_select for kid in node.children_view)
