@@ -186,7 +186,7 @@ def clicks(get: Callable[[str], Any], pv: list[str]) -> None:
 _FIRST = """
 import sys, time
 from treelab.view.dot import run_dot, source_dot
-from treelab.view.explorer import lean
+from treelab.view.explorer import svgdot as lean
 text = source_dot(sys.argv[1], path=sys.argv[2], depth=2, top=3)
 if sys.argv[3] == "lean":
     lean.plugin_dir()  # made while the server starts

@@ -1,4 +1,4 @@
-"""Importing a big foreign tree vs ``treelab merge`` of a tree of the same size (issue 22).
+"""Importing a big foreign tree vs ``treelab merge`` of a tree of the same size.
 
 A Connect Four tree of about ``--nodes`` nodes is written in the plain rows format (random legal
 lines, each node's visits its children's plus one, values in [-1, 1]). Each round, alternated,

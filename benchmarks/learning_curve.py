@@ -107,8 +107,10 @@ def main() -> None:
                     ax.axhline(100 * row.rate, color=line.get_color(), linestyle="--", linewidth=1, alpha=0.7)
         ax.set_xlabel("minutes of training (wall time, from the first game)")
         ax.set_ylabel("mistake rate, % (lower is better)")
+        counts = [p["classes"][c]["positions"] for p in points[-1:] for c in PONS_CLASSES if c in p["classes"]]
+        held = f"{min(counts)}-{max(counts)}" if counts and min(counts) != max(counts) else str(args.per_class)
         ax.set_title(f"Learning loop: mistakes per class, PUCT {args.iterations} simulations, "
-                     f"{args.per_class} {args.split} positions a class"
+                     f"{held} {args.split} positions a class"
                      + (f"\n(dashed: {args.reference}, fresh trees)" if reference is not None else ""), fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, ncol=2)

@@ -1,4 +1,4 @@
-"""Issue 20's learning loop on Connect Four, measured: score of the model-guided player against fresh searches.
+"""The learning loop on Connect Four, measured: score of the model-guided player against fresh searches.
 
 One run, all at ``--iterations`` simulations a move for both sides, colours alternating, 95% Wilson
 intervals:
@@ -154,7 +154,7 @@ def plot(target: Path, data: dict[str, Any]) -> None:
         ax.errorbar([p["trained_games"]], [p["score"]], yerr=[[p["score"] - p["ci95"][0]], [p["ci95"][1] - p["score"]]],
                     marker="s", capsize=3, ls="none", label="plain persistent tree vs fresh UCT")
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-    ax.axhline(0.85, color="grey", lw=0.8, ls=":", label="issue 20 target")
+    ax.axhline(0.85, color="grey", lw=0.8, ls=":", label="target 0.85")
     ax.set_xlabel(f"self-play games (Connect Four, {data['iterations']} simulations a move)")
     ax.set_ylabel("score (95% CI)")
     ax.set_ylim(0.3, 1.0)

@@ -15,8 +15,8 @@ move worse than another: ``decisive``), since every position counts in the first
 it; ``--split dev`` is the half allowed for tuning. ``--per-class N`` asks the
 first N positions of each class (the file orders a class by a hash of the
 moves). The last rows quote published figures for reference: AlphaZero.jl's
-agent after 15 iterations and its depth-5 minimax baseline, as issue 32 quotes
-them, measured on **Pons' own test positions, not these**: a comparison of
+agent after 15 iterations and its depth-5 minimax baseline, as
+quoted from AlphaZero.jl's tutorial, measured on **Pons' own test positions, not these**: a comparison of
 levels, not of the same positions.
 
     .venv/bin/python benchmarks/mistakes.py --player uct:iterations=600 --per-class 200
@@ -38,7 +38,7 @@ PUBLISHED = {
     "AlphaZero.jl, 15 iterations (published, Pons' positions)": (0.0, 0.0, 0.0, 2.0, 2.8, 7.0),
     "AlphaZero.jl minimax depth 5 (published, Pons' positions)": (1.7, 0.7, 1.4, 7.3, 9.2, 23.5),
 }
-"""Mistake rates in percent, in the order of :data:`PONS_CLASSES`, as issue 32 quotes AlphaZero.jl's
+"""Mistake rates in percent, in the order of :data:`PONS_CLASSES`, as read from AlphaZero.jl's
 tutorial (``docs/src/tutorial/connect_four.md``, read from its plot: the easy classes about 0%)."""
 
 SHORT = {"beginning": "begin", "middle": "middle", "end": "end"}

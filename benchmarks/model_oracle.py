@@ -2,7 +2,7 @@
 
 Positions are drawn from games the model never saw: ``--games`` games between two
 fresh searchers (``--a`` and ``--b``, colours alternating, seeded), ``--per-game``
-positions from each with ``--min-discs`` to ``--max-discs`` discs (issue 20 asks for 10-30), not
+positions from each with ``--min-discs`` to ``--max-discs`` discs (10-30 by default), not
 finished. With ``--db`` (the tree the model was fitted from), a position stored there
 with at least the fit's ``min_visits`` visits (one the fit could have trained on) is
 left out. The oracle (:mod:`treelab.oracle`, treelab's exact solver) gives every move's
@@ -12,7 +12,7 @@ Reported, with 95% Wilson intervals and by disc band:
 
 - **value-sign accuracy**: over positions won or lost with perfect play (draws left
   out, as the fit's own ``value_sign_accuracy``), the share where the model's value
-  for the player to move is on the right side of 1/2 (issue 20's target: 80%);
+  for the player to move is on the right side of 1/2 (the learning loop's target: 80%);
 - **policy optimal share**: the share of all positions where the model's most likely
   move is an optimal move (and where the choice mattered: some move is not optimal).
 

@@ -8,7 +8,7 @@ saves), ``workers=1`` (one worker process; this process writes) and
 ratios of the medians, and the ratios CPU time alone allows on two idle cores
 (the machine is shared: under load, wall-clock ratios favour whichever mode runs
 more processes). The last ratio is the command line's: ``treelab train --workers N``
-runs workers only where they pay (:func:`treelab.play.parallel.advice`), so it compares
+runs workers only where they pay (:func:`treelab.play.training.parallel.advice`), so it compares
 the modes it picks.
 
     .venv/bin/python benchmarks/parallel.py --budgets 100,200,400,2000 --rounds 3
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import treelab
-from treelab.play.parallel import advice
+from treelab.play.training.parallel import advice
 
 MODES = {"one process": None, "--workers 1": 1, "--workers 2": 2}
 

@@ -2,9 +2,9 @@
 
 ``benchmarks/parallel.py`` times whole runs; this script plays the same pipeline in one process
 so that each role's CPU time can be read on its own (``time.process_time``, which a loaded machine
-distorts far less than wall time): ``--workers`` workers (:class:`treelab.play.workers.Worker`,
+distorts far less than wall time): ``--workers`` workers (:class:`treelab.play.training.workers.Worker`,
 Connect Four self-play, the games dealt in turn) and their writer
-(:class:`treelab.play.workers.Writer`, one batch per game, as the run's own process writes
+(:class:`treelab.play.training.workers.Writer`, one batch per game, as the run's own process writes
 them). Per simulation it prints the workers' top-of-tree shares (``share_top``), searches,
 ``take`` (the delta's arrays and position keys), pickling and unpickling a result (the hand-over),
 the writer's ``write``, and the renumbering of the new nodes; then the SQL the writer ran, by
@@ -15,7 +15,7 @@ copy of the file, the nodes the later half of the games added are deleted and pu
 ``INSERT INTO nodes SELECT ...`` from a temporary table (the same ids, parents and moves, so the
 same unique-index inserts), and as many ``positions`` rows the same way through the writer's
 upsert. That floor, per simulation, is what no tuning of the writer's Python can go below
-(issue 19: ``--workers 2`` at 1.4x ``--workers 1`` needs a writer under 0.43x a worker's cost).
+(``--workers 2`` at 1.4x ``--workers 1`` needs a writer under 0.43x a worker's cost).
 
     .venv/bin/python benchmarks/parallel_roles.py --budgets 200,400 --workers 1,2 --games 24
     .venv/bin/python benchmarks/parallel_roles.py --budgets 200 --workers 1 --games 24 --floor
@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from treelab.games import find_game
-from treelab.play import workers as worker_module
 from treelab.play.training import exploration, make_players
-from treelab.play.training_config import split_options
-from treelab.play.workers import Job, Worker, Writer
-from treelab.store.deltawriter import simulations
+from treelab.play.training import workers as worker_module
+from treelab.play.training.config import split_options
+from treelab.play.training.workers import Job, Worker, Writer
+from treelab.store.writer import simulations
 
 ROLES = ("share", "search", "take", "pickle", "unpickle", "write", "renumber")
 SQL: collections.defaultdict[str, float] = collections.defaultdict(float)
@@ -123,8 +123,8 @@ def measure(iterations: int, workers: int, games: int, with_floor: bool = False,
                 spent[role] += time.process_time() - began
         return call
 
-    saved = {name: getattr(worker_module, name) for name in ("share_top", "play_game", "take")}
-    for name, role in (("share_top", "share"), ("play_game", "search"), ("take", "take")):
+    saved = {name: getattr(worker_module, name) for name in ("share_top", "play_recorded", "take")}
+    for name, role in (("share_top", "share"), ("play_recorded", "search"), ("take", "take")):
         setattr(worker_module, name, timed(role, saved[name]))
     try:
         writer = Writer(job)

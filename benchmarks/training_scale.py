@@ -1,7 +1,7 @@
 """Training throughput as the tree grows: simulations per second at ~10k nodes against ~1M nodes.
 
 Self-play Connect Four with :func:`treelab.train`, saved after every game as always (from the run's
-writer process, :mod:`treelab.store.background`). First one tree is trained until it holds
+writer process, :mod:`treelab.store.writer`). First one tree is trained until it holds
 ``--target`` nodes and kept as it is (not timed). Then each round times two runs of ``--games``
 games: one on a tree trained (not timed) to ``--small`` nodes, one on a copy of the big tree, so
 every round starts at the same sizes. After every logged game the script notes the time and the
@@ -31,7 +31,7 @@ from typing import Any
 
 import treelab
 from treelab import speedups
-from treelab.store import background, persistence
+from treelab.store import persistence, writer
 
 
 class Stop(Exception):
@@ -47,7 +47,7 @@ def trained(db: Path, seed: int, iterations: int, *, games: int = 0, until: int 
         nodes at those two games.
     """
     trees: list[treelab.Tree] = []
-    real_open, real_saver = persistence.open_tree, background.BackgroundSaver  # train() imports them when it runs
+    real_open, real_saver = persistence.open_tree, writer.BackgroundSaver  # train() imports them when it runs
 
     def open_tree(*args: Any, **kwargs: Any) -> treelab.Tree:
         tree = real_open(*args, **kwargs)
@@ -67,14 +67,14 @@ def trained(db: Path, seed: int, iterations: int, *, games: int = 0, until: int 
             raise Stop
 
     persistence.open_tree = open_tree  # type: ignore[assignment]
-    background.BackgroundSaver = Saver  # type: ignore[misc]
+    writer.BackgroundSaver = Saver  # type: ignore[misc]
     try:
         with contextlib.suppress(Stop):
             treelab.train("connect4", db, games=10**9, iterations=iterations, seed=seed, progress=False,
                           on_game=on_game)
     finally:
         persistence.open_tree = real_open  # type: ignore[assignment]
-        background.BackgroundSaver = real_saver  # type: ignore[misc]
+        writer.BackgroundSaver = real_saver  # type: ignore[misc]
         trees.clear()
         gc.unfreeze()  # train() froze the tree's objects; let this run's tree go
         gc.collect()

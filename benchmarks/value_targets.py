@@ -1,6 +1,6 @@
 """How good are a learning loop's value targets? Judged by perfect play on the positions a fit learns from.
 
-Issue 20's model stays near 80% value sign against perfect play whatever the loop changes, and
+The loop's model stays near 80% value sign against perfect play whatever the loop changes, and
 this script asks why. It draws ``--positions`` positions of a Connect Four tree that a fit
 could learn from (at least the fit's ``--min-visits`` visits, ``--min-discs`` to ``--max-discs``
 discs, decided with perfect play: treelab's solver, :mod:`treelab.oracle`) and reports, with
@@ -55,7 +55,7 @@ def main() -> None:
 
     import treelab
     from treelab.oracle import OracleCache, require_oracle
-    from treelab.store.fitrows import read_fit_rows
+    from treelab.store.rows import read_fit_rows
 
     game = treelab.find_game("connect4")
     model = treelab.load_model(args.model, game)

@@ -1,7 +1,7 @@
 """What the training run's writer process costs a simulation, at ~30k nodes against ~1M.
 
-``treelab train`` hands each game's delta to a writer process (:mod:`treelab.store.background`),
-which adds it to the file (:class:`~treelab.store.deltawriter.DeltaWriter`). Once the searches are
+``treelab train`` hands each game's delta to a writer process (:mod:`treelab.store.writer`),
+which adds it to the file (:class:`~treelab.store.writer.DeltaWriter`). Once the searches are
 fast, that writer bounds training. This script trains a tree to ``--small`` nodes and one to
 ``--target`` nodes (not timed), records the deltas of ``--games`` real self-play games on each
 (``treelab.train`` itself, its writer ready before the first game), then replays them into fresh
@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from treelab import speedups
-from treelab.store import background
+from treelab.store import writer
 from treelab.store.deltas import AssignedIds, Delta
-from treelab.store.deltawriter import DeltaWriter
+from treelab.store.writer import DeltaWriter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from training_scale import trained
@@ -39,18 +39,18 @@ def recorded(db: Path, seed: int, iterations: int, games: int) -> tuple[Path, li
     start = db.with_suffix(".start.db")
     shutil.copyfile(db, start)
     deltas: list[Delta] = []
-    real_take = background.take
+    real_take = writer.take
 
     def take(*args: object, **kwargs: object) -> tuple[Delta, list[object]]:
         delta, new = real_take(*args, **kwargs)  # type: ignore[arg-type]
         deltas.append(delta)
         return delta, new  # type: ignore[return-value]
 
-    background.take = take  # type: ignore[assignment]
+    writer.take = take  # type: ignore[assignment]
     try:
         trained(db, seed, iterations, games=games)  # waits for the writer: every game is a delta
     finally:
-        background.take = real_take
+        writer.take = real_take
     return start, deltas
 
 

@@ -64,7 +64,7 @@ _EXPORTS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "play.tracing": ("SearchTrace", "read_trace", "trace"),
     "play.training": ("TrainSummary", "train"),
     "play.learning": ("LoopSummary", "learning_loop"),
-    "play.training_config": ("TrainingConfig",),
+    "play.training.config": ("TrainingConfig",),
     "store.merging": ("MergeSummary", "merge"),
     "store.persistence": ("load", "open_tree", "save"),
     "store.records": ("compact", "info", "read_games", "read_history"),
@@ -137,7 +137,7 @@ if TYPE_CHECKING:
     from .play.tracing import SearchTrace, read_trace, trace
     from .play.training import TrainSummary as TrainSummary
     from .play.training import train
-    from .play.training_config import TrainingConfig
+    from .play.training.config import TrainingConfig
     from .store.merging import MergeSummary as MergeSummary
     from .store.merging import merge
     from .store.persistence import load

@@ -6,20 +6,20 @@
  * does what the Python phases do, in the same order and with the same arithmetic, so the same tree grows:
  *
  *   select    from ``start`` down, at each node the child or waiting move (tree.pending) maximising
- *             q + c * P * sqrt(N) / (1 + n) (treelab.mcts.puct_rules._pick: N = 1 + the children's
+ *             q + c * P * sqrt(N) / (1 + n) (treelab.mcts.puct._pick: N = 1 + the children's
  *             nb_select, an unvisited child's q the parent's value for the player to move, proven
  *             children skipped with the solver, root noise read by label at the start);
  *   expand    a waiting move chosen is made a node (make_child) and its prior moved to tree.priors; a node
  *             never evaluated is evaluated: the network's forward pass on the position's features
  *             (treelab.games.connect4's four planes), its priors floored and normalised over the legal
- *             moves (treelab.learn.model.Model.predict), normalised again and kept (puct_rules._expand);
+ *             moves (treelab.learn.model.Model.predict), normalised again and kept (puct._expand);
  *   evaluate  a new leaf (no visit yet) ends the simulation: a value v strictly between 0 and 1 (not 1/2)
  *             is a draw plus 2v - 1 on every node's value sum from the root (the mover's sign), else a
  *             win, a draw or a loss (PUCTPhases.simulate);
  *   backup    nb_visit, nb_select, nb_win / nb_draw along the path (back_up_path, _loop.c).
  *
  * With the solver on, a move that ends the game is made a child when its parent is evaluated and proven
- * at once, as puct_rules._expand does; the proof then propagates up by the one rule of treelab.mcts.solver
+ * at once, as puct._expand does; the proof then propagates up by the one rule of treelab.mcts.solver
  * (the ``prove`` callback, Python), and a leaf proven so ends its simulation with its proven result. A
  * simulation that reaches a finished game or finds every move proven is handed back before it changes
  * anything but the nodes made on the way, which the Python phases then make the same choices over (a
@@ -236,7 +236,7 @@ static int dict_double(PyObject *dict, PyObject *key, double fallback, double *o
 }
 
 /* Evaluate s (live), the position of path[n - 1], and keep its moves' priors: tree.pending[node] for the moves
- * not made, tree.priors for the children (puct_rules._expand). With the solver, a move that ends the game is
+ * not made, tree.priors for the children (puct._expand). With the solver, a move that ends the game is
  * made a child at once and proven (a win, or a draw on the last cell: solver.prove_terminal), and the proof
  * propagates up by Python's one rule (the prove callback: solver.propagate from node up).
  * *value: the network's value for the player to move. 0, -1 on error, HAND_BACK for a non-finite value. */
@@ -272,7 +272,7 @@ static int evaluate(PBatch *b, PyObject **path, const int *counts, int n, const 
     for (int m = 1; m <= WIDTH; m++)
         if (legal & (1u << (m - 1))) {
             picked[m] /= total;
-            again += picked[m]; /* puct_rules._expand normalises the evaluator's priors again */
+            again += picked[m]; /* puct._expand normalises the evaluator's priors again */
         }
     Py_ssize_t n_kids;
     PyObject **items = child_items(node, &n_kids);
@@ -341,7 +341,7 @@ fail:
     return -1;
 }
 
-/* PUCT's choice at node (puct_rules._pick): *chosen a child (borrowed), or *label a waiting move's label
+/* PUCT's choice at node (puct._pick): *chosen a child (borrowed), or *label a waiting move's label
  * (borrowed) with its prior. 0, -1 on error, HAND_BACK when every move is proven. */
 static int pick(PBatch *b, PyObject *node, PyObject *waiting, PyObject **chosen, PyObject **label, double *prior_of) {
     Py_ssize_t n_kids;
@@ -491,7 +491,7 @@ static int simulate_one(PBatch *b) {
     else if (!board_over(&s)) return -1;
     if (board_over(&s)) {
         winner = s.winner; /* without the solver a finished game's result is backed up unproven */
-    } else if (proof != Py_None) { /* a fact (puct_rules._leaf_result): the mover's proven result */
+    } else if (proof != Py_None) { /* a fact (puct._leaf_result): the mover's proven result */
         long result = PyLong_AsLong(proof);
         if (result == -1 && PyErr_Occurred()) return -1;
         int mover = 3 - to_move;

@@ -5,8 +5,9 @@ No test counts a module's lines: a module is as long as the concept it owns.
 The layers read core (``tree``, ``errors``, ``games``, ``speedups``) <- {``mcts``, ``store``} <-
 {``view``, ``analysis``} <- ``play`` <- ``cli``: a module imports only from its own layer or a lower
 one, and no modules import each other in a circle, at any depth. Imports inside functions (the
-command line's lazy loading, a late import that saves start-up time) count like any other; only
-imports under ``if TYPE_CHECKING:`` (never run) are not held to the order.
+command line's lazy loading, a late import that saves start-up time) count like any other, and so do
+imports under ``if TYPE_CHECKING:``: they never run, but a module that needs another's names to be
+read depends on it all the same, so a type-only import may not point up the layers or close a circle.
 """
 
 from __future__ import annotations
@@ -62,28 +63,29 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement that can run: at module level, in functions and classes, at any depth
-    (not those under ``if TYPE_CHECKING:``, which never runs)."""
+def _imports(body: list[ast.stmt], typing: bool = True) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement: at module level, in functions and classes, at any depth; those under
+    ``if TYPE_CHECKING:`` (which never runs) too, unless ``typing`` is False."""
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        elif isinstance(node, ast.If) and _is_type_checking(node.test):
-            yield from _imports(node.orelse)
+        elif isinstance(node, ast.If) and _is_type_checking(node.test) and not typing:
+            yield from _imports(node.orelse, typing)
         else:
             for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                 for child in getattr(node, field, ()) or ():
                     if isinstance(child, ast.stmt):
-                        yield from _imports([child])
+                        yield from _imports([child], typing)
                     elif isinstance(child, ast.excepthandler | ast.match_case):
-                        yield from _imports(child.body)
+                        yield from _imports(child.body, typing)
 
 
-def imports_of(name: str, path: Path) -> set[str]:
-    """The treelab modules that module ``name`` (at ``path``) imports, inside functions included."""
+def imports_of(name: str, path: Path, typing: bool = True) -> set[str]:
+    """The treelab modules that module ``name`` (at ``path``) imports, inside functions included, and under
+    ``if TYPE_CHECKING:`` unless ``typing`` is False."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _imports(ast.parse(path.read_text(), str(path)).body):
+    for node in _imports(ast.parse(path.read_text(), str(path)).body, typing):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "treelab")
             continue
@@ -105,9 +107,10 @@ def part(name: str) -> str:
     return name.split(".")[1] if "." in name else ""
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Imports between treelab's modules (inside functions included)."""
-    return {name: imports_of(name, path) for name, path in modules().items()}
+def import_graph(typing: bool = True) -> dict[str, set[str]]:
+    """Imports between treelab's modules (inside functions included; under ``if TYPE_CHECKING:`` unless
+    ``typing`` is False)."""
+    return {name: imports_of(name, path, typing) for name, path in modules().items()}
 
 
 def test_every_part_has_a_layer() -> None:
@@ -157,12 +160,18 @@ def test_no_import_circle_between_the_parts() -> None:
     assert _cycle(parts) == []
 
 
-def test_no_import_circle_between_modules() -> None:
-    graph = {name: {t for t in targets if t != name} for name, targets in import_graph().items()}
+def _module_graph(typing: bool = True) -> dict[str, set[str]]:
+    graph = {name: {t for t in targets if t != name} for name, targets in import_graph(typing).items()}
     # a package's __init__ runs before its modules, so `from . import x` inside the package is not a circle
     for name in graph:
         graph[name] = {t for t in graph[name] if not name.startswith(t + ".")}
-    assert _cycle(graph) == []
+    return graph
+
+
+def test_no_import_circle_between_modules() -> None:
+    """No circle at any depth, counting the imports that run and the type-only ones alike."""
+    assert _cycle(_module_graph(typing=False)) == []  # the imports that run
+    assert _cycle(_module_graph()) == []  # and with the imports under ``if TYPE_CHECKING:``
 
 
 def test_the_import_reader_sees_real_imports(tmp_path: Path) -> None:
@@ -176,7 +185,9 @@ def test_the_import_reader_sees_real_imports(tmp_path: Path) -> None:
     bad = "from __future__ import annotations\nfrom typing import TYPE_CHECKING\nfrom ..cli import main\n"
     probe = tmp_path / "probe.py"  # read as if it were treelab/games/probe.py
     probe.write_text(bad + "if TYPE_CHECKING:\n    from ..play import arena\n")
-    assert imports_of("treelab.games.probe", probe) == {"treelab.cli"}
+    assert imports_of("treelab.games.probe", probe, typing=False) == {"treelab.cli"}
+    assert imports_of("treelab.games.probe", probe) == {"treelab.cli", "treelab.play.arena"}  # type-only counts
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
 def test_at_most_eight_top_level_modules() -> None:

@@ -4,7 +4,7 @@ Checked over every callable the front door resolves (``treelab._LAZY``, a class 
 functions behind the command line, and the command-line callbacks themselves. Counted: the named
 parameters (``self`` aside). Not counted: a ``**options`` catch-all, which takes the fields of a
 config value by their names (:meth:`treelab.mcts.config.SearchConfig.of`,
-:func:`treelab.play.training_config.split_options`, both refusing unknown names, tested in
+:func:`treelab.play.training.config.split_options`, both refusing unknown names, tested in
 ``tests/mcts/test_search_config.py``). Frozen dataclasses are values: their fields are what they hold.
 """
 
@@ -28,7 +28,7 @@ LIBRARY = [  # the library functions the command line calls (beyond the front do
     "treelab.play.positions:analyse",
     "treelab.play.arena:make_player",
     "treelab.play.arena:play_match",
-    "treelab.play.parallel:train_parallel",
+    "treelab.play.training.parallel:train_parallel",
     "treelab.play.players:MCTSPlayer",
     "treelab.play.players:PUCTPlayer",
     "treelab.mcts.dispatch:puct_search",

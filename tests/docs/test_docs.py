@@ -15,7 +15,7 @@ import pytest
 from paths import ROOT, TESTS
 
 import treelab
-from tests.design.test_layers import LAYERS
+from tests.design.test_layers import LAYERS, import_graph
 from treelab.cli import cli
 
 PACKAGE = ROOT / "treelab"
@@ -83,6 +83,31 @@ def test_the_layout_table_reads_bottom_up_by_layer() -> None:
     layers = [LAYERS[part.removeprefix("treelab/").split("/")[0].removesuffix(".py")] for part in parts[:-1]]
     assert layers == sorted(layers), list(zip(parts, layers, strict=False))
     assert set(layers) == {0, 1, 2, 3, 4}
+
+
+ROOMS = {"store/": "treelab.store", "mcts/": "treelab.mcts", "play/training/": "treelab.play.training"}
+"""The parts whose rooms the design page lists bottom up, under "The rooms of ...", each with its package."""
+
+
+def test_the_rooms_are_listed_bottom_up() -> None:
+    """Every module of ``store/``, ``mcts/`` and ``play/training/`` is in the design page's list of rooms, and
+    imports (inside functions and under ``TYPE_CHECKING`` included) only rooms of its part listed before it."""
+    text = (ROOT / "docs" / "design.md").read_text().split("### The rooms of", 1)[1].split("\n### ", 1)[0]
+    blocks = re.split(r"^`([\w/]+/)`.*:$", text, flags=re.M)
+    listed = dict(zip(blocks[1::2], blocks[2::2], strict=True))
+    assert sorted(listed) == sorted(ROOMS)
+    graph = import_graph()
+    for folder, package in ROOMS.items():
+        path = PACKAGE / folder.removesuffix("/")
+        modules = {p.stem for p in path.glob("*.py")  # a package's __init__ only when it holds more than a docstring
+                   if p.stem != "__init__" or len(ast.parse(p.read_text()).body) > 1}
+        order = list(dict.fromkeys(m.removesuffix(".py") for m in re.findall(r"`(\w+\.py)`", listed[folder])))
+        order = [m for m in order if m in modules or (m == "__init__" and (path / "__init__.py").is_file())]
+        assert sorted(set(order) & modules) == sorted(modules), f"list every module of {folder} in docs/design.md"
+        for i, module in enumerate(order):
+            name = package if module == "__init__" else f"{package}.{module}"
+            inside = {t.removeprefix(package + ".") for t in graph[name] if t.startswith(package + ".")}
+            assert inside <= set(order[:i]), f"{folder}{module}.py imports {sorted(inside - set(order[:i]))}"
 
 
 def test_readme_examples_leave_no_untracked_files() -> None:

@@ -5,7 +5,7 @@ benchmarks name modules and their members by dotted name (``treelab.store.bulk.b
 :func:`treelab.mcts.uct.search`). A module renamed or a function moved leaves such names behind;
 this test imports each one (the longest prefix that is a module, then attribute by attribute) and
 fails on any that does not resolve, and on a ``:mod:`` role whose target is not a module. The same
-text names files (``store/kept.py``, ``docs/design.md``, ``_loop.c``): a path under one of the project's
+text names files (``store/dbfile.py``, ``docs/design.md``, ``_loop.c``): a path under one of the project's
 folders or packages must exist, a bare file name must be some file's of the repository.
 
 The files at the top are read too (``pyproject.toml``, whose mypy overrides name modules, the ``Makefile``,

@@ -24,9 +24,9 @@ from treelab.interop import streaming
 from treelab.interop.rows import from_rows, tree_rows, write_rows
 from treelab.interop.transfer import export, import_file
 from treelab.positions import PositionTable, counts_of_nodes
-from treelab.store import increments, positiontable
-from treelab.store.deltas import start
-from treelab.store.sharing import share_top
+from treelab.store import merging as increments
+from treelab.store import positiontable
+from treelab.store.deltas import share_top, start
 
 
 def by_path(db: Path) -> dict[str, tuple[Any, ...]]:
@@ -147,7 +147,7 @@ def test_a_workers_refresh_brings_the_files_value_sums_and_priors(tmp_path: Path
 def test_a_fitted_models_value_targets_are_the_means_with_the_value_sums(tmp_path: Path) -> None:
     from treelab.games import find_game
     from treelab.learn.dataset import build_dataset
-    from treelab.store.fitrows import read_fit_rows
+    from treelab.store.rows import read_fit_rows
 
     recorder = treelab.Recorder("tictactoe")
     for value in (0.5, -0.25, 1.0):  # X's values through 5: X's mean there (1 + 1.25 / 3) / 2

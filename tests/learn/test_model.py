@@ -28,7 +28,7 @@ from treelab.mcts.dispatch import puct_search
 from treelab.mcts.evaluators import Evaluation, ModelEvaluator, uniform_priors
 from treelab.mcts.uct import Limit
 from treelab.nodes import Proof, mean_reward
-from treelab.store.fitrows import read_fit_rows
+from treelab.store.rows import read_fit_rows
 
 
 @pytest.fixture(scope="module")

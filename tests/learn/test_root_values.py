@@ -19,7 +19,7 @@ import treelab
 from treelab.learn.dataset import build_dataset, logged_values
 from treelab.mcts.evaluators import Evaluation, uniform_priors
 from treelab.mcts.summary import search_value, tally
-from treelab.store.fitrows import read_fit_rows
+from treelab.store.rows import read_fit_rows
 from treelab.store.schema import SCHEMA_VERSION
 
 

@@ -11,7 +11,7 @@ import pytest
 import treelab
 from treelab.learn.dataset import build_dataset, candidates
 from treelab.learn.fitting import FitConfig, fit
-from treelab.store.fitrows import read_fit_rows
+from treelab.store.rows import read_fit_rows
 
 
 @pytest.fixture(scope="module")

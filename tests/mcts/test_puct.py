@@ -23,10 +23,10 @@ from treelab.mcts.evaluators import (
 )
 from treelab.mcts.puct import (
     C_PUCT,
+    _outcome,
     choose_puct_move,
     dirichlet_alpha_for,
 )
-from treelab.mcts.puct_rules import _outcome
 from treelab.mcts.uct import Limit
 from treelab.play.players import MCTSPlayer
 

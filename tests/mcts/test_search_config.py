@@ -10,7 +10,7 @@ import treelab
 from treelab.errors import BudgetError, UnknownOptionError
 from treelab.mcts.config import MAX_NEW_NODES, SearchConfig
 from treelab.mcts.dispatch import puct_search
-from treelab.play.training_config import TrainingConfig
+from treelab.play.training.config import TrainingConfig
 
 
 def test_defaults_and_the_algorithms_exploration():
@@ -132,7 +132,7 @@ def test_the_selection_hook_replaces_ucb1_and_the_compiled_walk_is_its_fast_path
 
 def test_the_options_of_a_run_are_made_and_checked_once():
     """``train`` builds its SearchConfig once (a given value is used as it is when nothing replaces it)."""
-    from treelab.play.training_config import TEMPERATURE, split_options
+    from treelab.play.training.config import TEMPERATURE, split_options
 
     given = SearchConfig(c=0.8, temperature=0.3)
     search, training = split_options(given, TrainingConfig(opponent="heuristic"), {}, 7)

@@ -17,10 +17,9 @@ import treelab
 from treelab.analysis.convergence import converge_records
 from treelab.errors import TraceError
 from treelab.mcts.config import C_PUCT, SearchConfig
-from treelab.mcts.dispatch import puct_search
+from treelab.mcts.dispatch import puct_search, traced_search
 from treelab.mcts.loop import Limit
-from treelab.mcts.trace_records import TRACE_KEYS, apply_record
-from treelab.mcts.tracer import Tracer, traced_search
+from treelab.mcts.tracer import TRACE_KEYS, Tracer, apply_record
 from treelab.mcts.uct import search
 
 Snapshot = dict[tuple[str, ...], tuple[Any, ...]]

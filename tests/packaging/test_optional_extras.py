@@ -74,9 +74,9 @@ def test_make_demo_installs_no_extra_no_dev_group_and_no_browser() -> None:
 
 def test_the_command_line_imports_no_ipython(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys\nsys.argv = ['treelab', '--help']\nfrom treelab.cli import main\n"
-         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-         "print(sorted(m for m in ('IPython', 'anywidget', 'ipywidgets', 'sklearn') if m in sys.modules))"],
+        [sys.executable, "-c", "import atexit, sys\nsys.argv = ['treelab', '--help']\nfrom treelab.cli import main\n"
+         "atexit.register(lambda: print(sorted(m for m in ('IPython', 'anywidget', 'ipywidgets', 'sklearn')\n"
+         "                                      if m in sys.modules)))\nmain()\n"],
         capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"

@@ -57,8 +57,8 @@ def test_the_plain_install_has_no_dev_tool_and_no_extra(installed: Path, tmp_pat
     assert "treelab" in listed
     assert not listed & {"pytest", "ruff", "mypy", "playwright", "ipython", "anywidget", "scikit-learn", "ray",
                          "open-spiel", "jupyterlab", "mkdocs"}, sorted(listed)
-    probe = ("import sys; sys.argv = ['treelab', '--help']\nfrom treelab.cli import main\ntry:\n    main()\n"
-             "except SystemExit:\n    pass\nprint('IPython' in sys.modules)")
+    probe = ("import atexit, sys; sys.argv = ['treelab', '--help']\nfrom treelab.cli import main\n"  # main() ends
+             "atexit.register(lambda: print('IPython' in sys.modules))\nmain()")  # the process: its exit handlers run
     assert _sh(installed / "python", "-c", probe, cwd=tmp_path).strip().splitlines()[-1] == "False"
 
 

@@ -13,7 +13,7 @@ from cli_helpers import assert_clean_error, run
 import treelab
 from treelab import StoreError, train
 from treelab.errors import SpecError
-from treelab.play.pool import parse_pool
+from treelab.play.training.pool import parse_pool
 
 MEMBERS = ("self", "heuristic", "random")
 

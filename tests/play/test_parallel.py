@@ -20,18 +20,18 @@ from click.testing import CliRunner
 import treelab
 from treelab.cli import cli
 from treelab.errors import BudgetError, StoreError, WorkerError
-from treelab.store.increments import SOURCES
+from treelab.store.merging import SOURCES
 
-AS_ASKED = [sys.executable, "-c", "import treelab.play.parallel as p; p.advice = lambda workers, **_: (workers, ''); "
-            "from treelab.cli import main; main()"]
+AS_ASKED = [sys.executable, "-c", "import treelab.play.training.parallel as p; "
+            "p.advice = lambda workers, **_: (workers, ''); from treelab.cli import main; main()"]
 """``treelab`` with ``--workers N`` run as asked: the command line trains UCT in one process, where workers would
-not pay (:func:`treelab.play.parallel.advice`); these tests are of the workers themselves."""
+not pay (:func:`treelab.play.training.parallel.advice`); these tests are of the workers themselves."""
 
 
 @pytest.fixture
 def as_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process command lines run ``--workers N`` as asked (see :data:`AS_ASKED`)."""
-    from treelab.play import parallel
+    from treelab.play.training import parallel
 
     monkeypatch.setattr(parallel, "advice", lambda workers, **_: (workers, ""))
 
@@ -241,7 +241,7 @@ def test_ray_trains_24_games_into_a_consistent_tree(tmp_path: Path) -> None:
 
 def test_workers_run_only_where_they_pay(tmp_path: Path) -> None:
     """UCT, one worker or one core: one process; PUCT: workers, never more than cores; busy cores: a warning."""
-    from treelab.play.parallel import advice
+    from treelab.play.training.parallel import advice
 
     for asked, options in ((2, {"cores": 1}), (2, {"algorithm": "uct"}), (1, {"algorithm": "puct"})):
         workers, note = advice(asked, **{"cores": 2, "load": 0.0, **options})  # type: ignore[arg-type]
@@ -307,7 +307,7 @@ def test_workers_that_play_on_while_the_writer_stores_their_games_late_add_up_ex
     from tests.store.test_deltas import counts_by_path, plus
     from tests.store.test_merge import by_path, random_tree, saved
     from treelab.mcts.uct import Limit, search
-    from treelab.play.workers import Job, Result, Writer
+    from treelab.play.training.workers import Job, Result, Writer
     from treelab.store.binding import binding_of
     from treelab.store.deltas import LOCAL, renumber, start, take
 

@@ -12,7 +12,7 @@ import treelab
 from treelab.mcts.loop import Limit
 from treelab.mcts.uct import search
 from treelab.store import deltas
-from treelab.store.deltawriter import simulations
+from treelab.store.writer import simulations
 
 _RUN = """
 import json, sys

@@ -18,13 +18,12 @@ from treelab import speedups
 from treelab.errors import DatabaseBusyError, ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
 from treelab.nodes import Proof
-from treelab.store import columns as node_columns
 from treelab.store import deltas
+from treelab.store import values as node_columns
 from treelab.store.binding import binding_of
-from treelab.store.columns import columns
-from treelab.store.deltas import LOCAL, AssignedIds, renumber, stamp, start, take
-from treelab.store.deltawriter import DeltaWriter
-from treelab.store.sharing import share_top
+from treelab.store.deltas import LOCAL, AssignedIds, renumber, share_top, stamp, start, take
+from treelab.store.values import columns
+from treelab.store.writer import DeltaWriter
 from treelab.tree import Tree
 
 

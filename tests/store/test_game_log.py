@@ -18,9 +18,9 @@ import treelab
 from treelab.mcts.dispatch import puct_search
 from treelab.mcts.uct import Limit
 from treelab.play import training
-from treelab.store import background
+from treelab.store import writer as background
 from treelab.store.binding import cut_of, last_game
-from treelab.store.increments import SOURCES
+from treelab.store.merging import SOURCES
 
 
 def stamps(db: Path) -> dict[str, int | None]:
@@ -95,7 +95,7 @@ def test_stamps_and_games_through_training_a_partial_load_and_training_again(
 
 def test_worker_processes_stamp_the_games_they_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each worker stamps its game's new nodes before it hands them on; the writer logs every game once."""
-    from treelab.play import parallel
+    from treelab.play.training import parallel
 
     monkeypatch.setattr(parallel, "advice", lambda workers, **_: (workers, ""))  # workers even where they do not pay
     db = tmp_path / "t.db"

@@ -17,7 +17,7 @@ import treelab
 from treelab.cli import cli
 from treelab.errors import GameMismatchError, ProofConflictError, StoreError
 from treelab.mcts.uct import Limit, search
-from treelab.store.increments import COUNTS, SOURCES
+from treelab.store.merging import COUNTS, SOURCES
 from treelab.tree import Tree
 
 

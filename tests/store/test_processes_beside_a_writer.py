@@ -22,7 +22,7 @@ import pytest
 import treelab
 from treelab import StoreError
 from treelab.store import dbfile
-from treelab.store.connect import WAL_FLOOR
+from treelab.store.dbfile import WAL_FLOOR
 from treelab.store.persistence import kept_open
 
 ROUNDS = int(os.environ.get("TREELAB_ROUNDS", "1"))

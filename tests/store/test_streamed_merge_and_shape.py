@@ -25,9 +25,10 @@ import treelab
 from treelab.analysis.arrays import TreeArrays
 from treelab.analysis.shape import layout, levels, p1_mean, plot_icicle, plot_sunburst, stream_levels
 from treelab.mcts.uct import Limit, search
-from treelab.store import increments, merging, rows
+from treelab.store import merging, rows
+from treelab.store import merging as increments
 from treelab.store.binding import last_game
-from treelab.store.increments import SOURCES, add, log_sources, read
+from treelab.store.merging import SOURCES, add, log_sources, read
 from treelab.store.persistence import GAME_FIELDS, open_tree, save
 from treelab.tree import Tree
 
@@ -64,7 +65,7 @@ def saved(tree: Tree, db: Path, games: int) -> Path:
 
 
 def old_merge(out: Path, *inputs: Path) -> tuple[int, int, int, int]:
-    """The in-memory merge streaming replaced (treelab 2026-11, store/increments.py): the reference."""
+    """The in-memory merge streaming replaced (treelab 2026-11, store/merging.py): the reference."""
     game = treelab.info(inputs[0])["game"]
     tree = open_tree(out, game)
     start_nodes, next_id = tree.size, last_game(tree) + 1

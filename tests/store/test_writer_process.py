@@ -21,9 +21,9 @@ from tests.play.test_training import tree_invariants_hold
 from treelab import train
 from treelab.errors import NotATreelabDatabaseError, WorkerError
 from treelab.mcts import uct
-from treelab.store import background
-from treelab.store.background import BackgroundSaver
+from treelab.store import writer as background
 from treelab.store.binding import last_game
+from treelab.store.writer import BackgroundSaver
 
 SAVERS: list[BackgroundSaver] = []
 
@@ -266,7 +266,7 @@ def test_a_process_that_may_not_start_children_saves_every_game_itself(tmp_path:
 
 KILLED_TRAINER = """
 import sys, treelab
-from treelab.store import background
+from treelab.store import writer as background
 savers = []
 
 class Saver(background.BackgroundSaver):

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from explorer_helpers import SAMPLE_C4, copy_db, digest, serving
 
+from treelab.mcts.dispatch import traced_search
 from treelab.mcts.loop import Limit
 from treelab.mcts.policies import make_rng
-from treelab.mcts.tracer import Tracer, traced_search
+from treelab.mcts.tracer import Tracer
 from treelab.store.persistence import load
 from treelab.store.reach import load_reach
 from treelab.view.explorer import stepping

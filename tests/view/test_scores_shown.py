@@ -23,8 +23,9 @@ import treelab
 from treelab.analysis.arrays import stats
 from treelab.analysis.sqlstats import db_stats
 from treelab.mcts.config import SearchConfig
+from treelab.mcts.dispatch import traced_search
 from treelab.mcts.graph import select_graph
-from treelab.mcts.tracer import Tracer, traced_search
+from treelab.mcts.tracer import Tracer
 from treelab.mcts.uct import Limit, search
 from treelab.positions import PositionTable
 from treelab.view.explorer.data import TreeFile

@@ -29,8 +29,7 @@ from ..errors import GameMismatchError, PathNotFoundError
 from ..games import find_game
 from ..nodes import mean_reward, proof_word
 from ..store.dbfile import reading
-from ..store.pairs import aligned, attached, kid_moves, node_at, subtree_size
-from ..store.rows import principal_variation
+from ..store.rows import aligned, attached, kid_moves, node_at, principal_variation, subtree_size
 from ..store.schema import display
 from ..tree import Moves
 

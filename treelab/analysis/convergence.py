@@ -21,12 +21,12 @@ import numpy as np
 from ..errors import UnknownOptionError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig
+from ..mcts.dispatch import traced_search
 from ..mcts.policies import make_rng
-from ..mcts.trace_records import check_records
-from ..mcts.tracer import Tracer, traced_search
+from ..mcts.tracer import Tracer, check_records
 from ..mcts.uct import Limit
 from ..nodes import mean_reward
-from ..store.outfile import save_figure
+from ..store.files import save_figure
 from ..tree import Moves, Tree
 
 __all__ = ["CONTENDERS", "Convergence", "converge", "converge_records", "plot_convergence"]

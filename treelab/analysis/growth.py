@@ -24,8 +24,8 @@ import numpy as np
 
 from ..games import find_game
 from ..store.dbfile import diagnosed, reading
-from ..store.outfile import save_figure
-from ..store.readers import growth_rows, rows_until
+from ..store.files import save_figure
+from ..store.rows import growth_rows, rows_until
 from ..tree import SQRT2, Tree, TreeNode
 
 __all__ = ["GrowthData", "growth_data", "plot_growth", "tree_at"]

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DamagedDatabaseError
-from ..store.outfile import save_figure
+from ..store.files import save_figure
 from .arrays import TreeArrays
 
 __all__ = ["Level", "layout", "levels", "p1_mean", "plot_icicle", "plot_shape", "plot_shape_db", "plot_sunburst",

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..games import Game
-from ..store.outfile import is_stdout
+from ..store.files import is_stdout
 from .options import (
     ExampleLast,
     finite,

@@ -83,7 +83,7 @@ def fit(db: str, out: str, as_json: bool, **settings: Any) -> None:
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
-    from ..store.outfile import is_stdout
+    from ..store.files import is_stdout
 
     if as_json:
         click.echo(json.dumps(model.meta()), err=is_stdout(out))

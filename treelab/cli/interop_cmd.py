@@ -58,7 +58,7 @@ def export(fmt: str, db: str, path: str, depth: int | None, out: str) -> None:
       treelab export node-link data/tictactoe.db --depth 3 -o tree.json
     """
     from ..interop.transfer import export as write
-    from ..store.outfile import is_stdout, whole
+    from ..store.files import is_stdout, whole
 
     refuse_overwriting(out, db, noun="the export")
     with whole(out) as tmp, open(tmp, "w", encoding="utf-8", newline="") as stream:

@@ -148,7 +148,7 @@ db_argument = database
 
 
 def refuse_overwriting(out: str, *inputs: str, option: str = "-o", noun: str = "the picture") -> None:
-    """Refuse an output path that breaks the rule of every output (:func:`treelab.store.outfile.check_output`:
+    """Refuse an output path that breaks the rule of every output (:func:`treelab.store.files.check_output`:
     a directory, device, FIFO or socket) or is one of the ``inputs`` (or its ``-wal``/``-shm``/``-journal``
     file), before any work. ``option`` and ``noun`` name the output in the message.
 
@@ -159,7 +159,7 @@ def refuse_overwriting(out: str, *inputs: str, option: str = "-o", noun: str = "
         StoreError: ``out`` is a directory or a special file other than standard output.
         click.UsageError: ``out`` is an input; nothing has been written.
     """
-    from ..store.outfile import check_output, is_stdout
+    from ..store.files import check_output, is_stdout
 
     check_output(out, option)
     if is_stdout(out):

@@ -96,7 +96,7 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
 
     from ..play.console import UNBOUNDED
     from ..play.training import train as run
-    from ..play.training_config import TEMPERATURE_MOVES, TrainingConfig
+    from ..play.training.config import TEMPERATURE_MOVES, TrainingConfig
 
     until = time.monotonic() + 60.0 * minutes if minutes is not None else None
     if games is None:
@@ -107,7 +107,7 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
     options["pool"] = options["pool"] or None
     note = ""
     if workers is not None and 1 <= workers <= games and ray is None:  # local workers: only where they pay
-        from ..play.parallel import advice
+        from ..play.training.parallel import advice
 
         puct = searching.get("algorithm") == "puct" or searching.get("model") is not None
         workers, note = advice(workers, algorithm="puct" if puct else "uct")

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ImportFormatError
 from ..nodes import mean_reward
-from ..store.inputs import loads, regular_input
+from ..store.files import loads, regular_input
 from .rows import FIELDS
 
 __all__ = ["gml_text", "node_link", "read_graph", "rows_of_gml", "rows_of_node_link"]

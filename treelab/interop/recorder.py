@@ -6,7 +6,7 @@ import math
 import os
 
 from ..games import Game, find_game
-from ..store.outfile import whole
+from ..store.files import whole
 from ..tree import Moves, Tree, backup
 from .rows import tree_rows, write_rows
 
@@ -62,6 +62,6 @@ class Recorder:
 
     def write(self, file: str | os.PathLike[str], *, fmt: str = "jsonl") -> int:
         """Write the recorded tree as rows (JSON lines or CSV), whole or not at all by the rule of every output
-        (:mod:`treelab.store.outfile`); returns the rows written."""
+        (:mod:`treelab.store.files`); returns the rows written."""
         with whole(file) as tmp, tmp.open("w", encoding="utf-8", newline="") as out:
             return write_rows(tree_rows(self.tree), out, self.tree.game.name, fmt=fmt)

@@ -40,7 +40,7 @@ from typing import IO, Any
 from ..errors import ImportFormatError, NotationError
 from ..games import Game, State, find_game
 from ..nodes import TreeNode, walk
-from ..store.inputs import bounded_lines, loads
+from ..store.files import bounded_lines, loads
 from ..tree import Tree
 from .build import Builder, given_twice
 
@@ -77,7 +77,7 @@ def read_rows(file: str | os.PathLike[str] | IO[str], source: str | None = None
               ) -> tuple[str | None, Iterator[tuple[int, dict[str, Any]]]]:
     """The game a rows file names (None: none) and its rows as ``(line number, row)``, JSON lines or CSV.
 
-    Memory stays bounded whatever the file holds: a line is at most :data:`treelab.store.inputs.MAX_LINE`
+    Memory stays bounded whatever the file holds: a line is at most :data:`treelab.store.files.MAX_LINE`
     characters, JSON nested too deep, text that is not UTF-8 or a CSV field too long is an
     :class:`~treelab.errors.ImportFormatError` naming the line (``source`` names the file in errors).
     """

@@ -36,7 +36,7 @@ import numpy.typing as npt
 from ..errors import DamagedDatabaseError, NoEncodingError
 from ..games import Game, State
 from ..nodes import mean_reward
-from ..store.fitrows import FitRows
+from ..store.rows import FitRows
 
 __all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes", "logged_values", "selections"]
 

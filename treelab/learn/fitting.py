@@ -31,8 +31,8 @@ import numpy.typing as npt
 
 from ..errors import BudgetError, FitError, require_extra
 from ..games import Game, find_game
-from ..store.fitrows import read_fit_rows
-from ..store.outfile import check_output
+from ..store.files import check_output
+from ..store.rows import read_fit_rows
 from ..store.schema import DbPath, display
 from .dataset import Dataset, augment, build_dataset, candidates
 from .model import Model, load_model

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from .. import speedups
 from ..errors import ModelFileError, ModelMismatchError, StoreError
 from ..games import Game, State
-from ..store.outfile import special_kind, whole
+from ..store.files import special_kind, whole
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Model", "load_model"]
 
@@ -161,7 +161,7 @@ class Model:
 
     def save(self, path: str | os.PathLike[str]) -> Model:
         """Write the model to ``path`` atomically (a whole new file or the old one untouched; ``-``: standard
-        output; a device, FIFO or socket refused, :mod:`treelab.store.outfile`); the saved model."""
+        output; a device, FIFO or socket refused, :mod:`treelab.store.files`); the saved model."""
         buffer = io.BytesIO()
         arrays: dict[str, Any] = {"meta": np.array(json.dumps(self.meta(), sort_keys=True))}
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):

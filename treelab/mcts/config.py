@@ -91,7 +91,7 @@ class RootNoise:
     """
 
     alpha: float
-    """The Dirichlet ``alpha`` (:func:`~treelab.mcts.puct_rules.dirichlet_alpha_for`: about ``10 / moves``)."""
+    """The Dirichlet ``alpha`` (:func:`~treelab.mcts.puct.dirichlet_alpha_for`: about ``10 / moves``)."""
     fraction: float = DIRICHLET_FRACTION
     """The noise's share, ``epsilon``."""
 

@@ -26,14 +26,13 @@ from .graph import select_graph
 from .loop import Limit, Phases, SearchState, run, start_at
 from .policies import PlayoutFn, find_playout, make_rng
 from .selection import SelectFn, select_ucb1
-from .trace_terms import graph_terms, puct_terms, ucb1_terms
+from .tracer import Tracer, graph_terms, puct_terms, ucb1_terms
 from .uct_phases import GraphPhases, UCTPhases
 
 if TYPE_CHECKING:
     from .evaluators import Evaluator
-    from .tracer import Tracer
 
-__all__ = ["phases_for", "puct_search", "run_search"]
+__all__ = ["phases_for", "puct_search", "run_search", "traced_search"]
 
 
 def phases_for(state: SearchState, config: SearchConfig, tracer: Tracer | None = None, *,
@@ -161,3 +160,13 @@ def puct_search(
     config = SearchConfig(algorithm="puct", c=c, solver=solver, evaluator=evaluator, max_new_nodes=max_new_nodes,
                           noise=noise)
     return run_search(tree, moves, config, limit, rng=rng, should_stop=should_stop)
+
+
+def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfig, rng: random.Random,
+                  tracer: Tracer) -> int:
+    """Search ``moves`` of ``tree`` as ``search`` says (UCT, its solver, or PUCT), recording into ``tracer``.
+
+    :func:`run_search` with a tracer: the same phases and loop as an untraced search, the compiled batch
+    left out. Returns the simulations run.
+    """
+    return run_search(tree, moves, search, limit, rng=rng, tracer=tracer)

@@ -30,7 +30,7 @@ import random
 import time
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .. import speedups
 from ..errors import BudgetError
@@ -41,11 +41,8 @@ from ..tree import Counts, Moves, Tree, TreeNode, backup
 from .config import node_cap_for
 from .solver import LegalCount, propagate, prove_terminal
 
-if TYPE_CHECKING:
-    from .tracer import Tracer
-
-__all__ = ["BatchFn", "Leaf", "Limit", "Phases", "SearchState", "back_up", "count_batch", "prove_leaf", "run",
-           "start_at"]
+__all__ = ["BatchFn", "Leaf", "Limit", "Phases", "SearchState", "Tracing", "back_up", "count_batch", "prove_leaf",
+           "run", "start_at"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +61,20 @@ class Limit:
             raise BudgetError(f"iterations {self.iterations!r} must be a whole number of at least 1")
         if self.seconds is not None and not (self.seconds > 0 and math.isfinite(self.seconds)):
             raise BudgetError(f"seconds {self.seconds!r} must be a positive number")
+
+
+class Tracing(Protocol):
+    """What may ride along the loop and record it (:class:`treelab.mcts.tracer.Tracer`, which sits above the loop):
+    it wraps the loop's select and back-up phases."""
+
+    def select_phase(self, select: Callable[[SearchState], Leaf]) -> Callable[[SearchState], Leaf]:
+        """The select phase, recording where each simulation starts."""
+        ...
+
+    def back_up_phase(self, back_up: Callable[[SearchState, list[TreeNode], int | None], None]
+                      ) -> Callable[[SearchState, list[TreeNode], int | None], None]:
+        """The back-up phase, recording what each node gains."""
+        ...
 
 
 @dataclass(eq=False)
@@ -103,8 +114,8 @@ class SearchState:
     """Simulations drawn."""
     wins: list[int] = field(default_factory=lambda: [0, 0, 0])
     """Simulations won by player 1 (``wins[1]``) and player 2 (``wins[2]``)."""
-    trace: Tracer | None = None
-    """Records every simulation (:mod:`treelab.mcts.tracer`; the Python phases then run); None: no trace."""
+    trace: Tracing | None = None
+    """Records every simulation (a :class:`~treelab.mcts.tracer.Tracer`; the Python phases then run); None: no trace."""
 
 
 @dataclass(slots=True)

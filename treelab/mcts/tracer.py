@@ -1,4 +1,5 @@
-"""A search's trace: every simulation, phase by phase, as one JSON-ready record (``analyse --trace``).
+"""A search's trace: every simulation, phase by phase, as one JSON-ready record (``analyse --trace``), the
+score terms it records, and its records read back and replayed.
 
 A :class:`Tracer` rides along one search (``tracer=`` of :func:`treelab.mcts.dispatch.run_search`, which
 hooks it into the phases it chooses); it sees the selection at each level (every candidate's
@@ -24,6 +25,13 @@ simulation: moves from the tree's root -> ``"win"``/``"draw"``/``"loss"`` for th
 ``backup`` (``[visit, win, draw, select]`` gained by each node from the tree's root down to the leaf);
 ``values``, only when the simulation ended in a real value (PUCT with an evaluator), what each of those
 nodes added to its ``value_sum``.
+
+The terms (:func:`ucb1_terms`, :func:`graph_terms`, :func:`puct_terms`): for every candidate at a level, the
+two terms of its score as the search computed them at that moment, and its prior under PUCT.
+
+Read back (:func:`check_records`: one search's, in order; :func:`apply_record`: replay): replaying every
+record of a trace onto the tree its search started from gives the tree the search ended with, node for
+node: the trace is exact. A traced search is :func:`treelab.mcts.dispatch.traced_search`.
 """
 
 from __future__ import annotations
@@ -35,19 +43,94 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import speedups
+from ..errors import TraceError
 from ..games import Game, State
 from ..nodes import Proof, TreeNode, children_of, proof_word, walk
-from ..tree import Moves, Tree
-from .config import SearchConfig
-from .loop import Limit
+from ..positions import PositionTable
+from ..tree import Tree
 from .policies import PlayoutFn, decisive_playout, random_playout
+from .puct import chosen_here
+from .scores import node_score
 from .selection import SelectFn
-from .trace_terms import Terms, Unmade, ucb1_terms
 
 if TYPE_CHECKING:
     from .loop import Leaf, SearchState
 
-__all__ = ["Tracer", "traced_search"]
+__all__ = [
+    "TRACE_KEYS", "PUCTTerms", "Terms", "Tracer", "Unmade", "apply_record", "check_records", "graph_terms",
+    "puct_terms", "ucb1_terms",
+]
+
+# -- the score terms a trace records -----------------------------------------------------------------------------------
+Terms = Callable[[TreeNode, TreeNode, float], "tuple[float | None, float | None, float | None]"]
+"""``terms(parent, child, c) -> (mean, explore, prior)``: the two terms of a child's score at that moment
+(None, None: +inf, an unvisited child under UCB1) and its prior (None: no prior, UCB1)."""
+
+
+def ucb1_terms(parent: TreeNode, child: TreeNode, c: float) -> tuple[float | None, float | None, None]:
+    """UCB1's terms, as :func:`treelab.nodes.ucb1_score` computes them (Auer et al. 2002)."""
+    n = child.nb_visit
+    if n == 0:
+        return None, None, None
+    big_n = parent.nb_visit
+    explore = c * math.sqrt(math.log(big_n)) if big_n > 1 else 0.0
+    return child.mean, explore / math.sqrt(n), None
+
+
+def graph_terms(table: PositionTable) -> Terms:
+    """The graph score's terms on ``table`` (:func:`treelab.mcts.scores.node_score`): the position's value and the
+    edge's exploration (None, None: +inf, an edge never selected here)."""
+
+    def terms(parent: TreeNode, child: TreeNode, c: float) -> tuple[float | None, float | None, None]:
+        score = node_score(child, c, table)
+        return (None, None, None) if score.exploration is None else (score.value, score.exploration, None)
+
+    return terms
+
+
+def puct_terms(priors: Mapping[TreeNode, float], start: TreeNode, noisy: Mapping[str, float]) -> Terms:
+    """PUCT's terms ``Q`` and ``c * P * sqrt(N) / (1 + n)``, as :func:`treelab.mcts.puct._pick` has them
+    (also for the moves waiting in ``tree.pending``: :meth:`PUCTTerms.waiting`)."""
+    return PUCTTerms(priors, start, noisy)
+
+
+@dataclass(frozen=True)
+class PUCTTerms:
+    """PUCT's score terms of a child, or of a move not made yet (its node is made when first selected)."""
+
+    priors: Mapping[TreeNode, float]
+    """The tree's priors, by node."""
+    start: TreeNode
+    """The search's start (where root noise applies)."""
+    noisy: Mapping[str, float]
+    """The start's priors with root noise, by label (empty: none)."""
+
+    def __call__(self, parent: TreeNode, child: TreeNode, c: float) -> tuple[float, float, float]:
+        q = child.mean if child.nb_visit else (1.0 - parent.mean if parent.nb_visit else 0.5)
+        noisy = self.noisy if self.noisy and parent is self.start else None
+        prior = noisy.get(child.name, 0.0) if noisy is not None else self.priors.get(child, 0.0)
+        return q, c * math.sqrt(chosen_here(parent)) * prior / (1 + child.nb_select), prior
+
+    def waiting(self, parent: TreeNode, label: str, prior: float, c: float) -> tuple[float, float, float]:
+        """The terms of the move ``label``, not made yet, with its prior ``prior``: an unvisited child's."""
+        if self.noisy and parent is self.start:
+            prior = self.noisy.get(label, 0.0)
+        return (1.0 - parent.mean if parent.nb_visit else 0.5), c * math.sqrt(chosen_here(parent)) * prior, prior
+
+
+@dataclass(frozen=True)
+class Unmade:
+    """A candidate move with no node yet, as a row of a level shows it."""
+
+    name: str
+    nb_visit: int = 0
+    nb_win: int = 0
+    nb_draw: int = 0
+    nb_select: int = 0
+    proven: Proof | None = None
+
+# -- the tracer --------------------------------------------------------------------------------------------------------
+
 
 _DIGITS = 6
 
@@ -338,14 +421,120 @@ def _decisive_moves(state: State, rng: random.Random, moves: list[int]) -> int |
         state = state.play(move)
     return state.winner
 
+# -- a trace's records read back ---------------------------------------------------------------------------------------
 
-def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfig, rng: random.Random,
-                  tracer: Tracer) -> int:
-    """Search ``moves`` of ``tree`` as ``search`` says (UCT, its solver, or PUCT), recording into ``tracer``.
 
-    :func:`treelab.mcts.dispatch.run_search` with a tracer: the same phases and loop as an untraced
-    search, the compiled batch left out. Returns the simulations run.
+TRACE_KEYS = ("simulation", "path", "expanded", "playout", "winner", "levels")
+"""The keys every record has at least (docs/design.md, ``analyse --trace``)."""
+
+
+def check_records(records: Sequence[Mapping[str, Any]], *, game: str | None = None,
+                  position: str | None = None) -> None:
+    """Raise :class:`~treelab.errors.TraceError` unless ``records`` is one search's trace (of ``game`` at ``position``).
+
+    Checks the keys every record has, that simulations count 1, 2, 3, ... and name one game and position.
     """
-    from .dispatch import run_search
+    if not records:
+        raise TraceError("the trace holds no simulation: record one with treelab analyse ... --trace FILE")
+    first = records[0]
+    for i, record in enumerate(records, 1):
+        if not isinstance(record, Mapping):
+            raise TraceError(f"record {i} is {type(record).__name__}, not a JSON object: is this a treelab trace?")
+        missing = [k for k in (*TRACE_KEYS, "game", "position", "backup") if k not in record]
+        if missing:
+            raise TraceError(f"record {i} lacks {missing[0]!r}: is this a treelab trace (analyse --trace)?")
+        if record["simulation"] != i:
+            raise TraceError(f"record {i} is simulation {record['simulation']!r}: the trace is out of order or cut")
+        if record["game"] != first["game"] or record["position"] != first["position"]:
+            raise TraceError(f"record {i} is of {record['game']!r} at {record['position']!r}, not of "
+                             f"{first['game']!r} at {first['position']!r}: one trace is one search")
+    _check_shapes(records)
+    if game is not None and first["game"] != game:
+        raise TraceError(f"the trace is of the game {first['game']!r}, not {game!r}: trace this game's search")
+    if position is not None and first["position"] != position:
+        raise TraceError(f"the trace searched the position {first['position']!r}, not {position!r}: "
+                         "open the trace at its own position")
 
-    return run_search(tree, moves, search, limit, rng=rng, tracer=tracer)
+
+def _check_shapes(records: Sequence[Mapping[str, Any]]) -> None:
+    """Each record's path, backup steps and values fit together: one step per node from the root (the position's
+    moves, then the path), four whole counts a step (a damaged file fails here, never mid-replay)."""
+    from ..games import find_game
+
+    first = records[0]
+    try:
+        depth = len(find_game(first["game"]).parse(first["position"]))
+    except (TypeError, ValueError, KeyError) as exc:  # NotationError, UnknownGameError: the message says which
+        raise TraceError(f"record 1 names game {first['game']!r} at {first['position']!r}: {exc}") from None
+    for i, record in enumerate(records, 1):
+        path, gains, values = record["path"], record["backup"], record.get("values")
+        if not isinstance(path, list) or not all(isinstance(label, str) for label in path):
+            raise TraceError(f"record {i}: path {path!r} is not a list of moves: the record is damaged")
+        steps = depth + len(path) + 1
+        if not isinstance(gains, list) or len(gains) != steps or not all(
+                isinstance(g, list) and len(g) == 4 and all(type(n) is int for n in g) for g in gains):
+            raise TraceError(f"record {i}: backup {str(gains)[:60]!r} is not {steps} steps of four counts (one per "
+                             f"node from the root along a path of {len(path)} moves): the record is damaged")
+        if values is not None and (not isinstance(values, list) or len(values) != steps or not all(
+                type(v) in (int, float) for v in values)):
+            raise TraceError(f"record {i}: values {str(values)[:60]!r} are not {steps} numbers: the record is damaged")
+        if not isinstance(record.get("proofs", {}), Mapping):
+            raise TraceError(f"record {i}: proofs {record['proofs']!r} are not an object: the record is damaged")
+
+
+def apply_record(tree: Tree, record: Mapping[str, Any]) -> None:
+    """Replay one simulation's record onto ``tree``: its new nodes, the counts gained, its proofs.
+
+    Replaying every record of a trace onto the tree the search started from gives the tree the search
+    ended with, node for node (the nodes above the search's root gain their counts per simulation here,
+    where the search adds them once as it ends: the sums agree).
+    """
+    game = tree.game
+    for moves in record["created"]:
+        labels = [game.label(m) for m in game.parse(moves)]
+        parent = tree.find(labels[:-1])
+        if parent.child(labels[-1]) is None:
+            tree.add_child(parent, labels[-1], _mover_of(tree, labels))
+    nodes = [tree.root]
+    position = [game.label(m) for m in game.parse(record["position"])]
+    for label in [*position, *record["path"]]:
+        child = nodes[-1].child(label)
+        if child is None:
+            raise TraceError(f"simulation {record['simulation']}: no node {label!r} below "
+                             f"{'/'.join(n.name for n in nodes)!r}: this trace was recorded on another tree")
+        nodes.append(child)
+    gains = record["backup"]
+    if len(gains) != len(nodes):
+        raise TraceError(f"simulation {record['simulation']}: {len(gains)} backup steps for a path of "
+                         f"{len(nodes)} nodes: the record is damaged")
+    for node, (visit, win, draw, select) in zip(nodes, gains, strict=True):
+        tree.mark_dirty(node)
+        node.nb_visit += visit
+        node.nb_win += win
+        node.nb_draw += draw
+        node.nb_select += select
+    values = record.get("values")
+    if values is not None and len(values) != len(nodes):
+        raise TraceError(f"simulation {record['simulation']}: {len(values)} value steps for a path of "
+                         f"{len(nodes)} nodes: the record is damaged")
+    for node, value in zip(nodes, values or (), strict=False):
+        if value:
+            tree.add_value(node, value)
+    for moves, word in record["proofs"].items():
+        node = tree.find(moves)
+        tree.mark_dirty(node)
+        node.proven = _proof(word, record["simulation"])
+
+
+def _mover_of(tree: Tree, labels: Sequence[str]) -> int | None:
+    if tree.game.alternating:
+        return None
+    state = tree.game.replay(labels[:-1])
+    return state.to_move
+
+
+def _proof(word: str, simulation: int) -> Proof:
+    for proof in Proof:
+        if proof.word == word:
+            return proof
+    raise TraceError(f"simulation {simulation}: proof {word!r} is not win, draw or loss: the record is damaged")

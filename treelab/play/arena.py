@@ -39,7 +39,7 @@ from ..games import Game, find_game
 from ..mcts.config import C_PUCT, CHOICES, DIRICHLET_FRACTION, STATISTICS, RootNoise, SearchConfig
 from ..mcts.loop import Limit
 from ..mcts.policies import PLAYOUTS
-from ..mcts.puct_rules import dirichlet_alpha_for
+from ..mcts.puct import dirichlet_alpha_for
 from ..tree import SQRT2, Tree
 from .openspiel_bot import OpenSpielPlayer
 from .players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer

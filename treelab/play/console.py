@@ -3,7 +3,7 @@ elapsed times written so that real work never reads ``0.00s`` (:func:`duration`)
 moves table whose visits and selections differ (:func:`selected_note`).
 
 Used alike by the one-process run (:mod:`treelab.play.training`) and the parallel ones
-(:mod:`treelab.play.parallel`, :mod:`treelab.play.processes`).
+(:mod:`treelab.play.training.parallel`, :mod:`treelab.play.training.processes`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def progress_bar(total: int, enabled: bool, name: str) -> Any:
     """A tqdm bar counting a run's games (None when ``enabled`` is false).
 
     It starts no monitor thread (tqdm's own adjusts the refresh of bars that stall): children of a
-    process with one thread start forked, at once (:func:`treelab.store.background.start_method`).
+    process with one thread start forked, at once (:func:`treelab.store.writer.start_method`).
     """
     if not enabled:
         return None

@@ -42,7 +42,7 @@ from ..store.persistence import reusing_trees
 from ..store.records import info
 from ..store.schema import display
 from .training import TrainSummary, train
-from .training_config import TrainingConfig
+from .training.config import TrainingConfig
 
 __all__ = ["LOOP_ITERATIONS", "LOOP_MIX", "LOOP_SAMPLE", "REPLAY_MAX", "REPLAY_PER_GAME", "WARM_EPOCHS", "WARM_PASSES",
            "LoopSummary", "Refit", "first_search", "learning_loop", "replay_plan", "versioned"]

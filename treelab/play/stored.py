@@ -56,7 +56,7 @@ def revert(tree: Tree) -> int:
         StoreError: the tree has no database to go back to.
     """
     from ..store.dbfile import reading
-    from ..store.readers import proofs
+    from ..store.rows import proofs
 
     binding = binding_of(tree)
     new, changed = list(tree.new_nodes), tree.changed_nodes()

@@ -26,10 +26,9 @@ from ..errors import TraceError
 from ..games import Game, find_game
 from ..mcts.config import SearchConfig, resolve_aliases
 from ..mcts.summary import SearchSummary
-from ..mcts.trace_records import TRACE_KEYS, check_records
-from ..mcts.tracer import Tracer
+from ..mcts.tracer import TRACE_KEYS, Tracer, check_records
 from ..mcts.uct import Limit
-from ..store.inputs import loads
+from ..store.files import loads
 from ..tree import Moves
 
 __all__ = ["SearchTrace", "open_trace_file", "read_trace", "trace", "trace_file", "write_records"]
@@ -140,9 +139,9 @@ def open_trace_file(path: str | PathLike[str], mode: str) -> IO[str]:
 def trace_file(path: str | PathLike[str]) -> Iterator[Tracer]:
     """A :class:`~treelab.mcts.tracer.Tracer` writing each record into ``path`` as it is made (memory stays
     small); the file appears whole when the block ends, and not at all if it raises. ``path`` follows the
-    rule of every output (:mod:`treelab.store.outfile`): ``-`` is standard output, a link's target is
+    rule of every output (:mod:`treelab.store.files`): ``-`` is standard output, a link's target is
     written, a device, FIFO or socket is refused before the search starts."""
-    from ..store.outfile import whole
+    from ..store.files import whole
 
     with whole(path, "--trace") as part, open_trace_file(part, "w") as out:  # the same suffix: gzip or not
 
@@ -173,9 +172,9 @@ _KEYS = (*TRACE_KEYS, "game", "position", "backup")
 
 
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, str]]:
-    """The numbered lines of a trace file, each at most :data:`treelab.store.inputs.MAX_LINE` characters (a
+    """The numbered lines of a trace file, each at most :data:`treelab.store.files.MAX_LINE` characters (a
     gzip of gigabytes of NUL bytes stops at the first too-long "line", in one error)."""
-    from ..store.inputs import bounded_lines
+    from ..store.files import bounded_lines
 
     def bad(reason: str) -> TraceError:
         return TraceError(f"{str(path)!r} is not a readable trace file ({reason}): record it again")

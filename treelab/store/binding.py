@@ -20,8 +20,7 @@ from ..errors import StoreError
 from ..nodes import PARENT_SLOT, wire
 from ..tree import Tree, TreeNode
 from . import positiontable
-from .dbfile import is_empty, reading
-from .kept import KeptConnection
+from .dbfile import KeptConnection, is_empty, reading
 from .schema import check_meta, migrate
 
 __all__ = [

@@ -1,48 +1,304 @@
-"""Opening treelab database files without ever damaging them.
+"""The database file: opening it without ever damaging it, from the connection up to a transaction.
 
-Every connection is SQLite's own: this module never opens a file descriptor
-of a database itself, because closing one drops every POSIX lock the process
-holds on the file (SQLite's "How To Corrupt An SQLite Database File", 2.2) and
-a training run keeps its write connection open while other processes may
-``VACUUM``. Connections run with ``trusted_schema`` off (and SQLite's
-defensive flag where Python exposes it), and files holding triggers, views or
-virtual tables are refused (:func:`treelab.store.schema.check_objects`).
+This module owns every connection treelab opens to a tree's file:
 
-Reads use a read-only connection inside one transaction (and tidy the
-``-wal``/``-shm`` files SQLite creates for it); on read-only media, where
-nobody can be writing, the file is opened ``immutable`` and nothing is created
-beside it. A write checks that the file is a treelab database (or empty)
-before changing anything, runs in one transaction that commits when the block
-ends cleanly, and builds a new file aside before moving it into place. During
-training, a :class:`~treelab.store.kept.KeptConnection` keeps the write connection open from one
-save to the next: SQLite's page cache stays warm and closing does not
-checkpoint the log after every game. After a save the log is checkpointed once
-it outgrows :func:`treelab.store.connect.wal_limit`, so it stays bounded while readers come and go.
-The format itself is :mod:`treelab.store.schema`.
+- :func:`connect`, an SQLite connection that cannot be steered by the file (``trusted_schema`` off, and
+  SQLite's defensive flag where Python exposes it); read-only media (:func:`read_only_media`, opened
+  ``immutable``), and keeping the log small (:func:`wal_limit`, :func:`checkpoint`, :func:`tidied`);
+- the write connection a training run keeps open from one save to the next (:class:`KeptConnection`):
+  SQLite's page cache stays warm and closing does not checkpoint the log after every game; it is only
+  ever used for the file it was opened on (same path, device and inode);
+- :func:`reading` and :func:`writing`, one transaction each. Reads use a read-only connection (and tidy the
+  ``-wal``/``-shm`` files SQLite creates for it). A write checks that the file is a treelab database (or
+  empty) before changing anything, runs in one transaction that commits when the block ends cleanly, and
+  builds a new file aside before moving it into place. After a save the log is checkpointed once it
+  outgrows :func:`wal_limit`, so it stays bounded while readers come and go.
+
+No connection here opens a database's file descriptor itself: closing one would drop every POSIX lock
+the process holds on the file (SQLite's "How To Corrupt An SQLite Database File", section 2.2), and a
+training run keeps its write connection open while other processes may ``VACUUM``. Files holding
+triggers, views or virtual tables are refused (:func:`treelab.store.schema.check_objects`); the format
+itself is :mod:`treelab.store.schema`.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ..errors import DamagedDatabaseError, DatabaseBusyError, NotATreelabDatabaseError, StoreError, TreelabError
 from ..games import find_game
-from .connect import BUSY_TIMEOUT, checkpoint, close, connect, read_only_media, tidied, uri
+from .files import fsync_path
 from .integrity import check_nodes, named
-from .kept import KeptConnection, open_for_writing
-from .outfile import fsync_path
 from .schema import DbPath, check_file, check_meta, display, hint, read_compat, read_meta
 
-__all__ = ["diagnosed", "is_empty", "reading", "writing"]
+__all__ = [
+    "BUSY_TIMEOUT", "KEPT_CHECKPOINT_PAGES", "WAL_FLOOR", "KeptConnection", "check_unlocked", "checkpoint", "close",
+    "connect", "diagnosed", "is_empty", "open_for_writing", "read_only_media", "reading", "tidied", "tidy", "uri",
+    "wal_limit", "writing",
+]
+
+# -- connections that distrust the file, read-only media, a small log --------------------------------------------------
+BUSY_TIMEOUT = 60.0
+"""Seconds a write waits for another process's transaction (a ``treelab compact`` ``VACUUM``) to end."""
+
+WAL_FLOOR = 4 << 20
+"""Bytes of write-ahead log always allowed before a save checkpoints it (SQLite's own auto-checkpoint
+starts at 1,000 pages, 4 MiB at the default page size)."""
+
+
+def connect(uri: str, *, timeout: float = 5.0, check_same_thread: bool = True) -> sqlite3.Connection:
+    """An SQLite connection to ``uri`` that never runs SQL stored in the file's schema on its own.
+
+    ``trusted_schema`` is off (functions in views, triggers and indexes must be
+    innocuous) and, where Python exposes it (3.12+), ``SQLITE_DBCONFIG_DEFENSIVE``
+    is on (no writes to the schema table or shadow tables).
+    """
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=check_same_thread)
+    try:
+        conn.execute("PRAGMA trusted_schema = OFF")
+        defensive = getattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE", None)
+        if defensive is not None and hasattr(conn, "setconfig"):
+            conn.setconfig(defensive, True)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def wal_limit(path: Path) -> int:
+    """The log size past which a save checkpoints: the database's size, at least :data:`WAL_FLOOR`."""
+    try:
+        return max(WAL_FLOOR, path.stat().st_size)
+    except OSError:
+        return WAL_FLOOR
+
+
+def read_only_media(path: Path) -> bool:
+    """Whether nobody can be writing ``path``: no log beside it, and the file or its directory is read-only.
+
+    A WAL writer keeps ``-wal`` beside the file while it is connected, and
+    cannot create one in a read-only directory or write a read-only file, so
+    such a file can be read ``immutable`` (SQLite then creates nothing beside it).
+    """
+    if Path(f"{path}-wal").exists():
+        return False
+    return not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
+
+
+def uri(path: Path, mode: str) -> str:
+    """The ``file:`` URI of ``path`` with ``mode`` (``ro``, ``rw``, ``rwc``, or more parameters after ``&``)."""
+    return f"{path.resolve().as_uri()}?mode={mode}"
+
+
+_READERS: dict[str, list[Any]] = {}
+"""This process's read-only connections open per file (by real path), and whether its log was there before them."""
+
+_READERS_LOCK = threading.Lock()
+
+
+@contextmanager
+def tidied(path: Path) -> Iterator[None]:
+    """Around a read-only connection to ``path``: the last of this process's readers to leave :func:`tidy` s the
+    file, if no log was beside it when the first came.
+
+    Each read once decided alone: with two threads reading one file (the explorer answering a request while
+    it lays out a diagram ahead), the first found no log, tidied while the second was still open (SQLite
+    keeps the files then), and the second found the first one's log and left it: ``-wal``/``-shm`` stayed
+    beside a file that was only read.
+    """
+    key = os.path.realpath(path)
+    with _READERS_LOCK:
+        entry = _READERS.setdefault(key, [0, Path(f"{path}-wal").exists()])
+        entry[0] += 1
+    try:
+        yield
+    finally:
+        with _READERS_LOCK:  # held while tidying: a reader coming now waits, then finds the file tidy
+            entry[0] -= 1
+            if entry[0] == 0:
+                del _READERS[key]
+                if not entry[1]:
+                    tidy(path)
+
+
+def tidy(path: Path) -> None:
+    """Remove the empty ``-wal``/``-shm`` files a read-only connection left behind.
+
+    A read-write connection that closes as the last one checkpoints (nothing:
+    the log is empty) and deletes both; if another connection is open it
+    leaves them, as SQLite must.
+    """
+    wal = Path(f"{path}-wal")
+    try:
+        if wal.exists() and wal.stat().st_size == 0:
+            conn = connect(uri(path, "rw"))
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            finally:
+                conn.close()
+    except (OSError, ValueError, sqlite3.Error):  # tidying is a courtesy; never fail a read for it
+        pass
+
+
+def checkpoint(conn: sqlite3.Connection, path: Path) -> None:
+    """Fold the log into the file and empty it once it outgrows :func:`wal_limit`.
+
+    SQLite's own checkpoints after a commit are passive: while readers come and
+    go without a pause, the log is never restarted and grows without bound. A
+    ``TRUNCATE`` checkpoint waits for the reads still using the log (new reads
+    go on from the file meanwhile), so the log stays near the database's size.
+    A checkpoint that cannot finish in time is left for the next save.
+    """
+    try:
+        if Path(f"{path}-wal").stat().st_size <= wal_limit(path):
+            return
+    except OSError:
+        return
+    try:
+        conn.execute("PRAGMA busy_timeout = 2000")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.Error:
+        pass  # busy or interrupted: the data is committed; the next save tries again
+    finally:
+        with suppress(sqlite3.Error):
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+
+
+def check_unlocked(db: str | os.PathLike[str]) -> None:
+    """Refuse a database another writer holds locked now (nothing is written).
+
+    Raises:
+        StoreError: a write transaction cannot start within half a second.
+        NotATreelabDatabaseError: the file is not an SQLite database.
+    """
+    path = Path(db)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=0.5, isolation_level=None)
+    except sqlite3.Error:
+        return  # not openable for writing: the save says why, in its own words
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreError(
+                f"{os.fspath(db)!r} is locked by another writer (another training run?): "
+                "wait for it to finish, or train into another file"
+            ) from None
+    except sqlite3.DatabaseError as exc:  # not SQLite at all (a text file): refused before any worker starts
+        raise NotATreelabDatabaseError(
+            f"{os.fspath(db)!r} is not a treelab database ({exc}): check the path, or train into a new file"
+        ) from None
+    finally:
+        conn.close()
+
+
+def close(conn: sqlite3.Connection) -> None:
+    """Roll back whatever is open and close (also when already closed)."""
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+    conn.close()
+
+# -- the write connection kept between saves ---------------------------------------------------------------------------
+
+
+KEPT_CHECKPOINT_PAGES = 16384
+"""WAL pages (64 MB) a kept connection's log holds before SQLite folds it into the file (default 1000): a
+training save per game on a million-node file rewrites the same upper pages every game, and folding them
+every 4 MB cost 1.9x the simulations/s of a 10k-node tree against 1.1x (``benchmarks/training_scale.py``)."""
+
+
+class KeptConnection:
+    """A write connection kept open from one save to the next (see :func:`writing`).
+
+    It is used only for the file it was opened on (same path, device and
+    inode). A file deleted or replaced meanwhile is refused, never written
+    through the old connection: its ``-wal`` log beside the path belongs to the
+    old file, and SQLite would replay it onto the new one. :meth:`close` ends
+    it; SQLite then folds the log into the file.
+    """
+
+    def __init__(self) -> None:
+        self.conn: sqlite3.Connection | None = None
+        self._file: tuple[Path, int, int] | None = None
+
+    def check(self, path: Path, name: str) -> None:
+        """Refuse ``path`` if the kept connection is to a file no longer there (closing it).
+
+        Raises:
+            StoreError: the file was deleted or replaced since the connection opened.
+        """
+        if self.conn is None:
+            return
+        try:
+            st = path.stat()
+            same = self._file == (path.resolve(), st.st_dev, st.st_ino)
+        except OSError:
+            same = False
+        if not same and self._file is not None and self._file[0] == path.resolve():
+            self.close()
+            raise StoreError(
+                f"{name!r} was deleted or replaced while a training run kept it open; {name}-wal beside it "
+                "is the old file's log: move the -wal and -shm files away, then train again"
+            )
+
+    def take(self, path: Path) -> sqlite3.Connection | None:
+        """The open connection to ``path``, or None (closing one to another file)."""
+        if self.conn is not None and self._file is not None and self._file[0] != path.resolve():
+            self.close()
+        return self.conn
+
+    def keep(self, conn: sqlite3.Connection, path: Path) -> None:
+        st = path.stat()
+        self.conn, self._file = conn, (path.resolve(), st.st_dev, st.st_ino)
+
+    def close(self) -> None:
+        """Close the kept connection, if any."""
+        conn, self.conn, self._file = self.conn, None, None
+        if conn is not None:
+            close(conn)
+
+
+def open_for_writing(path: Path, name: str, kept: KeptConnection | None) -> sqlite3.Connection:
+    """A write connection to ``path``: ``kept``'s open one, or a new one tuned for saves."""
+    conn = kept.take(path) if kept is not None else None
+    if conn is not None:
+        return conn
+    try:
+        conn = connect(uri(path, "rw"), timeout=BUSY_TIMEOUT, check_same_thread=kept is None)
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"cannot open {name!r} for writing ({exc}): the file or its directory is read-only: "
+            "check the permissions, or save to a copy somewhere writable"
+        ) from None
+    try:
+        for pragma in ("synchronous = NORMAL", "cache_size = -65536", "temp_store = MEMORY"):
+            conn.execute(f"PRAGMA {pragma}")
+        if kept is not None:  # a training loop's saves: fold the log into the file every 64 MB, not every 4 MB
+            conn.execute(f"PRAGMA wal_autocheckpoint = {KEPT_CHECKPOINT_PAGES}")
+    except BaseException:
+        close(conn)
+        raise
+    return conn
+
+# -- reads and writes, one transaction each ----------------------------------------------------------------------------
+
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
 
 def is_empty(db: DbPath) -> bool:
     """Whether ``db`` is an empty file or an SQLite database without tables (a save may fill it)."""
@@ -72,7 +328,7 @@ def reading(db: DbPath, game: str | None = None) -> Iterator[tuple[sqlite3.Conne
     the check until something fails.
 
     Never creates or changes the file, and leaves nothing beside it: on
-    read-only media (see :func:`treelab.store.connect.read_only_media`) the file is opened
+    read-only media (see :func:`treelab.store.dbfile.read_only_media`) the file is opened
     ``immutable``, elsewhere the empty ``-wal``/``-shm`` of the read are removed.
 
     Raises:
@@ -231,7 +487,7 @@ def writing(
     when the block ends without an exception (the caller may also commit
     itself) and rolls back on any exception, leaving the file as it was. An
     existing treelab database is written in place inside ``BEGIN IMMEDIATE``
-    (WAL mode), waiting up to :data:`treelab.store.connect.BUSY_TIMEOUT` seconds for another process's
+    (WAL mode), waiting up to :data:`treelab.store.dbfile.BUSY_TIMEOUT` seconds for another process's
     write. A missing or empty file is built aside and moved into place after
     the commit. The caller checks ``meta``. A file that is not a treelab
     database is refused before anything is written to it. With ``kept``, the
@@ -240,7 +496,7 @@ def writing(
     connection of its own. With ``wait`` False, a file another process is writing
     now is a :class:`~treelab.errors.DatabaseBusyError` at once (the kept connection
     stays open), so the caller can do something else and try again. After the
-    commit, a log grown past :func:`treelab.store.connect.wal_limit` is
+    commit, a log grown past :func:`treelab.store.dbfile.wal_limit` is
     checkpointed (readers are never blocked; the save waits for the reads that
     still use the log, a moment at most).
     """

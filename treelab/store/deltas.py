@@ -1,6 +1,6 @@
 """What a worker's tree gained, as arrays, written straight into the file by one writer.
 
-Parallel training (:mod:`treelab.play.parallel`) has each worker grow its own
+Parallel training (:mod:`treelab.play.training.parallel`) has each worker grow its own
 copy of the stored tree. Every node it loaded carries its row's id; the
 nodes it creates are numbered from :data:`LOCAL` up, far above any row id, so
 the two never mix. After each game :func:`take` hands on a :class:`Delta`:
@@ -19,6 +19,9 @@ pickles however many nodes. The writer adds deltas to the file with
 
 :func:`apply` returns every new node's row id; the worker gives its nodes those ids
 (:func:`renumber`), so its next delta names them as stored nodes. Additions commute.
+
+The way back is :func:`share_top`: now and then a worker reads the file's counts and proofs of the top
+levels into its copy, so that its search sees the other workers' games.
 """
 
 from __future__ import annotations
@@ -35,28 +38,37 @@ import numpy as np
 
 from ..errors import ProofConflictError, StoreError
 from ..games import find_game
-from ..nodes import proof_word
+from ..nodes import Proof, proof_word
 from ..speedups import compiled
 from ..tree import Tree, TreeNode
 from . import bulk, movers, positiontable
-from .columns import columns
-from .sums import adding
-from .values import Values, add_values, collect
+from .dbfile import reading
+from .schema import DbPath
+from .values import Values, add_values, adding, collect, columns
 
-__all__ = ["COUNT_COLUMNS", "LOCAL", "AssignedIds", "Delta", "apply", "depth_counts", "renumber", "stamp", "start",
-           "take"]
+__all__ = [
+    "COUNT_COLUMNS", "LOCAL", "AssignedIds", "Delta", "apply", "depth_counts", "renumber", "share_top", "stamp",
+    "start", "take",
+]
 
+# -- a tree's changes, as arrays, written by one writer ----------------------------------------------------------------
 LOCAL = 1 << 40
 """The first ``node_id`` of a worker's own nodes (row ids of the file stay far below it)."""
+
 _UNPROVEN = -9
 """The ``proven`` column's value for a node without a proof (proofs are 1, 0, -1)."""
+
 COUNT_COLUMNS = ("nb_visit", "nb_win", "nb_draw", "nb_select")
 """A node's counts as :attr:`Delta.known_counts` lists them (and :attr:`treelab.tree.Tree.baselines` holds them):
 the one list of the ``nodes`` columns that add up (a new count column goes here, in ``_ADD`` and in the rows
 :func:`apply` inserts; ``treelab merge`` reads the columns named here)."""
+
 _NAME, _CREATED, _PROVEN, _MOVER = map(attrgetter, ("name", "created_game", "proven", "mover"))
+
 _ADD = f"UPDATE nodes SET {adding(COUNT_COLUMNS)} WHERE id = ?"
+
 _PROVE = "UPDATE nodes SET proven = coalesce(proven, ?) WHERE id = ?"
+
 _FIND = ("SELECT a.key, n.id, n.proven FROM temp.asked AS a JOIN main.nodes AS n "
          "ON n.parent_id = a.parent_id AND n.move = a.move")
 
@@ -402,3 +414,41 @@ def depth_counts(counts: list[int], depths: np.ndarray) -> list[int]:
     """``counts`` (nodes per depth) with nodes of ``depths`` added, grown as needed."""
     more = np.bincount(depths).tolist() if len(depths) else []
     return [a + b for a, b in zip_longest(counts, more, fillvalue=0)]
+
+# -- a worker's copy refreshed from the file ---------------------------------------------------------------------------
+
+
+def share_top(db: DbPath, tree: Tree, depth: int) -> int:
+    """Give ``tree``'s stored nodes down to ``depth`` the file's counts, value sums, proofs and priors: what the other
+    workers added there.
+
+    Only for a worker's copy with nothing to hand on (right after :func:`take` or
+    :func:`start`): the counts set here are no change of its own, so no delta carries them.
+
+    Returns:
+        The nodes refreshed.
+    """
+    if tree.baselines or tree.new_nodes:
+        raise StoreError("share_top needs a copy with nothing to hand on: take() first")
+    level, nodes = [tree.root], dict[int, TreeNode]()
+    for _ in range(depth + 1):
+        nodes.update((n.node_id, n) for n in level if n.node_id < LOCAL)
+        level = [kid for n in level for kid in n.children_view]
+    with reading(db) as (conn, _):
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.wanted")
+        conn.executemany("INSERT INTO temp.wanted VALUES (?)", ((i,) for i in nodes))
+        rows = conn.execute("SELECT n.id, n.nb_visit, n.nb_win, n.nb_draw, n.nb_select, n.proven, n.value_sum, "
+                            "n.prior FROM temp.wanted AS w JOIN nodes AS n ON n.id = w.id").fetchall()
+    priors = tree.priors
+    for nid, visits, wins, draws, selects, proven, value, prior in rows:
+        node = nodes[nid]
+        node.nb_visit, node.nb_win, node.nb_draw, node.nb_select = visits, wins, draws, selects
+        if proven is not None and node.proven is None:
+            node.proven = Proof.of(proven)
+        if value or node.value_sum:
+            node.value_sum = float(value)
+            tree.valued = tree.valued or bool(value)
+        if prior is not None and node not in priors:
+            priors[node] = float(prior)
+    return len(rows)

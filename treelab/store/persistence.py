@@ -33,14 +33,13 @@ from ..nodes import Proof, wire
 from ..tree import SQRT2, Tree, TreeNode
 from . import bulk, movers, positiontable, values
 from .binding import Binding, bind, binding_of, check_update, cut_of, keep, kept_of, last_game, stored_counts
-from .dbfile import is_empty, reading, writing
+from .dbfile import KeptConnection, is_empty, reading, writing
 from .deltas import apply, changes, depth_counts, renumber
-from .kept import KeptConnection
 from .schema import DbPath, create, display
 
 __all__ = [
-    "GAME_FIELDS", "Binding", "GameRow", "first_rows", "game_row", "kept_open", "load", "log_games", "meta_rows", "now",
-    "open_tree", "put_meta", "reusing_trees", "run_meta", "save", "snapshot",
+    "GAME_FIELDS", "Binding", "GameRow", "first_rows", "game_row", "kept_open", "load", "log_games", "meta_rows",
+    "now", "open_tree", "put_meta", "reusing_trees", "run_meta", "save", "snapshot",
 ]
 
 GAME_FIELDS = (

@@ -30,8 +30,7 @@ from ..errors import NotationError
 from ..games import Game, State
 from ..positions import node_keys, player_one_value, value_changes
 from ..tree import Tree, TreeNode
-from .columns import columns
-from .sums import adding
+from .values import adding, columns
 
 __all__ = ["CREATE", "WIDTH", "add", "add_delta", "after_moves", "by_key", "create", "delta_fields", "drop", "exists",
            "keeps", "read", "read_or_build", "rebuild", "row", "rows_of", "write_tree"]

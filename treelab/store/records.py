@@ -10,8 +10,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..tree import SQRT2
-from .connect import BUSY_TIMEOUT, connect, uri
-from .dbfile import reading
+from .dbfile import BUSY_TIMEOUT, connect, reading, uri
 from .schema import REDUNDANT_INDEX, DbPath, display
 
 __all__ = ["compact", "info", "read_games", "read_history"]
@@ -51,7 +50,7 @@ def compact(db: DbPath) -> tuple[int, int]:
 
     Safe beside readers and writers in other processes, a training run
     included: the ``VACUUM`` is one write transaction under SQLite's locks, so
-    a save waits for it (up to :data:`~treelab.store.connect.BUSY_TIMEOUT`
+    a save waits for it (up to :data:`~treelab.store.dbfile.BUSY_TIMEOUT`
     seconds) and readers keep reading the state they started with. This holds
     because treelab never opens and closes a database's file descriptor beside
     its own connection, which would drop the process's locks (SQLite's "How To

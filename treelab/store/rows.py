@@ -1,6 +1,16 @@
-"""Stored rows as the layers above read them: a path, the children of many nodes, counts below, the principal
-variation. The diagrams (:mod:`treelab.view.loading`), ``stats`` (:mod:`treelab.analysis.sqlstats`), ``diff``
-(:mod:`treelab.analysis.compare`) and the explorer read the file through these, not with SQL of their own.
+"""Every read the other layers make of a tree's file, as plain rows: SQL on the schema stays in the store.
+
+The diagrams (:mod:`treelab.view.loading`), ``stats`` (:mod:`treelab.analysis.sqlstats`), ``diff``
+(:mod:`treelab.analysis.compare`), growth plots, fits and the explorer read the file through these, not
+with SQL of their own. Each reader takes a connection inside :func:`treelab.store.dbfile.reading` (one read
+transaction, so the rows agree with each other) and returns tuples; the caller builds its own values:
+
+- one tree's rows: a path, the children of many nodes, counts below, the principal variation, whole levels;
+- the logs and proofs: proofs of some rows, the growth log, the rows created up to a game;
+- two tree files side by side (``treelab diff``, the explorer's compare view): one attached to the other's
+  connection in one read transaction, and the rows aligned by move path (:func:`attached`, :func:`aligned`);
+- the stored nodes a policy/value model is fitted from (``treelab fit``), read without loading the tree
+  (:func:`read_fit_rows`).
 """
 
 from __future__ import annotations
@@ -9,22 +19,31 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PathNotFoundError
 from ..games import Game
 from ..nodes import best_index
 from ..tree import Moves
+from .dbfile import diagnosed, reading
+from .schema import DbPath
 
 __all__ = [
-    "COLUMNS", "LEVEL_COLUMNS", "child_visits", "children", "counts_below", "created_by", "depth_rows", "kid_rows",
-    "level_tables", "logged_root", "path_rows", "principal_variation", "subtree_table", "totals",
+    "COLUMNS", "LEVEL_COLUMNS", "PAIR_COLUMNS", "FitRow", "FitRows", "Picker", "aligned", "attached", "child_visits",
+    "children", "counts_below", "created_by", "depth_rows", "growth_rows", "kid_moves", "kid_rows", "level_tables",
+    "logged_root", "node_at", "path_rows", "principal_variation", "proofs", "read_fit_rows", "rows_until",
+    "subtree_size", "subtree_table", "totals",
 ]
 
+# -- one tree's rows ---------------------------------------------------------------------------------------------------
 COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, nb_select, value_sum, prior"
 """The columns of a node row as these readers return them, in this order (an older file reads ``value_sum`` 0
 and ``prior`` NULL: :func:`treelab.store.schema.read_compat`)."""
-_CHUNK = 900  # stay under SQLite's bound-parameter limit
+
+_CHUNK = 900
+"""Ids asked for in one statement (SQLite allows 999 parameters in old builds)."""
 
 
 def children(conn: sqlite3.Connection, ids: list[int]) -> dict[int, list[tuple[Any, ...]]]:
@@ -204,6 +223,7 @@ def _subtree(top: int, root_depth: int, max_depth: int | None) -> tuple[str, str
 
 LEVEL_CHUNK = 65_536
 """Rows :func:`level_tables` fetches at a time."""
+
 LEVEL_COLUMNS = ("id", "parent_id", "depth", "nb_visit", "nb_win", "nb_draw", "key", "mover", "value_sum")
 """The columns of a table :func:`level_tables` yields (``parent_id`` -1 for none, ``mover`` 0 when not stored,
 ``value_sum`` a float64's bits: read it with ``table[:, 8].view(np.float64)``)."""
@@ -276,3 +296,202 @@ def _no_mover(name: str, node_id: int, game: str) -> Exception:
         f"{name!r} has no mover for node id {node_id!r} of this {game} tree: the file is damaged; "
         "train again into a new file"
     )
+
+# -- proofs and logs ---------------------------------------------------------------------------------------------------
+
+
+def proofs(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, Any]]:
+    """``(id, proven)`` of the rows ``ids`` (those that exist)."""
+    found: list[tuple[int, Any]] = []
+    for start in range(0, len(ids), _CHUNK):
+        part = list(ids[start:start + _CHUNK])
+        marks = ",".join("?" * len(part))
+        found.extend(conn.execute(f"SELECT id, proven FROM nodes WHERE id IN ({marks})", part))
+    return found
+
+
+def growth_rows(conn: sqlite3.Connection) -> tuple[list[Any], list[Any], list[Any]]:
+    """How the tree grew: the games ``(id, winner, tree_player, opponent)`` in order, the ``history`` rows
+    ``(game_id, nodes, root_visits, depth_counts, root_children)`` and, only when there is no history,
+    the ``(created_game or 0, depth, nodes)`` counts of the node stamps."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
+    extra = ", ".join(c if c in columns else "NULL" for c in ("tree_player", "opponent"))
+    logged = conn.execute(f"SELECT id, winner, {extra} FROM games ORDER BY id").fetchall()
+    history = conn.execute(
+        "SELECT game_id, nodes, root_visits, depth_counts, root_children FROM history ORDER BY game_id"
+    ).fetchall()
+    stamps = [] if history else conn.execute(
+        "SELECT coalesce(created_game, 0), depth, count(*) FROM nodes GROUP BY 1, 2"
+    ).fetchall()
+    return logged, history, stamps
+
+
+def rows_until(conn: sqlite3.Connection, game_id: int) -> tuple[list[Any], Any]:
+    """The node rows ``(id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, value_sum)`` that
+    existed after game ``game_id`` (in id order), and the last ``(root_visits, root_children)`` history row by then."""
+    rows = conn.execute(
+        "SELECT id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game, value_sum FROM nodes "
+        "WHERE created_game IS NULL OR created_game <= ? ORDER BY id",
+        (game_id,),
+    ).fetchall()
+    snap = conn.execute(
+        "SELECT root_visits, root_children FROM history WHERE game_id <= ? ORDER BY game_id DESC LIMIT 1",
+        (game_id,),
+    ).fetchone()
+    return rows, snap
+
+# -- two tree files side by side ---------------------------------------------------------------------------------------
+
+
+PAIR_COLUMNS = "id, parent_id, move, nb_visit, nb_win, nb_draw, proven, created_game"
+"""The row of :func:`node_at` (columns every schema version has; ``{schema}.nodes`` skips the compat view)."""
+
+_ALIGNED = (
+    "WITH RECURSIVE pair(a, b) AS (SELECT ?, ? UNION ALL "
+    "SELECT na.id, nb.id FROM pair JOIN main.nodes na ON na.parent_id = pair.a "
+    "JOIN other.nodes nb ON nb.parent_id = pair.b AND nb.move = na.move) "
+    "SELECT count(*) FROM pair"
+)
+
+SUBTREE = (
+    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL "
+    "SELECT n.id FROM {db}.nodes n JOIN sub ON n.parent_id = sub.id) SELECT count(*) FROM sub"
+)
+
+
+@contextmanager
+def attached(conn: sqlite3.Connection, other: str) -> Iterator[sqlite3.Connection]:
+    """Attach the file ``other`` (read-only) to ``conn`` as schema ``other`` for one read transaction over both."""
+    conn.execute("COMMIT")  # SQLite attaches only outside a transaction
+    conn.execute("ATTACH DATABASE ? AS other", (f"file:{_quote_uri(os.path.abspath(other))}?mode=ro",))
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+        conn.execute("DETACH DATABASE other")
+
+
+def aligned(conn: sqlite3.Connection, a: int, b: int) -> int:
+    """Nodes at the same move paths below row ``a`` of ``main`` and row ``b`` of ``other`` (both included)."""
+    return int(conn.execute(_ALIGNED, (a, b)).fetchone()[0])
+
+
+def node_at(conn: sqlite3.Connection, schema: str, game: Game, moves: tuple[int, ...]) -> tuple[Any, ...] | None:
+    """The row (:data:`PAIR_COLUMNS`) at ``moves`` in the attached ``schema``, or None if not stored."""
+    row = conn.execute(
+        f"SELECT {PAIR_COLUMNS} FROM {schema}.nodes WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()
+    for move in moves:
+        if row is None:
+            return None
+        row = conn.execute(
+            f"SELECT {PAIR_COLUMNS} FROM {schema}.nodes WHERE parent_id = ? AND move = ?", (row[0], game.label(move))
+        ).fetchone()
+    return row
+
+
+def kid_moves(conn: sqlite3.Connection, schema: str, node_id: int) -> dict[str, tuple[Any, ...]]:
+    """Each child of row ``node_id`` of ``schema`` by move: ``(nb_visit, nb_win, nb_draw, proven, value_sum)``
+    (``value_sum`` 0 in a file before schema 4)."""
+    valued = any(row[1] == "value_sum" for row in conn.execute(f"PRAGMA {schema}.table_info(nodes)"))
+    rows = conn.execute(
+        f"SELECT move, nb_visit, nb_win, nb_draw, proven, {'value_sum' if valued else '0.0'} FROM {schema}.nodes "
+        "WHERE parent_id = ? ORDER BY id", (node_id,),
+    )
+    return {m: (n, w, d, p, v) for m, n, w, d, p, v in rows}
+
+
+def subtree_size(conn: sqlite3.Connection, schema: str, row: tuple[Any, ...] | None, whole: bool) -> int:
+    """Nodes in the subtree at ``row`` of ``schema`` (0: no row; ``whole``: the whole table, counted directly)."""
+    if row is None:
+        return 0
+    if whole:
+        return int(conn.execute(f"SELECT count(*) FROM {schema}.nodes").fetchone()[0])
+    return int(conn.execute(SUBTREE.format(db=schema), (row[0],)).fetchone()[0])
+
+
+def _quote_uri(path: str) -> str:
+    """A file path made safe inside an SQLite ``file:`` URI (``?``, ``#`` and ``%`` escaped)."""
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+# -- the rows a fit learns from ----------------------------------------------------------------------------------------
+FitRow = tuple[int, Any, str, int, int, int, int, Any, int, Any, float]
+"""``(id, parent_id, move, depth, nb_visit, nb_win, nb_draw, proven, nb_select, created_game, value_sum)`` of one
+node (``value_sum``: 0 in a file before schema 4)."""
+
+
+@dataclass(frozen=True)
+class FitRows:
+    """What :func:`read_fit_rows` read from one database."""
+
+    game: str
+    """The database's game (its ``meta``)."""
+    rows: list[FitRow]
+    """The nodes, parents before children (by depth, then id)."""
+    nodes: int
+    """Every node the database holds (for the record)."""
+    simulations: int
+    """The root's visits: the simulations ever recorded."""
+    games: list[tuple[str, int | None, str | None]]
+    """Every logged game's ``(moves, winner, root_values)`` (winner None: a draw; root_values: the JSON list of
+    ``games.root_values``, None when not logged), in the order they were played."""
+
+
+Picker = Callable[[list[tuple[int, Any]]], Sequence[int]]
+"""Chooses the positions a sampled fit learns from: given every candidate ``(node id, created_game)`` (a node
+with at least ``min_visits`` visits, at most ``max_depth`` deep, with children; by depth, then id), the ids to
+read."""
+
+_FIT_COLUMNS = ("n.id, n.parent_id, n.move, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.nb_select, "
+            "n.created_game, n.value_sum")
+
+
+@diagnosed
+def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: str | None = None,
+                  pick: Picker | None = None) -> FitRows:
+    """The nodes of ``db`` that a model can learn from, in one read transaction.
+
+    A node is read when it is at most ``max_depth`` deep (None: any depth) and
+    has at least ``min_visits`` visits, and also when its parent has (a training
+    example's policy needs all the children it has). Every ancestor of a node
+    read is read (an ancestor has at least its descendants' visits), so each
+    node's move path can be rebuilt from ``parent_id``.
+
+    With ``pick``, only the positions it picks from the candidates are read, with their children and
+    ancestors: a sampled fit of a large tree reads a few hundred thousand rows instead of every
+    well-visited node (the examples built from them are the same as from a whole read).
+
+    Raises:
+        StoreError: and its subclasses, as :func:`~treelab.store.dbfile.reading`;
+        GameMismatchError: ``game`` is given and the database holds another game.
+    """
+    deepest = (1 << 62) if max_depth is None else max_depth
+    with reading(db, game) as (conn, meta):
+        nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()
+        if pick is None:
+            rows = conn.execute(
+                f"SELECT {_FIT_COLUMNS} FROM nodes AS n LEFT JOIN nodes AS p ON n.parent_id = p.id "
+                "WHERE n.depth <= ? + 1 AND (n.nb_visit >= ? AND n.depth <= ? OR p.nb_visit >= ? AND p.depth <= ?) "
+                "ORDER BY n.depth, n.id",
+                (deepest, min_visits, deepest, min_visits, deepest),
+            ).fetchall()
+        else:
+            pool = conn.execute(
+                "SELECT n.id, n.created_game FROM nodes AS n WHERE n.nb_visit >= ? AND n.depth <= ? "
+                "AND EXISTS (SELECT 1 FROM nodes AS c WHERE c.parent_id = n.id) ORDER BY n.depth, n.id",
+                (min_visits, deepest),
+            ).fetchall()
+            ids = json.dumps([int(i) for i in pick(pool)])
+            rows = conn.execute(  # the picked nodes, their children and every ancestor, parents first
+                "WITH RECURSIVE picked(id) AS (SELECT value FROM json_each(?)), "
+                "up(id) AS (SELECT id FROM picked UNION SELECT n.parent_id FROM nodes AS n JOIN up ON n.id = up.id "
+                "WHERE n.parent_id IS NOT NULL), "
+                "wanted(id) AS (SELECT id FROM up "
+                "UNION SELECT c.id FROM nodes AS c JOIN picked ON c.parent_id = picked.id) "
+                f"SELECT {_FIT_COLUMNS} FROM nodes AS n JOIN wanted ON n.id = wanted.id ORDER BY n.depth, n.id",
+                (ids,),
+            ).fetchall()
+        games = conn.execute("SELECT moves, winner, root_values FROM games ORDER BY id").fetchall()
+    return FitRows(meta["game"], rows, nodes, root[0] if root else 0, games)

@@ -26,8 +26,8 @@ from ..errors import (
     SchemaVersionError,
     StoreError,
 )
+from .files import special_kind
 from .integrity import check_meta_values, named
-from .outfile import special_kind
 
 __all__ = [
     "MIGRATIONS",

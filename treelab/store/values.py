@@ -1,12 +1,20 @@
-"""Value sums and priors: the ``nodes.value_sum`` and ``nodes.prior`` columns (schema 4), read and written.
+"""A node's stored numbers as every writer writes them: counts that only add up, value sums and priors, and
+the slots of many nodes as one array.
 
-Searches with value networks or returns in [-1, 1] (OpenSpiel's ``MCTSBot``, DeepMind's mctx,
-alpha-zero-general, treelab's PUCT with an evaluator) do not end every simulation in a whole
-win or draw. A node's ``value_sum`` adds up the value estimates ``v`` in [-1, 1] (the mover's)
-of those simulations, each of which also counts as a draw: the mover's mean is
-:func:`treelab.nodes.mean_reward`, defined once. ``prior`` is the policy's probability of the
-move into the node, where the search had one (NULL: none). Value sums add up like the counts;
-priors do not: the first stored prior of a node stays (as proofs do).
+- **Counts only add up** (:func:`adding`, the one rule of stored counts as SQL): every writer adds a change
+  to the stored counts, never sets them, so two writers (or two workers' batches, or a merge) add up
+  exactly in any order: the ``nodes`` counts (:mod:`treelab.store.deltas`) and the ``positions`` rows
+  (:mod:`treelab.store.positiontable`) are both written with its terms.
+- **Slots as columns** (:func:`columns`): the int slots of many nodes as one int64 array (a row per node),
+  read in C when the extension is built, for a delta and for the ``positions`` table.
+- **Value sums and priors**: the ``nodes.value_sum`` and ``nodes.prior`` columns (schema 4), read and
+  written. Searches with value networks or returns in [-1, 1] (OpenSpiel's ``MCTSBot``, DeepMind's mctx,
+  alpha-zero-general, treelab's PUCT with an evaluator) do not end every simulation in a whole win or
+  draw. A node's ``value_sum`` adds up the value estimates ``v`` in [-1, 1] (the mover's) of those
+  simulations, each of which also counts as a draw: the mover's mean is :func:`treelab.nodes.mean_reward`,
+  defined once. ``prior`` is the policy's probability of the move into the node, where the search had one
+  (NULL: none). Value sums add up like the counts; priors do not: the first stored prior of a node stays
+  (as proofs do).
 
 In memory a node's value sum is :attr:`treelab.nodes.TreeNode.value_sum` and its prior
 ``tree.priors[node]``. Most trees have neither, so they travel beside the counts, as the few
@@ -21,14 +29,60 @@ import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from ..errors import NotATreelabDatabaseError
+from ..speedups import compiled
 from ..tree import Tree, TreeNode
 
-__all__ = ["ADD", "Values", "add_values", "collect", "of_rows", "read", "write_new"]
+__all__ = ["ADD", "Values", "add_values", "adding", "collect", "columns", "of_rows", "read", "write_new"]
+
+# -- counts only add up ------------------------------------------------------------------------------------------------
+def adding(columns: Iterable[str], source: str = "?") -> str:
+    """The one rule of stored counts as SQL: they only ever add up. The ``SET`` terms adding ``source`` (a
+    parameter; ``"excluded."``: an upsert's new row's column) to each of ``columns``:
+    ``nb_visit = nb_visit + ?, ...`` (the ``nodes`` of :mod:`.deltas`, the ``positions`` of :mod:`.positiontable`).
+
+    >>> adding(["nb_visit", "nb_win"], "excluded.")
+    'nb_visit = nb_visit + excluded.nb_visit, nb_win = nb_win + excluded.nb_win'
+    """
+    return ", ".join(f"{c} = {c} + {source}{c if source.endswith('.') else ''}" for c in columns)
+
+# -- slots of many nodes as one array ----------------------------------------------------------------------------------
+
+
+def columns(nodes: list[TreeNode], fields: tuple[str, ...], *, none: int | None = None) -> np.ndarray:
+    """The int slots ``fields`` of ``nodes`` (``"parent.node_id"``: the parent's id) as an int64 array, a row each.
+
+    ``none``: what a None value becomes (without it, None is a ``TypeError``).
+    """
+    if compiled is not None:
+        raw = compiled.columns(nodes, fields) if none is None else compiled.columns(nodes, fields, none)
+        flat = np.frombuffer(raw, dtype=np.int64)
+    else:
+        values: Iterable[Any]
+        if "parent.node_id" in fields:
+            gets = [_parent_id if name == "parent.node_id" else attrgetter(name) for name in fields]
+            values = (get(node) for node in nodes for get in gets)
+        else:
+            get = attrgetter(*fields)
+            values = chain.from_iterable(map(get, nodes)) if len(fields) > 1 else map(get, nodes)
+        if none is not None:
+            values = (none if v is None else v for v in values)
+        flat = np.fromiter(values, dtype=np.int64, count=len(nodes) * len(fields))
+    return flat.reshape(len(nodes), len(fields))
+
+
+def _parent_id(node: TreeNode) -> int:
+    parent = node.parent
+    return -1 if parent is None else int(parent.node_id)
+
+# -- value sums and priors ---------------------------------------------------------------------------------------------
+
 
 ADD = "UPDATE nodes SET value_sum = value_sum + ?, prior = coalesce(prior, ?) WHERE id = ?"
 """The one statement that adds a node's value sum and keeps its first prior."""

@@ -19,7 +19,7 @@ from typing import Any
 import graphviz
 
 from ..errors import ExecutableNotFoundError, RenderError
-from ..store.outfile import write_whole
+from ..store.files import write_whole
 from ..tree import Tree, TreeNode
 from .builder import LAYOUTS, Html, node_id, to_dot
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import TraceError, require_extra
 from ..games import Game, State, find_game
-from ..mcts.trace_records import check_records
+from ..mcts.tracer import check_records
 from ..nodes import mean_reward
 from .explorer.data import board_grid
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from ...errors import QueryError, ServeError
 from ...mcts.config import SearchConfig
-from ...mcts.dispatch import run_search
+from ...mcts.dispatch import run_search, traced_search
 from ...mcts.policies import make_rng
-from ...mcts.tracer import Tracer, traced_search
+from ...mcts.tracer import Tracer
 from ...mcts.uct import Limit
 from ...tree import Tree
 from ..step_widget import stepper_data
@@ -133,7 +133,7 @@ class TraceWorker:
         Raises:
             ServeError: the child process died.
         """
-        from ...store.background import spawn
+        from ...store.writer import spawn
 
         with self._lock:
             try:

@@ -1,4 +1,5 @@
-"""Every file treelab writes, by one rule, whole or not at all.
+"""Files from and to the outside world (not a tree's database): every file treelab writes, by one rule, whole
+or not at all, and every outside file it reads, with bounded memory.
 
 The rule for an output path (``-o``, ``--trace``, model files, exports, renders, ``fit -o``;
 :func:`check_output`, used by :func:`whole` and :func:`write_whole`):
@@ -13,13 +14,20 @@ The rule for an output path (``-o``, ``--trace``, model files, exports, renders,
 - a directory, a character or block device, a named pipe (FIFO) or a socket is refused in one line
   before anything is written (``-o /dev/full`` once replaced the device with a regular file).
 
+Every reader of outside input (rows, node-link and GML imports, trace files) reads through
+:func:`bounded_lines`, :func:`loads` and :func:`regular_input`: a line is at most :data:`MAX_LINE`
+characters (``/dev/zero``, or a gzip of gigabytes of NUL bytes, once filled memory with one "line"),
+JSON nested too deep is one error instead of a ``RecursionError``, text that is not UTF-8 is one error,
+and a reader that must read a file twice or whole refuses a FIFO, device or socket before opening it.
+
 The database paths of :mod:`treelab.store.dbfile` name special files with the same words
-(:func:`special_kind`); readers of outside files bound what they hold with :mod:`treelab.store.inputs`.
+(:func:`special_kind`) and are made durable by the same :func:`fsync_path`.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import stat
@@ -28,12 +36,16 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 from ..errors import StoreError, TreelabError
 
-__all__ = ["STDOUT", "check_output", "fsync_path", "is_stdout", "save_figure", "special_kind", "whole", "write_whole"]
+__all__ = [
+    "MAX_LINE", "STDOUT", "bounded_lines", "check_output", "fsync_path", "is_stdout", "loads", "regular_input",
+    "save_figure", "special_kind", "whole", "write_whole",
+]
 
+# -- output files, whole or not at all ---------------------------------------------------------------------------------
 STDOUT = "-"
 """The output path that means standard output."""
 
@@ -199,3 +211,57 @@ def save_figure(fig: Any, out: str | os.PathLike[str] | None, dpi: int) -> Any:
 def _format(out: str | os.PathLike[str]) -> str | None:
     suffix = Path(out).suffix.lower().lstrip(".")
     return suffix or None
+
+# -- outside inputs, read with bounded memory --------------------------------------------------------------------------
+
+
+MAX_LINE = 1 << 24
+"""The longest line (characters) a reader of outside files accepts: 16 Mi, far beyond any row or trace record."""
+
+
+def bounded_lines(stream: IO[str], fail: Callable[[str], Exception], start: int = 1) -> Iterator[tuple[int, str]]:
+    """The lines of ``stream`` numbered from ``start``, none longer than :data:`MAX_LINE` characters.
+
+    Raises:
+        ``fail(reason)``: a line is longer, or the text is not UTF-8.
+    """
+    n = start
+    while True:
+        try:
+            line = stream.readline(MAX_LINE + 1)
+        except UnicodeDecodeError as exc:
+            raise fail(f"line {n} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        if not line:
+            return
+        if len(line) > MAX_LINE:
+            raise fail(f"line {n} is longer than {MAX_LINE:,} characters")
+        yield n, line
+        n += 1
+
+
+def loads(text: str) -> Any:
+    """``json.loads``, with nesting too deep for the parser a ``ValueError`` like any other malformed JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def regular_input(file: str | os.PathLike[str], what: str = "input") -> None:
+    """Refuse an input ``file`` that is not a regular file, for a reader that reads it twice or whole (a FIFO
+    cannot be read twice; ``/dev/zero`` never ends). Nothing is opened.
+
+    Raises:
+        StoreError: no such file, a directory or a special file.
+    """
+    name = os.fspath(file)
+    try:
+        st = os.stat(file)
+    except FileNotFoundError:
+        raise StoreError(f"no such {what} file {name!r}: check the path") from None
+    except OSError as exc:
+        raise StoreError(f"cannot read {what} file {name!r} ({exc.strerror or exc}): check the path") from None
+    kind = special_kind(st.st_mode)
+    if kind is not None:
+        raise StoreError(f"{what} file {name!r} is {kind}, not a regular file: save it to a file first, "
+                         "then give that file")

@@ -16,10 +16,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import SpecError, StoreError
-from ..games import Game
-from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
-from .stored import StoredTreePlayer, stored_tree
+from ...errors import SpecError, StoreError
+from ...games import Game
+from ..players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer
+from ..stored import StoredTreePlayer, stored_tree
 
 __all__ = ["MEMBERS", "OpponentScore", "Pool", "describe_scores", "open_pool", "parse_pool"]
 

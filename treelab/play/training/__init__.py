@@ -1,11 +1,19 @@
-"""Training: whole games played with the persistent tree, saved after every game.
+"""Training: whole games played with the persistent tree, saved after every game, in one process or many.
+
+This package is training's room: :func:`train` here (one process, or the parallel run it hands over to);
+its settings (:mod:`treelab.play.training.config`, :class:`TrainingConfig`); one game as every run plays and
+records it (:mod:`treelab.play.training.games`); the opponent pool (:mod:`treelab.play.training.pool`);
+and parallel training (:mod:`treelab.play.training.parallel`, which runs the workers and their writer of
+:mod:`treelab.play.training.workers` in local processes, :mod:`treelab.play.training.processes`, or on
+Ray, :mod:`treelab.play.training.cluster`). Its modules import one another downwards only: ``train`` ->
+``parallel`` -> {``processes``, ``cluster``} -> ``workers`` -> ``games``; none imports this one.
 
 The tree plays itself (``opponent="self"``), a ``random`` / ``heuristic``
-opponent, or one drawn for each game from a ``pool`` (:mod:`treelab.play.pool`,
+opponent, or one drawn for each game from a ``pool`` (:mod:`treelab.play.training.pool`,
 earlier trees too), changing colours every game. Each game is logged in the database's
 ``games`` table and the tree is saved incrementally, in one transaction, after
 every game: by a writer process while the next game is played, or by this one,
-decided once per run (:mod:`treelab.store.background`; the file is the same). Ctrl-C (SIGINT)
+decided once per run (:mod:`treelab.store.writer`; the file is the same). Ctrl-C (SIGINT)
 or SIGTERM ends the current search at once; the unfinished game is dropped, the
 tree saved, and training returns normally. Running it again resumes from the saved tree.
 
@@ -29,18 +37,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BudgetError
-from ..games import Game, State, find_game
-from ..mcts.config import SearchConfig
-from ..mcts.loop import Limit
-from ..mcts.policies import make_rng
-from ..store.persistence import now
-from ..tree import Tree
-from .console import progress_bar, stop_on_signals
-from .players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
+from ...errors import BudgetError
+from ...games import Game, State, find_game
+from ...mcts.config import SearchConfig
+from ...mcts.loop import Limit
+from ...mcts.policies import make_rng
+from ...store.persistence import now
+from ...tree import Tree
+from ..console import progress_bar, stop_on_signals
+from ..players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
+from .config import NOISE, OPPONENTS, TEMPERATURE, TEMPERATURE_MOVES, TrainingConfig, split_options
+from .games import play_game, play_recorded, tree_player_of
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
-from .training_config import NOISE, OPPONENTS, TEMPERATURE, TEMPERATURE_MOVES, TrainingConfig, split_options
-from .workers import play_game, play_recorded, tree_player_of
 
 __all__ = [
     "NOISE",
@@ -89,7 +97,7 @@ class TrainSummary:
     distinct: int = 0
     """Distinct games (move sequences) among the games of this run."""
     by_opponent: tuple[OpponentScore, ...] = ()
-    """With a pool: the score against each member drawn (:mod:`treelab.play.pool`)."""
+    """With a pool: the score against each member drawn (:mod:`treelab.play.training.pool`)."""
 
     def describe(self) -> str:
         """A few readable lines for the terminal."""
@@ -126,7 +134,7 @@ def train(
         games: games to play in this run.
         search: how the tree searches and picks its moves (:class:`~treelab.mcts.config.SearchConfig`:
             algorithm, ``c``, solver, playout, evaluator, temperature, choice, node budget).
-        training: how the games are played (:class:`~treelab.play.training_config.TrainingConfig`:
+        training: how the games are played (:class:`~treelab.play.training.config.TrainingConfig`:
             iterations, opponent or pool, temperature moves, noise, alpha, seed, progress, workers, ray).
         on_game: called with (game id, moves, winner) once each game is committed to ``db``
             (with the writer process, while the next game is played).
@@ -134,9 +142,9 @@ def train(
             its end and saved): a run of so many minutes (``train --minutes``); None: ``games`` alone.
         options: any field of either value, replacing it (``iterations=200, solver=True``).
 
-    The temperature, unless given, is :data:`~treelab.play.training_config.TEMPERATURE` over the
+    The temperature, unless given, is :data:`~treelab.play.training.config.TEMPERATURE` over the
     opening in self-play and 0 against another opponent; the noise :data:`NOISE` in self-play, else
-    0 (:func:`~treelab.play.training_config.split_options`).
+    0 (:func:`~treelab.play.training.config.split_options`).
 
     Example:
         >>> import treelab, tempfile, os
@@ -144,9 +152,9 @@ def train(
         >>> treelab.train("tictactoe", db, 2, iterations=50, seed=1, progress=False).games
         2
     """
-    from ..store.background import BackgroundSaver
-    from ..store.binding import last_game
-    from ..store.persistence import kept_open, open_tree
+    from ...store.binding import last_game
+    from ...store.persistence import kept_open, open_tree
+    from ...store.writer import BackgroundSaver
 
     the_game = find_game(game)
     if isinstance(games, bool) or not isinstance(games, int) or games < 0:
@@ -242,7 +250,7 @@ def exploration(search: SearchConfig, training: TrainingConfig, pool: list[str] 
     noise = training.noise or 0.0
     guide = {}
     if search.model is not None:  # which model played (the learning loop's versions)
-        from ..learn.model import load_model
+        from ...learn.model import load_model
 
         guide = {"algorithm": "puct", "model": search.model,
                  "model_version": load_model(search.model).info.get("version"), "mix": search.mix}
@@ -272,8 +280,8 @@ def make_players(tree: Tree, rng: random.Random, search: SearchConfig,
                  training: TrainingConfig) -> tuple[OpeningSampler, Player | None]:
     """The tree's player on ``tree`` and its opponent (None in self-play), seeded from ``rng``.
 
-    ``search`` carries the run's root noise (:func:`~treelab.play.training_config.split_options`) and
-    ``training`` is resolved (:meth:`~treelab.play.training_config.TrainingConfig.resolved`).
+    ``search`` carries the run's root noise (:func:`~treelab.play.training.config.split_options`) and
+    ``training`` is resolved (:meth:`~treelab.play.training.config.TrainingConfig.resolved`).
     """
     me = MCTSPlayer(search, Limit(iterations=training.iterations), tree=tree, rng=random.Random(rng.getrandbits(64)))
     other: Player | None = None

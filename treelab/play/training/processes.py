@@ -3,7 +3,7 @@
 Each worker plays whole games on its own copy of the tree and sends what each
 game added (a :class:`~treelab.store.deltas.Delta`, with the game's row) to this
 process, which adds every batch that has arrived to the file in one
-transaction (:class:`~treelab.play.workers.Writer`, one warm connection) and sends
+transaction (:class:`~treelab.play.training.workers.Writer`, one warm connection) and sends
 each worker the row ids of its new nodes. A worker never waits for the file: it plays
 on while its games are written, naming the nodes still without a row id by their
 local ids (up to :data:`OWED` games ahead of the writer; then it waits for its ids).
@@ -36,11 +36,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import WorkerError
-from ..store.background import spawn
-from ..store.deltas import AssignedIds
-from ..store.deltawriter import simulations
-from .console import stop_on_signals
+from ...errors import WorkerError
+from ...store.deltas import AssignedIds
+from ...store.writer import simulations, spawn
+from ..console import stop_on_signals
 from .workers import Job, Result, Worker, Writer
 
 __all__ = ["AHEAD", "OWED", "run_processes"]
@@ -59,7 +58,7 @@ _GAME, _STORED = "game", "stored"
 """The messages a worker receives: a game id to play (None: stop); the row ids of its oldest delta's new nodes."""
 
 _RESULT = "result"
-"""The message a worker sends: a game played (a :class:`~treelab.play.workers.Result`)."""
+"""The message a worker sends: a game played (a :class:`~treelab.play.training.workers.Result`)."""
 
 
 def _work(job: Job, number: int, seed: int, stop: Any, conn: Any) -> None:

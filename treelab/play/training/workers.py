@@ -5,7 +5,7 @@ handed over by the writer on Ray), plays whole games on it with the same
 players as :func:`treelab.train`, and after every game sends what the game
 added: a :class:`~treelab.store.deltas.Delta` (count increments of stored nodes by
 row id, new nodes as arrays, proofs). One writer, holding no tree (the run's own
-process with local workers, :mod:`treelab.play.processes`; an actor on Ray), adds the
+process with local workers, :mod:`treelab.play.training.processes`; an actor on Ray), adds the
 deltas of every batch that has arrived straight to the file in one
 transaction with the batch's games, and tells each worker the row ids of its
 new nodes, so the worker keeps its copy from game to game. A worker does not wait
@@ -27,7 +27,6 @@ seed: which snapshot a game sees depends on timing.
 from __future__ import annotations
 
 import gc
-import json
 import random
 import time
 from collections import deque
@@ -35,22 +34,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StoreError
-from ..games import Game, State, find_game
-from ..mcts.config import SearchConfig
-from ..store.binding import binding_of
-from ..store.deltas import AssignedIds, Delta, renumber, stamp, start, take
-from ..store.deltawriter import DeltaWriter, trimmed
-from ..store.persistence import GameRow, now, open_tree
-from ..store.sharing import share_top
-from ..tree import Tree, TreeNode
-from .players import Player
-from .training_config import TrainingConfig
+from ...errors import StoreError
+from ...games import find_game
+from ...mcts.config import SearchConfig
+from ...store.binding import binding_of
+from ...store.deltas import AssignedIds, Delta, renumber, share_top, stamp, start, take
+from ...store.persistence import now, open_tree
+from ...store.writer import DeltaWriter, trimmed
+from ...tree import Tree, TreeNode
+from ..players import Player
+from .config import TrainingConfig
+from .games import play_recorded, tree_player_of
 
-__all__ = [
-    "REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayedGame", "PlayersFn", "Result", "Worker", "Writer", "play_game",
-    "play_recorded", "tree_player_of",
-]
+__all__ = ["REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayersFn", "Result", "Worker", "Writer"]
 
 PlayersFn = Callable[..., tuple[Any, Player | None]]
 """Makes a run's players on a tree: ``players(tree, rng, search, training)`` -> (the tree's player, the opponent
@@ -74,13 +70,6 @@ last share took: about a tenth of its time at most. At 200 simulations a move a 
 (2,800 rows read and set), so sharing before every game spent a third of the workers' time on it."""
 
 
-def tree_player_of(opponent: str, game_id: int) -> int:
-    """The side the tree plays in game ``game_id`` against ``opponent``: 1 in self-play (both sides), else
-    colours alternating with the game's id (the tree moves first in even games) -- the one colour rule of
-    training in one process and in workers."""
-    return 1 if opponent == "self" else 1 + (game_id + 1) % 2
-
-
 @dataclass(frozen=True)
 class Job:
     """What every worker plays: the game, the database and :func:`treelab.train`'s two values."""
@@ -92,7 +81,7 @@ class Job:
     search: SearchConfig = field(default_factory=SearchConfig)
     """How the tree searches (the run's :class:`~treelab.mcts.config.SearchConfig`, its root noise decided)."""
     training: TrainingConfig = field(default_factory=TrainingConfig)
-    """How the games are played (resolved: :meth:`~treelab.play.training_config.TrainingConfig.resolved`)."""
+    """How the games are played (resolved: :meth:`~treelab.play.training.config.TrainingConfig.resolved`)."""
     players: PlayersFn | None = None
     """Makes the players on a worker's copy (a module-level function: it is sent to worker processes)."""
     logged_as: str = "{}"
@@ -221,7 +210,7 @@ class Worker:
 class Writer(DeltaWriter):
     """Owns the database: adds the workers' deltas straight to the file, each batch in one transaction.
 
-    A :class:`~treelab.store.deltawriter.DeltaWriter` taking :class:`Result` s; it holds no tree.
+    A :class:`~treelab.store.writer.DeltaWriter` taking :class:`Result` s; it holds no tree.
     """
 
     def __init__(self, job: Job) -> None:
@@ -252,61 +241,3 @@ class Writer(DeltaWriter):
         rows, stored = self.store(whole, chained=chained, wait=wait, chains=chains) if whole else ([], [])
         ids = iter(stored)
         return rows, [None if r.row is None else next(ids) for r in results]
-
-
-def play_game(
-    game: Game, me: Player, other: Player | None, tree_player: int, stopped: Callable[[], bool]
-) -> tuple[State, list[int]]:
-    """One game from the start: ``me`` plays ``tree_player`` (both sides if ``other`` is None).
-
-    Returns the last position (not terminal if ``stopped()`` became true) and the moves.
-    """
-    played = play_recorded(game, me, other, tree_player, stopped)
-    return played.state, played.moves
-
-
-@dataclass(frozen=True)
-class PlayedGame:
-    """One game as :func:`play_recorded` played it."""
-
-    state: State
-    """The last position (not terminal if the game was stopped)."""
-    moves: list[int]
-    """The moves from the start."""
-    root_values: list[float | None]
-    """Before each move, the value the tree's search found for the player to move (its ``last_value``,
-    :func:`treelab.mcts.summary.search_value`); None where another player moved."""
-
-    def record(self, game: Game, game_id: int, opponent: str, tree_player: int, iterations: int, started_at: str,
-               exploration: str) -> GameRow:
-        """This finished game's ``games`` row, built once (:class:`~treelab.store.persistence.GameRow`, checked).
-
-        ``tree_player`` is logged only against an opponent (self-play: None, the tree played both sides).
-        """
-        return GameRow.of(game, {
-            "id": game_id, "moves": game.notation(self.moves), "winner": self.state.winner, "opponent": opponent,
-            "tree_player": None if opponent == "self" else tree_player, "iterations": iterations,
-            "started_at": started_at, "finished_at": now(), "exploration": exploration,
-            "root_values": self.root_values_text()})
-
-    def root_values_text(self) -> str | None:
-        """:attr:`root_values` as the JSON list ``games.root_values`` keeps (4 decimals); None if all None."""
-        if all(v is None for v in self.root_values):
-            return None
-        return json.dumps([None if v is None else round(v, 4) for v in self.root_values], separators=(",", ":"))
-
-
-def play_recorded(
-    game: Game, me: Player, other: Player | None, tree_player: int, stopped: Callable[[], bool]
-) -> PlayedGame:
-    """:func:`play_game`, keeping the value of each of ``me``'s searches (:class:`PlayedGame`)."""
-    state, moves, values = game.initial(), list[int](), list[float | None]()
-    while not state.is_terminal and not stopped():
-        mine = other is None or state.to_move == tree_player
-        mover = me if mine else other
-        assert mover is not None
-        move = mover.choose(state, moves)
-        values.append(getattr(mover, "last_value", None) if mine else None)
-        state = state.play(move)
-        moves.append(move)
-    return PlayedGame(state, moves, values)

@@ -13,9 +13,9 @@ import random
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..errors import BudgetError, UnknownOptionError
-from ..mcts.choice import check_exploration
-from ..mcts.config import DIRICHLET_FRACTION, RootNoise, SearchConfig, check_name, option_names, resolve_aliases
+from ...errors import BudgetError, UnknownOptionError
+from ...mcts.choice import check_exploration
+from ...mcts.config import DIRICHLET_FRACTION, RootNoise, SearchConfig, check_name, option_names, resolve_aliases
 
 __all__ = [
     "NOISE",
@@ -65,7 +65,7 @@ class TrainingConfig:
     """``"self"`` (the tree plays both sides), ``"random"`` or ``"heuristic"``."""
     pool: str | tuple[str, ...] | None = None
     """Instead of :attr:`opponent`, draw each game's from these members (``"self,heuristic,db=old.db"``,
-    :mod:`treelab.play.pool`) with the run's rng; exploration defaults are self-play's."""
+    :mod:`treelab.play.training.pool`) with the run's rng; exploration defaults are self-play's."""
     temperature_moves: int | None = TEMPERATURE_MOVES
     """Moves of each game sampled with the search's ``temperature`` (None: every move)."""
     noise: float | None = None
@@ -79,7 +79,7 @@ class TrainingConfig:
     """Show a progress bar (games, win/draw/loss, nodes, rate)."""
     workers: int | None = None
     """Play in this many processes at once, one writer merging what they learn
-    (:mod:`treelab.play.parallel`); None: this process alone."""
+    (:mod:`treelab.play.training.parallel`); None: this process alone."""
     ray: str | bool | None = None
     """Play on Ray instead: True for a local Ray, or a cluster address."""
 

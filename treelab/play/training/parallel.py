@@ -1,8 +1,8 @@
 """Training on many cores or machines: workers play on their own copies; what they learn is added to the file.
 
 The workers and their writer, and how they share what they learn, are described in
-:mod:`treelab.play.workers`; this module runs them: :func:`train_parallel` (local processes,
-:mod:`treelab.play.processes`, or Ray, :mod:`treelab.play.cluster`) and :func:`advice` (how many
+:mod:`treelab.play.training.workers`; this module runs them: :func:`train_parallel` (local processes,
+:mod:`treelab.play.training.processes`, or Ray, :mod:`treelab.play.training.cluster`) and :func:`advice` (how many
 workers pay here).
 """
 
@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import BudgetError
-from ..games import Game, find_game
-from ..mcts.config import SearchConfig
-from ..store.connect import check_unlocked
-from .console import progress_bar
-from .training_config import TrainingConfig
+from ...errors import BudgetError
+from ...games import Game, find_game
+from ...mcts.config import SearchConfig
+from ...store.dbfile import check_unlocked
+from ..console import progress_bar
+from .config import TrainingConfig
 from .workers import Job, PlayersFn, Writer
 
 __all__ = ["advice", "train_parallel"]

@@ -2,9 +2,9 @@
 
 Ray (``pip install 'treelab[ray]'``) is the engine self-play systems in Python
 run on (RLlib, muzero-general, LightZero). Here each worker is an actor
-holding a :class:`~treelab.play.workers.Worker`; its snapshot comes from the
+holding a :class:`~treelab.play.training.workers.Worker`; its snapshot comes from the
 writer through Ray's object store, so workers may run on other machines than
-the file. The writer is one actor, a :class:`~treelab.play.workers.Writer`,
+the file. The writer is one actor, a :class:`~treelab.play.training.workers.Writer`,
 placed on the driver's machine (where the file is) and restarted from the
 database if it dies (``max_restarts``); a batch retried after a restart skips
 the games already logged, so nothing is added twice. Worker actors restart
@@ -22,9 +22,9 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import WorkerError
-from ..tree import Tree
-from .console import stop_on_signals
+from ...errors import WorkerError
+from ...tree import Tree
+from ..console import stop_on_signals
 from .workers import Job, Result, Worker, Writer
 
 __all__ = ["RemoteWriter", "connect", "run_on_ray"]
@@ -82,8 +82,8 @@ def connect(address: str | None) -> None:
 
 def _tree_from(job: Job, snapshot: tuple[list[int], Any]) -> Tree:
     """A worker's copy of the stored tree from the writer's snapshot: its nodes carry their row ids."""
-    from ..store.deltas import renumber
-    from ..store.increments import add
+    from ...store.deltas import renumber
+    from ...store.merging import add
 
     ids, inc = snapshot
     c = job.search.stored_c  # None (PUCT): the tree's own default, as a load of a new file gives it
@@ -154,7 +154,7 @@ def run_on_ray(
 
     ``logged(rows, simulations)`` is called with the games the writer logged and the simulations they added.
     """
-    from ..store.deltawriter import simulations
+    from ...store.writer import simulations
 
     ray = _ray()
     count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
