@@ -116,7 +116,7 @@ def time_treelab(simulations: int, seed: int) -> float:
 def time_treelab_phases(simulations: int, seed: int) -> float:
     """:func:`time_treelab` with the Python phases (each calling the compiled walk and playout): the loop before
     ``treelab/_loop.c``, and its reference."""
-    from treelab.mcts import uct
+    from treelab.mcts import uct_phases as uct  # where the compiled batch is chosen
 
     compiled = uct._compiled_batch
     uct._compiled_batch = lambda *args: None
@@ -231,7 +231,7 @@ def whole_processes(budgets: list[int], rounds: int, pythonpath: str | None = No
 VERSION_CASES = """\
 import json, sys, time
 import treelab
-from treelab.mcts import uct
+from treelab.mcts import uct_phases as uct  # where the compiled batch is chosen
 from treelab.mcts.dispatch import puct_search
 
 def best_of_3(fn):
@@ -291,7 +291,7 @@ def versions(against: str, rounds: int) -> dict[str, float]:
 STATISTICS_CASES = """\
 import json, sys, time
 import treelab
-from treelab.mcts import uct
+from treelab.mcts import uct_phases as uct  # where the compiled batch is chosen
 
 def timed(n, moves, **options):
     tree = treelab.Tree("connect4")
