@@ -52,6 +52,10 @@ from .options import (
         help="The learning loop: fit --model again after every K games logged (the first fit creates it; later "
              "ones start from the previous model); the games search with PUCT and the latest model once there is "
              "one, before it with PUCT and the game's heuristic.")
+@option("--refits", "refits", type=click.Choice(["beside", "between"]), default="beside", show_default=True,
+        help="With --refit-every: beside: each refit after the first runs in a process of its own while the next K "
+             "games play on with the model before it (the games wait only for what it has not finished by then); "
+             "between: the games wait for every refit.")
 @option("--min-visits", "min_visits", type=click.IntRange(min=1), default=None, show_default="20",
         help="With --refit-every: learn only from positions visited at least this often.")
 @option("--min-selections", "min_selections", type=click.IntRange(min=0), default=None,
@@ -120,6 +124,9 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
                if (value := options.pop(name)) is not None}
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               workers=workers, **options)
+    if refit_every is None and click.get_current_context().get_parameter_source("refits") is not \
+            click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--refits is for the learning loop: give --model and --refit-every too")
     if refit_every is not None or model is not None:
         _learn(game, db, games, training, searching, model, refit_every, fitting, minutes)
         if note:  # a model's run says how its workers ran too
@@ -172,8 +179,7 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
     from ..play.console import UNBOUNDED
 
     result = learning_loop(game, db, model, None if games >= UNBOUNDED else games, refit_every=refit_every,
-                           minutes=minutes, training=training,
-                           fitting=fitting, **searching)
+                           minutes=minutes, training=training, fitting=fitting, **searching)
     for step in result.runs:
         click.echo(step.describe())
     click.echo(result.describe())

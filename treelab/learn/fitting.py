@@ -119,6 +119,7 @@ def fit(
     progress: FitProgress | None = None,
     warm_start: Model | None = None,
     since: int | None = None,
+    on_snapshot: Callable[[], None] | None = None,
     **options: Any,
 ) -> Model:
     """Fit a policy/value model on the tree in ``db`` and save it to ``out`` (None: keep it in memory).
@@ -133,6 +134,8 @@ def fit(
         progress: called after each epoch (the command line's progress bar).
         warm_start: start from this model's weights (a model of the same game and layers; else from random ones).
         since: with :attr:`FitConfig.sample`, the positions whose node was made after this game id come first.
+        on_snapshot: called once the read of ``db`` holds its snapshot (one read transaction): the model learns
+            from the file as it was then, whatever is written to it afterwards.
         options: fields of ``fitting`` as keywords (``min_visits=50, hidden=(64, 32)``), replacing them.
 
     Raises:
@@ -174,7 +177,7 @@ def fit(
     # well-visited tree, unless a rule needs every row (selection sums, or the logged games' paths)
     partial = cfg.sample is not None and not chose and not cfg.outcome and not cfg.root_value
     rows = read_fit_rows(db, min_visits=min_visits, max_depth=max_depth, game=wanted,
-                         pick=pick if partial else None)
+                         pick=pick if partial else None, on_snapshot=on_snapshot)
     rules = find_game(rows.game)
     if kept and out is not None:
         load_model(out, rules)

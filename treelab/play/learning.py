@@ -15,7 +15,11 @@ sample of the older ones; the window grows with the games logged (:func:`replay_
 :data:`LOOP_SAMPLE`, :data:`REPLAY_PER_GAME` positions a game, at most :data:`REPLAY_MAX`) while the
 epochs over it shrink (:data:`WARM_PASSES`), so the model sees more of the data as the run grows and a
 refit's cost stays about flat (the first fit trains from random weights, for up to ``FitConfig.epochs``).
-A run may be bounded by wall time (``minutes``) instead of games: it stops cleanly between games.
+Once there is a model, each refit runs beside the next games by default (:mod:`treelab.play.refits`: a
+process of its own reads the file as the last step left it while the games play on with the version before,
+so they wait only for what the fit has not finished by the end of their step; ``refits="between"`` makes them
+wait for every fit). A run may be bounded by wall time (``minutes``) instead of games: it stops cleanly
+between games.
 
 Everything resumes from the files: the database holds the games (and, in ``games.exploration``,
 the model version that played each), the model file holds its version and the number of games
@@ -30,19 +34,21 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..errors import BudgetError, FitError, GameMismatchError
 from ..games import Game, State, find_game
-from ..learn.fitting import FitConfig, fit, require_learning
+from ..learn.fitting import FitConfig, require_learning
 from ..learn.model import Model, load_model
-from ..mcts.config import SearchConfig
+from ..mcts.config import SearchConfig, check_name
 from ..store.persistence import reusing_trees
 from ..store.records import info
 from ..store.schema import display
+from .refits import BesideRefit, Refit, refit_between, versioned
 from .training import TrainSummary, train
-from .training.config import TrainingConfig
+from .training.config import REFIT_PLACES, RefitPlace, TrainingConfig
 
 __all__ = ["LOOP_ITERATIONS", "LOOP_MIX", "LOOP_SAMPLE", "REPLAY_MAX", "REPLAY_PER_GAME", "WARM_EPOCHS", "WARM_PASSES",
            "LoopSummary", "Refit", "first_search", "learning_loop", "replay_plan", "versioned"]
@@ -100,24 +106,6 @@ def first_search(game: Game) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Refit:
-    """One model fitted by the loop."""
-
-    version: int
-    """The model's version (1 for the first)."""
-    games: int
-    """Games logged in the database when it was fitted."""
-    positions: int
-    """Positions it learned from."""
-    value_sign_accuracy: float | None
-    """Held-out share of positions whose value has the sign of the target."""
-    policy_top1: float | None
-    """Held-out share of positions whose most likely move is the target's."""
-    seconds: float
-    """How long the fit took."""
-
-
-@dataclass(frozen=True)
 class LoopSummary:
     """What :func:`learning_loop` did."""
 
@@ -145,28 +133,33 @@ class LoopSummary:
     def describe(self) -> str:
         """The command line's report."""
         head = "interrupted after" if self.interrupted else "played"
-        fitting = sum(r.seconds for r in self.refits)
-        share = f" ({fitting:.1f}s of it refitting, {self.refit_share:.0%})" if self.refits else ""
+        share = ""
+        if self.refits:
+            fitting = sum(r.seconds for r in self.refits)
+            share = f" ({fitting:.1f}s of it refitting, {self.refit_share:.0%})"
+            if any(r.beside for r in self.refits):
+                share = (f" ({fitting:.1f}s refitting beside the games, {self.refit_share:.0%} of the time; they "
+                         f"waited {sum(r.waited for r in self.refits):.1f}s for it, {self.wait_share:.0%})")
         lines = [f"{head} {self.games} games in {self.seconds:.1f}s{share}, {self.total_games} logged in {self.db}; "
                  f"model {self.model} at version {self.version}"]
         lines += [f"  no refit: {note}" for note in self.notes]
         for r in self.refits:
             acc = "-" if r.value_sign_accuracy is None else f"{r.value_sign_accuracy:.1%}"
             top = "-" if r.policy_top1 is None else f"{r.policy_top1:.1%}"
+            where = f" beside the games (waited {r.waited:.1f}s)" if r.beside else ""
             lines.append(f"  refit v{r.version} after {r.games} games: {r.positions:,} positions, held-out value "
-                         f"sign {acc}, policy top-1 {top}, {r.seconds:.1f}s")
+                         f"sign {acc}, policy top-1 {top}, {r.seconds:.1f}s{where}")
         return "\n".join(lines)
 
     @property
     def refit_share(self) -> float:
-        """The share of the wall time spent refitting (0 without refits)."""
+        """The fits' time over the wall time (0 without refits); beside the games, part of it ran while they played."""
         return sum(r.seconds for r in self.refits) / self.seconds if self.refits and self.seconds else 0.0
 
-
-def versioned(model: str | os.PathLike[str], version: int) -> Path:
-    """The file that keeps version ``version`` of ``model`` beside it (``c4.npz`` -> ``c4.v3.npz``)."""
-    path = Path(model)
-    return path.with_name(f"{path.stem}.v{version}{path.suffix}")
+    @property
+    def wait_share(self) -> float:
+        """The share of the wall time the games waited for refits (the whole of :attr:`refit_share` between steps)."""
+        return sum(r.waited for r in self.refits) / self.seconds if self.refits and self.seconds else 0.0
 
 
 def learning_loop(
@@ -198,7 +191,10 @@ def learning_loop(
         search: how the games are searched before a model exists (None, and no ``algorithm`` or
             ``evaluator`` keyword: :func:`first_search`); with a model, the same with
             ``algorithm="puct"`` and the model as PUCT's evaluator (``mix`` kept).
-        training: how the games are played (:class:`TrainingConfig`: iterations, workers, ray, seed...).
+        training: how the games are played (:class:`TrainingConfig`: iterations, workers, ray, seed...) and
+            where refits run (:attr:`TrainingConfig.refits`: ``"beside"`` the next ``refit_every`` games, in a
+            process of their own, the games one version behind, or ``"between"`` them). The first fit, and the
+            last of a run of ``games`` games, are made between. Either way a run replays exactly for a seed.
         fitting: what each refit learns from and how long it trains (:class:`FitConfig`; by default
             ``sample=LOOP_SAMPLE``); a refit from the previous model trains at most :data:`WARM_EPOCHS` epochs.
         on_refit: called after each refit.
@@ -224,6 +220,8 @@ def learning_loop(
         raise BudgetError(f"minutes {minutes!r} must be a positive number")
     if games is None and minutes is None:
         raise BudgetError("give games or minutes (or both): a loop needs a budget")
+    refits = options.get("refits", training.refits if training is not None else "beside")
+    check_name("refits", refits, REFIT_PLACES)
     until = time.monotonic() + 60.0 * minutes if minutes is not None else None
     budget = games if games is not None else 1 << 62
     path = Path(model)
@@ -240,58 +238,82 @@ def learning_loop(
     mix = options.pop("mix", None)  # the playout's share of the model's value, once there is a model
     mix = LOOP_MIX if mix is None else mix
     progress = options.get("progress", training.progress if training is not None else True)
-    played, refits, runs, notes, interrupted = 0, list[Refit](), list[TrainSummary](), list[str](), False
+    played, made, runs, notes, interrupted = 0, list[Refit](), list[TrainSummary](), list[str](), False
     with reusing_trees():  # the tree is loaded once, not at every step (while no one else writes the file)
         played, logged, version, interrupted = _steps(
-            the_game, db, path, games=budget, until=until, refit_every=refit_every, search=search,
+            the_game, db, path, games=budget, until=until, refit_every=refit_every, refits_mode=refits, search=search,
             training=training, fitting=fitting, options=options, seed=seed, mix=mix, progress=progress,
             on_refit=on_refit, current=current, logged=logged, version=version, next_fit=next_fit,
-            refits=refits, runs=runs, notes=notes)
+            refits=made, runs=runs, notes=notes)
     return LoopSummary(db=display(db), model=display(model), games=played, total_games=logged, version=version,
-                       refits=tuple(refits), runs=tuple(runs), interrupted=interrupted,
+                       refits=tuple(made), runs=tuple(runs), interrupted=interrupted,
                        seconds=time.perf_counter() - started, notes=tuple(notes))
 
 
 def _steps(the_game: Game, db: str | os.PathLike[str], path: Path, *, games: int, until: float | None,
-           refit_every: int, search: SearchConfig | None, training: TrainingConfig | None, fitting: FitConfig,
-           options: dict[str, Any], seed: Any, mix: float, progress: bool, on_refit: Callable[[Refit], None] | None,
-           current: Model | None, logged: int, version: int, next_fit: int, refits: list[Refit],
-           runs: list[TrainSummary], notes: list[str]) -> tuple[int, int, int, bool]:
+           refit_every: int, refits_mode: RefitPlace, search: SearchConfig | None, training: TrainingConfig | None,
+           fitting: FitConfig, options: dict[str, Any], seed: Any, mix: float, progress: bool,
+           on_refit: Callable[[Refit], None] | None, current: Model | None, logged: int, version: int,
+           next_fit: int, refits: list[Refit], runs: list[TrainSummary],
+           notes: list[str]) -> tuple[int, int, int, bool]:
     """The loop of :func:`learning_loop`: steps of games and refits; ``(played, logged, version, interrupted)``."""
     budget, played, interrupted = games, 0, False
-    while True:
-        if until is not None and time.monotonic() >= until:
-            break  # the time given is up: a due refit is made first by the next run (logged >= its next_fit)
-        if logged >= next_fit:
-            try:
-                refit = _refit(db, path, the_game, fitting, version + 1, logged, progress, current)
-                current = load_model(path, the_game)
-            except KeyboardInterrupt:  # the model file is as it was: written whole or not at all
-                interrupted = True
-                break
-            except FitError as exc:  # too few well-visited positions yet: play on, try again later
-                notes.append(str(exc))
+    pending: BesideRefit | None = None  # the version fitted beside the step under way
+
+    def made(make: Callable[[], Refit]) -> None:
+        """Make a version (``make`` installs it), or note why there is none yet (too few well-visited positions)."""
+        nonlocal current, version
+        try:
+            refit = make()
+        except FitError as exc:  # play on, try again at the next refit
+            notes.append(str(exc))
+            return
+        current, version = load_model(path, the_game), refit.version
+        refits.append(refit)
+        if on_refit is not None:
+            on_refit(refit)
+
+    try:
+        while True:
+            if until is not None and time.monotonic() >= until:
+                break  # the time given is up: a due refit is made first by the next run (logged >= its next_fit)
+            if logged >= next_fit:
+                if pending is not None:  # the games wait for the version fitted beside the last step, if need be
+                    beside, pending = pending, None
+                    made(beside.finish)
+                fitted = current.info.get("games_logged") if current is not None else None
+                since = int(fitted) if isinstance(fitted, int) else None
+                config = replay_plan(fitting, logged, warm=current is not None)
+                if refits_mode == "beside" and current is not None and played < budget:
+                    pending = BesideRefit(db, path, the_game.name, config, version=version + 1, logged=logged,
+                                          since=since, current=current)
+                else:  # the first model (nothing to play with yet), the last of a run, or asked so
+                    made(partial(refit_between, db, path, the_game.name, config, version=version + 1, logged=logged,
+                                 since=since, current=current, progress=progress))
                 next_fit = logged + refit_every
-            else:
-                version, next_fit = refit.version, logged + refit_every
-                refits.append(refit)
-                if on_refit is not None:
-                    on_refit(refit)
-        if played >= budget:
-            break
-        step = min(budget - played, next_fit - logged)
-        parallel = training is not None and (training.workers is not None or training.ray is not None)
-        if until is not None and training is not None and parallel and runs and runs[-1].games:
-            rate = runs[-1].games / max(runs[-1].seconds, 1e-9)  # parallel games see no deadline: a step that
-            step = max(training.workers or 1, min(step, int(rate * (until - time.monotonic()))))  # ends in time
-        guided: dict[str, Any] = {"algorithm": "puct", "model": str(path), "mix": mix} if version else {}
-        summary = train(the_game, db, step, search=search, training=training, **{**options, **guided},
-                        seed=seed + logged if isinstance(seed, int) else seed, until=until)
-        runs.append(summary)
-        played, logged = played + summary.games, summary.total_games
-        if summary.interrupted or (summary.games < step and (until is None or time.monotonic() < until)):
-            interrupted = summary.interrupted
-            break
+            if played >= budget:
+                break
+            step = min(budget - played, next_fit - logged)
+            parallel = training is not None and (training.workers is not None or training.ray is not None)
+            if until is not None and training is not None and parallel and runs and runs[-1].games:
+                rate = runs[-1].games / max(runs[-1].seconds, 1e-9)  # parallel games see no deadline: a step that
+                step = max(training.workers or 1, min(step, int(rate * (until - time.monotonic()))))  # ends in time
+            guided: dict[str, Any] = {"algorithm": "puct", "model": str(path), "mix": mix} if version else {}
+            summary = train(the_game, db, step, search=search, training=training, **{**options, **guided},
+                            seed=seed + logged if isinstance(seed, int) else seed, until=until)
+            runs.append(summary)
+            played, logged = played + summary.games, summary.total_games
+            if summary.interrupted or (summary.games < step and (until is None or time.monotonic() < until)):
+                interrupted = summary.interrupted
+                break
+        if pending is not None and not interrupted:  # the time is up (or the games ran out) while it was fitted
+            beside, pending = pending, None
+            made(beside.finish)
+    except KeyboardInterrupt:  # the model file is as it was: a version is written whole or not at all
+        interrupted = True
+    finally:
+        if pending is not None:
+            pending.cancel()
     return played, logged, version, interrupted
 
 
@@ -304,45 +326,3 @@ def _games_logged(db: str | os.PathLike[str], game: Game) -> int:
         raise GameMismatchError(f"{display(db)!r} holds a {facts['game']!r} tree, not {game.name!r}: "
                                 "train that game, or give another --db")
     return int(facts["games"])
-
-
-def _refit(db: str | os.PathLike[str], path: Path, game: Game, fitting: FitConfig, version: int,
-           logged: int, progress: bool, current: Model | None) -> Refit:
-    """Fit version ``version`` from ``db`` (starting from ``current``, the model so far, if any) and write it
-    to ``path`` (and its versioned copy)."""
-    bar = _FitBar(version) if progress else None
-    began = time.perf_counter()
-    since = current.info.get("games_logged") if current is not None else None
-    config = replay_plan(fitting, logged, warm=current is not None)
-    try:
-        fitted = fit(db, None, fitting=config, game=game, progress=bar, warm_start=current,
-                     since=int(since) if isinstance(since, int) else None)
-    finally:
-        if bar is not None:
-            bar.close()
-    fitted = Model(fitted.game, fitted.encoding, fitted.feature_shape, fitted.first_move, fitted.num_moves,
-                   fitted.weights, fitted.biases, {**fitted.info, "version": version, "games_logged": logged})
-    fitted.save(versioned(path, version))
-    fitted.save(path)
-    held = fitted.info.get("metrics", {}).get("heldout") or {}
-    return Refit(version=version, games=logged, positions=int(fitted.info.get("positions", 0)),
-                 value_sign_accuracy=held.get("value_sign_accuracy"), policy_top1=held.get("policy_top1"),
-                 seconds=time.perf_counter() - began)
-
-
-class _FitBar:
-    """A progress bar over a fit's epochs (the fit's ``progress`` callback)."""
-
-    def __init__(self, version: int) -> None:
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(desc=f"refit v{version}", unit="epoch", dynamic_ncols=True, leave=False)
-
-    def __call__(self, epoch: int, total: int, loss: float) -> None:
-        self.bar.total = total
-        self.bar.set_postfix_str(f"loss {loss:.5f}", refresh=False)
-        self.bar.update(1)
-
-    def close(self) -> None:
-        self.bar.close()
-

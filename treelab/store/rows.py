@@ -449,7 +449,7 @@ _FIT_COLUMNS = ("n.id, n.parent_id, n.move, n.depth, n.nb_visit, n.nb_win, n.nb_
 
 @diagnosed
 def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: str | None = None,
-                  pick: Picker | None = None) -> FitRows:
+                  pick: Picker | None = None, on_snapshot: Callable[[], None] | None = None) -> FitRows:
     """The nodes of ``db`` that a model can learn from, in one read transaction.
 
     A node is read when it is at most ``max_depth`` deep (None: any depth) and
@@ -462,12 +462,17 @@ def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: s
     ancestors: a sampled fit of a large tree reads a few hundred thousand rows instead of every
     well-visited node (the examples built from them are the same as from a whole read).
 
+    ``on_snapshot`` is called once the read transaction holds its snapshot: everything read is the file as it was
+    then, whatever another process commits afterwards (the learning loop's refit beside the games waits for it).
+
     Raises:
         StoreError: and its subclasses, as :func:`~treelab.store.dbfile.reading`;
         GameMismatchError: ``game`` is given and the database holds another game.
     """
     deepest = (1 << 62) if max_depth is None else max_depth
-    with reading(db, game) as (conn, meta):
+    with reading(db, game) as (conn, meta):  # its first read (meta) fixed the snapshot
+        if on_snapshot is not None:
+            on_snapshot()
         nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
         root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()
         if pick is None:

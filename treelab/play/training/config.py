@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import BudgetError, UnknownOptionError
 from ...mcts.choice import check_exploration
@@ -27,6 +27,10 @@ __all__ = [
 ]
 
 OPPONENTS = ("self", "random", "heuristic")
+RefitPlace = Literal["beside", "between"]
+"""Where the learning loop's refits run once it has a model (:mod:`treelab.play.refits`)."""
+REFIT_PLACES: tuple[RefitPlace, ...] = ("beside", "between")
+"""The values of :data:`RefitPlace`, the default first."""
 """Who the tree plays against in :func:`treelab.train`."""
 
 TEMPERATURE = 1.0
@@ -82,11 +86,17 @@ class TrainingConfig:
     (:mod:`treelab.play.training.parallel`); None: this process alone."""
     ray: str | bool | None = None
     """Play on Ray instead: True for a local Ray, or a cluster address."""
+    refits: RefitPlace = "beside"
+    """In the learning loop (:func:`treelab.learning_loop`, ``train --refit-every``), where each refit after the
+    first runs: ``"beside"`` the next games, in a process of its own, while they play on with the model before
+    it (the games wait only for what it has not finished by the end of their step), or ``"between"`` them (the
+    games wait for every refit). :func:`~treelab.play.training.train` alone has no refits."""
 
     def __post_init__(self) -> None:
         if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 1:
             raise BudgetError(f"iterations {self.iterations!r} must be a whole number of at least 1")
         check_name("opponent", self.opponent, OPPONENTS)
+        check_name("refits", self.refits, REFIT_PLACES)
         if self.temperature_moves is not None and (isinstance(self.temperature_moves, bool) or not isinstance(
                 self.temperature_moves, int) or self.temperature_moves < 0):
             raise BudgetError(f"temperature moves {self.temperature_moves!r} must be a whole number >= 0, "
