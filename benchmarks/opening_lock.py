@@ -9,8 +9,9 @@ Connect Four loop (4,876 games) column 2, a losing first move, took 20M of the r
 measures that on any Connect Four tree file, read-only (:func:`treelab.store.dbfile.reading`):
 
 1. **The root's children** (and, with ``--depth1``, the replies to the most-visited first move;
-   ``--line MOVES`` any other position): visits, selections (``nb_select``: the simulations of searches
-   made at the position, what moves are chosen from) and their shares, the stored mean and proof for
+   ``--line MOVES`` any other position): visits, selections (``nb_select``: the simulations that chose a
+   move at the position, those of searches made there or higher up, what moves are chosen from; at the
+   root, the logged games' first searches alone) and their shares, the stored mean and proof for
    the player making the move (who is to move at the position), the logged games that played each
    move there, and each move's exact game-theoretic value. Values come from treelab's solver
    (:mod:`treelab.oracle`) when it finishes within ``--solve-nodes`` positions a move (about a million
@@ -86,7 +87,7 @@ class Child:
     move: int
     visits: int
     selections: int
-    """``nb_select``: the simulations of searches made at the position that chose this move."""
+    """``nb_select``: the simulations that chose this move at the position (searches made there or higher up)."""
     mean: float
     """The stored mean reward for the player making the move (:func:`treelab.nodes.mean_reward`)."""
     proven: int | None
@@ -114,7 +115,7 @@ class Line:
 
     @property
     def selections(self) -> int:
-        """The simulations of searches made at this position (its children's selections summed)."""
+        """The simulations that chose a move at this position (its children's selections summed)."""
         return sum(c.selections for c in self.children)
 
     @property
