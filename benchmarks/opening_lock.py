@@ -34,8 +34,10 @@ measures that on any Connect Four tree file, read-only (:func:`treelab.store.dbf
    position's solve may take ``--max-nodes`` positions (more: left out and counted); judging stops
    after ``--sample-seconds``.
 
-It prints markdown tables; ``--json FILE`` writes the numbers. The file is only read (a tree that a
-run is still writing can be read too, at the moment of the read).
+The file is read in one short transaction (a snapshot, even of a tree that a run is still writing);
+the solving comes after it.
+
+It prints markdown tables; ``--json FILE`` writes the numbers.
 
     .venv/bin/python benchmarks/opening_lock.py run/c4.db
     .venv/bin/python benchmarks/opening_lock.py run/c4.db --depth1 --bucket 250 --json lock.json
@@ -238,7 +240,8 @@ def read_games(conn: sqlite3.Connection) -> list[LoggedGame]:
 
 
 def buckets(games: Sequence[LoggedGame], size: int, first_values: dict[int, int | None]) -> list[Bucket]:
-    """The games in runs of ``size`` (the last one may be shorter)."""
+    """The games in runs of ``size`` (the last one may be shorter); ``first_values``: each first move's exact value
+    for the first player, where known (:func:`classify` may give them later)."""
     out = []
     for start in range(0, len(games), size):
         part = [g for g in games[start:start + size] if g.moves]
@@ -249,14 +252,21 @@ def buckets(games: Sequence[LoggedGame], size: int, first_values: dict[int, int 
         out.append(Bucket(
             first=part[0].id, last=part[-1].id, games=len(part),
             first_moves={m: opened[m] for m in range(1, 8)},
-            by_value={w: sum(n for m, n in opened.items() if WORDS[first_values.get(m)] == w)
-                      for w in ("win", "draw", "loss", "?")},
+            by_value={},
             results={"first": sum(g.winner == 1 for g in part), "second": sum(g.winner == 2 for g in part),
                      "draw": sum(g.winner not in (1, 2) for g in part)},
             prefixes=dict(Counter(GAME.notation(g.moves[:2]) for g in part).most_common()),
             models=(min(versions), max(versions)) if versions else None,
         ))
+    classify(out, first_values)
     return out
+
+
+def classify(found: list[Bucket], first_values: dict[int, int | None]) -> None:
+    """Count each bucket's games by the exact value of their first move (``?`` where it is not known)."""
+    for bucket in found:
+        bucket.by_value = {w: sum(n for m, n in bucket.first_moves.items() if WORDS[first_values.get(m)] == w)
+                           for w in ("win", "draw", "loss", "?")}
 
 
 def add_history(conn: sqlite3.Connection, found: list[Bucket]) -> None:
@@ -313,35 +323,52 @@ def path_of(conn: sqlite3.Connection, nid: int) -> list[int]:
     return [GAME.parse_move(m) for (m,) in rows]
 
 
-def sample_targets(conn: sqlite3.Connection, count: int, *, seconds: float, min_visits: int, depths: tuple[int, int],
-                   fit_min_visits: int, max_nodes: int, seed: int, cache: OracleCache | None = None) -> Sample:
-    """Judge the fit's targets at up to ``count`` stored positions drawn at random (see the module doc)."""
+@dataclass
+class Drawn:
+    """One drawn stored position, as read: its moves, its node's row and its children's rows (``COLUMNS``)."""
+
+    moves: list[int]
+    node: tuple[Any, ...]
+    children: list[tuple[Any, ...]]
+
+
+def draw_sample(conn: sqlite3.Connection, count: int, *, min_visits: int, depths: tuple[int, int],
+                seed: int) -> tuple[int, list[Drawn]]:
+    """The number of candidates (``min_visits`` visits or more, ``depths`` discs) and up to ``count`` of them
+    drawn at random, read at once (the solving comes after the read: the file's snapshot is held briefly)."""
     pool = conn.execute("SELECT id FROM nodes WHERE nb_visit >= ? AND depth BETWEEN ? AND ?",
                         (min_visits, *depths)).fetchall()
-    drawn = random.Random(seed).sample([r[0] for r in pool], min(count, len(pool)))
-    sample = Sample(len(pool), len(drawn), classes=[ClassTally(name) for name in PONS_CLASSES])
+    drawn = []
+    for nid in random.Random(seed).sample([r[0] for r in pool], min(count, len(pool))):
+        node = conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE id = ?", (nid,)).fetchone()
+        kids = conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ? ORDER BY id", (nid,)).fetchall()
+        drawn.append(Drawn(path_of(conn, nid), tuple(node), [tuple(k) for k in kids]))
+    return len(pool), drawn
+
+
+def judge_sample(candidates: int, drawn: Sequence[Drawn], *, seconds: float, fit_min_visits: int, max_nodes: int,
+                 cache: OracleCache | None = None) -> Sample:
+    """Judge the fit's targets at the ``drawn`` positions in turn for at most ``seconds`` (see the module doc)."""
+    sample = Sample(candidates, len(drawn), classes=[ClassTally(name) for name in PONS_CLASSES])
     tally = {c.name: c for c in sample.classes}
     oracles = (require_oracle(GAME, cache=cache, max_nodes=max_nodes),
                require_oracle(GAME, cache=cache, score=True, max_nodes=max_nodes))
     started = time.perf_counter()
-    for nid in drawn:
+    for one in drawn:
         if time.perf_counter() - started > seconds:
             break
-        moves = path_of(conn, nid)
-        state = GAME.replay(moves)
-        kids = conn.execute(f"SELECT {COLUMNS} FROM nodes WHERE parent_id = ? ORDER BY id", (nid,)).fetchall()
-        if state.is_terminal or not kids:
+        kids = one.children
+        if GAME.replay(one.moves).is_terminal or not kids:
             continue
         try:
-            judged = judge_position(moves, oracles=oracles)
+            judged = judge_position(one.moves, oracles=oracles)
         except BudgetError:
             sample.over_budget += 1
             continue
         sample.judged += 1
         row = tally[judged.name]
         row.judged += 1
-        _, _, visits, wins, draws, proven, _, value_sum, _ = conn.execute(
-            f"SELECT {COLUMNS} FROM nodes WHERE id = ?", (nid,)).fetchone()
+        _, _, visits, wins, draws, proven, _, value_sum, _ = one.node
         if judged.decisive:
             row.decisive += 1
             target, _ = _policy_target([(k[0], k[1], k[2], k[6], k[5]) for k in kids], fit_min_visits,
@@ -389,35 +416,38 @@ def measure(db: str | Path, *, bucket: int = 500, depth1: bool = False, lines: S
             sample: int = 0, sample_seconds: float = 300.0, min_visits: int = 50, depths: tuple[int, int] = (8, 28),
             fit_min_visits: int | None = None, max_nodes: int = 3_000_000, seed: int = 0) -> Report:
     """Read ``db`` (a Connect Four tree, read-only) and measure what the module doc says."""
-    oracle = require_oracle(GAME, cache=cache, max_nodes=solve_nodes) if solve_nodes > 0 else None
-    with reading(db, game=GAME.name) as (conn, _):
+    with reading(db, game=GAME.name) as (conn, _):  # one short read: the solving comes after it
         logged = read_games(conn)
         paths = [g.moves for g in logged]
         root = read_line(conn, [], paths)
-        disagree: list[int] = []
-        if root is not None:
-            solve_children(root, oracle)
-            disagree = give_values(root, first_move_values)
-        found = []
         wanted: list[Sequence[int]] = [GAME.parse(m) for m in lines]
         if depth1 and root is not None and root.children:
             top = max(root.children, key=lambda c: (c.visits, c.selections))
             wanted.insert(0, [top.move])
-        values = {c.move: c.exact for c in root.children} if root is not None else {}
+        found = []
         for moves in wanted:
             line = read_line(conn, moves, paths)
             if line is None:
                 raise TreelabError(f"the tree holds no position {GAME.notation(list(moves))!r}: "
                                    "name a stored line (--line)")
-            solve_children(line, oracle, values.get(moves[0]) if len(moves) == 1 else None)
             found.append(line)
-        runs = buckets(logged, bucket, {m: values.get(m) for m in range(1, 8)})
+        runs = buckets(logged, bucket, {})
         add_history(conn, runs)
-        judged = None
-        if sample > 0:
-            judged = sample_targets(conn, sample, seconds=sample_seconds, min_visits=min_visits, depths=depths,
-                                    fit_min_visits=FitConfig().min_visits if fit_min_visits is None
-                                    else fit_min_visits, max_nodes=max_nodes, seed=seed, cache=cache)
+        candidates, drawn = draw_sample(conn, sample, min_visits=min_visits, depths=depths, seed=seed) \
+            if sample > 0 else (0, [])
+    oracle = require_oracle(GAME, cache=cache, max_nodes=solve_nodes) if solve_nodes > 0 else None
+    disagree: list[int] = []
+    if root is not None:
+        solve_children(root, oracle)
+        disagree = give_values(root, first_move_values)
+    values = {c.move: c.exact for c in root.children} if root is not None else {}
+    for line, moves in zip(found, wanted, strict=True):
+        solve_children(line, oracle, values.get(moves[0]) if len(moves) == 1 else None)
+    classify(runs, {m: values.get(m) for m in range(1, 8)})
+    judged = None
+    if sample > 0:
+        judged = judge_sample(candidates, drawn, seconds=sample_seconds, max_nodes=max_nodes, cache=cache,
+                              fit_min_visits=FitConfig().min_visits if fit_min_visits is None else fit_min_visits)
     return Report(str(db), len(logged), sum(g.iterations or 0 for g in logged), root, found, runs, bucket, disagree,
                   judged)
 
