@@ -5,7 +5,13 @@ is stopped leaves the model at a whole version."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +122,72 @@ def test_train_refits_option_is_for_the_loop_and_names_its_values(tmp_path: Path
                        "--refits is for the learning loop")
     assert_clean_error(run("train", "tictactoe", "--db", str(db), "--model", str(tmp_path / "m.npz"),
                            "--refit-every", "5", "--refits", "sideways"), "'sideways' is not one of")
+
+
+def _children(pid: int) -> set[int]:
+    """The processes ``pid`` started (Linux's /proc), and theirs."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with suppress(OSError):
+            for child in (task / "children").read_text().split():
+                found |= {int(child)} | _children(int(child))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _loop_command(db: Path, model: Path, games: int) -> list[str]:
+    return [sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--model", str(model),
+            "--refit-every", "10", "--games", str(games), "--iterations", "50", "--min-visits", "5", "--seed", "4"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from Linux's /proc")
+@pytest.mark.parametrize("how", ["kill -9", "Ctrl-C"])
+def test_stopping_the_loop_while_a_refit_runs_beside_leaves_whole_files_and_no_process(tmp_path: Path,
+                                                                                        how: str) -> None:
+    db, model = tmp_path / "c.db", tmp_path / "m.npz"
+    proc = subprocess.Popen(_loop_command(db, model, 200), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    children: set[int] = set()
+    deadline = time.monotonic() + 120
+    while not versioned(model, 2).exists():  # v2 made beside games 21-30; v3 and later beside the next steps
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        children |= _children(proc.pid)
+        time.sleep(0.02)
+    time.sleep(0.5)  # inside the next step, the next version fitting beside it
+    children |= _children(proc.pid)
+    os.kill(proc.pid, signal.SIGKILL if how == "kill -9" else signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err
+    if how == "Ctrl-C":
+        assert proc.returncode == 0 and "stopped early: run the same command again" in out, err
+    gone = time.monotonic() + 5
+    while any(_alive(pid) for pid in children) and time.monotonic() < gone:
+        time.sleep(0.05)
+    assert not [pid for pid in children if _alive(pid)]  # the refit (and the writer) ended with the loop
+    version = treelab.load_model(model).info["version"]  # a whole version, whichever
+    assert version >= 2
+    resumed = subprocess.run(_loop_command(db, model, 10), capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert treelab.load_model(model).info["version"] > version
+
+
+def test_the_log_is_folded_before_each_refit_beside_the_games(tmp_path: Path, monkeypatch) -> None:
+    """Each refit's read holds a snapshot for its whole length: with one always under way SQLite never restarts
+    the log, so the loop folds it into the file while no read is under way (between one refit and the next;
+    what folding does is tested in tests/store/test_fold_log.py)."""
+    import treelab.play.learning as learning
+
+    db, model = tmp_path / "c.db", tmp_path / "m.npz"
+    folded: list[int] = []
+    monkeypatch.setattr(learning, "fold_log", lambda path: folded.append(len(list(Path(tmp_path).glob("m.v*.npz")))))
+    result = treelab.learning_loop("connect4", db, model, 16, refit_every=4, fitting=SMALL, iterations=30, seed=2,
+                                   progress=False)
+    assert sum(r.beside for r in result.refits) == 2
+    assert folded == [1, 2]  # before v2 (v1 made) and before v3 (v2 made and its child gone)

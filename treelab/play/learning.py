@@ -43,6 +43,7 @@ from ..games import Game, State, find_game
 from ..learn.fitting import FitConfig, require_learning
 from ..learn.model import Model, load_model
 from ..mcts.config import SearchConfig, check_name
+from ..store.dbfile import fold_log
 from ..store.persistence import reusing_trees
 from ..store.records import info
 from ..store.schema import display
@@ -285,6 +286,7 @@ def _steps(the_game: Game, db: str | os.PathLike[str], path: Path, *, games: int
                 since = int(fitted) if isinstance(fitted, int) else None
                 config = replay_plan(fitting, logged, warm=current is not None)
                 if refits_mode == "beside" and current is not None and played < budget:
+                    fold_log(db)  # no read under way now: the log that the last refit's read kept growing is emptied
                     pending = BesideRefit(db, path, the_game.name, config, version=version + 1, logged=logged,
                                           since=since, current=current)
                 else:  # the first model (nothing to play with yet), the last of a run, or asked so

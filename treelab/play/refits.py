@@ -21,6 +21,7 @@ the loop makes is :attr:`TrainingConfig.refits <treelab.play.training.config.Tra
 from __future__ import annotations
 
 import os
+import threading
 import time
 from contextlib import suppress
 from dataclasses import dataclass, replace
@@ -162,7 +163,9 @@ class BesideRefit:
 
 def _fit_beside(db: str, path: str, game: str, fitting: FitConfig, version: int, logged: int, since: int | None,
                 current: Model, conn: Any) -> None:
-    """The child of :class:`BesideRefit`: one BLAS thread (the games keep the other core), the fit, its messages."""
+    """The child of :class:`BesideRefit`: one BLAS thread (the games keep the other core), the fit, its messages;
+    it ends at once if the loop's process does (``kill -9``: no fit goes on to write a version nobody waits for)."""
+    threading.Thread(target=_end_with_parent, args=(conn,), name="treelab-refit-watch", daemon=True).start()
     try:
         with suppress(ImportError):  # scikit-learn's own dependency; without it the fit still runs
             from threadpoolctl import threadpool_limits
@@ -178,6 +181,14 @@ def _fit_beside(db: str, path: str, game: str, fitting: FitConfig, version: int,
             conn.send(("error", error))
     finally:
         conn.close()
+
+
+def _end_with_parent(conn: Any) -> None:
+    """End this process when the parent's end of ``conn`` closes: the parent never writes to it, so a read returns
+    only then (the parent died, or stopped this child)."""
+    with suppress(BaseException):
+        conn.recv()
+    os._exit(0)
 
 
 def _fit_version(db: str | os.PathLike[str], path: Path, game: str, fitting: FitConfig, *, version: int, logged: int,

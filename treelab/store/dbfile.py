@@ -41,8 +41,8 @@ from .schema import DbPath, check_file, check_meta, display, hint, read_compat, 
 
 __all__ = [
     "BUSY_TIMEOUT", "KEPT_CHECKPOINT_PAGES", "WAL_FLOOR", "KeptConnection", "check_unlocked", "checkpoint", "close",
-    "connect", "diagnosed", "is_empty", "open_for_writing", "read_only_media", "reading", "tidied", "tidy", "uri",
-    "wal_limit", "writing",
+    "connect", "diagnosed", "fold_log", "is_empty", "open_for_writing", "read_only_media", "reading", "tidied", "tidy",
+    "uri", "wal_limit", "writing",
 ]
 
 # -- connections that distrust the file, read-only media, a small log --------------------------------------------------
@@ -162,6 +162,32 @@ def checkpoint(conn: sqlite3.Connection, path: Path) -> None:
             return
     except OSError:
         return
+    _truncate(conn)
+
+
+def fold_log(db: DbPath) -> None:
+    """Fold the log into the file and empty it now (a no-op without a log, or while a read still uses it).
+
+    The learning loop calls it between a refit beside the games and the next: each refit's read holds a
+    snapshot for its whole length, and with one always under way SQLite never finds the moment to restart
+    the log, which then grows by every write of the run (1.8 GB in 40 minutes of Connect Four).
+    """
+    path = Path(db)
+    if not Path(f"{path}-wal").exists():
+        return
+    try:
+        conn = connect(uri(path, "rw"))
+    except sqlite3.Error:
+        return
+    try:
+        _truncate(conn)
+    finally:
+        conn.close()
+
+
+def _truncate(conn: sqlite3.Connection) -> None:
+    """A ``TRUNCATE`` checkpoint that waits at most 2 s for the reads still using the log, then gives up quietly
+    (the data is committed either way; the next chance tries again)."""
     try:
         conn.execute("PRAGMA busy_timeout = 2000")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
