@@ -172,9 +172,10 @@ def solve_children(line: Line, oracle: Any, parent_value: int | None = None) -> 
             child.exact, child.source = -1, "deduced"
         else:
             missed.append(child.move)
-    if missed and oracle is not None:
+    if missed:
         line.note = (f"not solved within {oracle.max_nodes:,} positions a move: {', '.join(map(str, missed))} "
-                     "(raise --solve-nodes, or keep solves with --cache)")
+                     "(raise --solve-nodes, or keep solves with --cache)") if oracle is not None else \
+            f"not solved (--solve-nodes 0): {', '.join(map(str, missed))}"
 
 
 def give_values(line: Line, given: str) -> list[int]:

@@ -116,6 +116,8 @@ def test_the_command_prints_tables_writes_json_and_refuses_bad_input(loop_db: Pa
     assert lines[0] == f"## {loop_db}: {GAMES} logged games"
     assert lines[4].startswith("| move | visits | visit share | selections |")
     assert "### openings per 3 games" in lines and "### the 2 most played two-move openings per bucket" in lines
+    assert any(line.startswith("Exact values not solved (--solve-nodes 0): ") for line in lines)
+    assert lines[6].endswith(" (given) |")  # the known first-move values fill in
     data = json.loads(out.read_text())
     assert data["games"] == GAMES and data["root"]["selections"] == GAMES * ITERATIONS - 1
     assert [b["games"] for b in data["buckets"]] == [3, 3]
