@@ -178,7 +178,7 @@ def test_stopping_the_loop_while_a_refit_runs_beside_leaves_whole_files_and_no_p
     assert treelab.load_model(model).info["version"] > version
 
 
-def test_the_log_is_folded_before_each_refit_beside_the_games(tmp_path: Path, monkeypatch) -> None:
+def test_the_log_is_folded_before_each_refit_beside_the_games_and_at_the_end(tmp_path: Path, monkeypatch) -> None:
     """Each refit's read holds a snapshot for its whole length: with one always under way SQLite never restarts
     the log, so the loop folds it into the file while no read is under way (between one refit and the next;
     what folding does is tested in tests/store/test_fold_log.py)."""
@@ -190,4 +190,4 @@ def test_the_log_is_folded_before_each_refit_beside_the_games(tmp_path: Path, mo
     result = treelab.learning_loop("connect4", db, model, 16, refit_every=4, fitting=SMALL, iterations=30, seed=2,
                                    progress=False)
     assert sum(r.beside for r in result.refits) == 2
-    assert folded == [1, 2]  # before v2 (v1 made) and before v3 (v2 made and its child gone)
+    assert folded == [1, 2, 4]  # before v2 (v1 made), before v3 (v2 made, its child gone), and at the end

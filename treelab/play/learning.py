@@ -246,6 +246,7 @@ def learning_loop(
             training=training, fitting=fitting, options=options, seed=seed, mix=mix, progress=progress,
             on_refit=on_refit, current=current, logged=logged, version=version, next_fit=next_fit,
             refits=made, runs=runs, notes=notes)
+    fold_log(db)  # every process of the run is done with the file: leave it without a log to replay
     return LoopSummary(db=display(db), model=display(model), games=played, total_games=logged, version=version,
                        refits=tuple(made), runs=tuple(runs), interrupted=interrupted,
                        seconds=time.perf_counter() - started, notes=tuple(notes))
