@@ -3,12 +3,11 @@ the next games search with it; tree and model resume; which model played each ga
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 from cli_helpers import assert_clean_error, run
+from logged_games import explorations
 
 import treelab
 from treelab.errors import GameMismatchError, ModelMismatchError
@@ -17,14 +16,6 @@ from treelab.play.learning import versioned
 
 SMALL = FitConfig(min_visits=5, hidden=(16,), epochs=5)
 """A fit of a few seconds: the loop's mechanics are under test here, not the model's strength."""
-
-
-def _logged(db: Path) -> list[dict[str, object]]:
-    conn = sqlite3.connect(db)
-    try:
-        return [json.loads(row[0]) for row in conn.execute("SELECT exploration FROM games ORDER BY id")]
-    finally:
-        conn.close()
 
 
 def test_loop_refits_every_k_games_and_logs_which_model_played(tmp_path: Path) -> None:
@@ -37,7 +28,7 @@ def test_loop_refits_every_k_games_and_logs_which_model_played(tmp_path: Path) -
     info = treelab.load_model(model).info
     assert (info["version"], info["games_logged"]) == (2, 20)
     assert info["min_selections"] == 0  # every position with min_visits visits (FitConfig's default)
-    rows = _logged(db)
+    rows = explorations(db)
     assert len(rows) == 20
     assert all("model" not in row for row in rows[:10])  # no model yet: PUCT with the game's heuristic
     assert all(row["model_version"] == 1 and row["algorithm"] == "puct" for row in rows[10:])
@@ -54,7 +45,7 @@ def test_loop_resumes_tree_and_model_where_it_stopped(tmp_path: Path) -> None:
     again = treelab.learning_loop("tictactoe", db, model, 5, refit_every=10, fitting=SMALL, iterations=30, seed=1,
                                   progress=False)
     assert again.total_games == 20 and again.version == 2 and [r.games for r in again.refits] == [20]
-    assert [row.get("model_version") for row in _logged(db)][10:] == [1] * 10
+    assert [row.get("model_version") for row in explorations(db)][10:] == [1] * 10
 
 
 def test_loop_refuses_a_model_or_a_database_of_another_game_before_writing(tmp_path: Path) -> None:
@@ -86,7 +77,7 @@ def test_train_command_runs_the_loop_and_refuses_bad_combinations(tmp_path: Path
     guided = run("train", "tictactoe", "--db", str(db), "--games", "2", "--iterations", "30", "--model", str(model),
                  "-q")  # a fixed model, no refits
     assert guided.exit_code == 0, guided.output
-    assert [row.get("model_version") for row in _logged(db)][10:] == [1, 1]
+    assert [row.get("model_version") for row in explorations(db)][10:] == [1, 1]
     missing = run("train", "tictactoe", "--db", str(db), "--games", "2", "--model", str(tmp_path / "none.npz"))
     assert_clean_error(missing, "none.npz", "--refit-every")
     alone = run("train", "tictactoe", "--db", str(db), "--games", "2", "--refit-every", "5")
@@ -104,7 +95,7 @@ def test_loop_with_workers_plays_and_refits(tmp_path: Path) -> None:
     result = treelab.learning_loop("tictactoe", db, model, 12, refit_every=6, fitting=SMALL, iterations=30, seed=4,
                                    workers=2, progress=False)
     assert (result.total_games, result.version) == (12, 2)
-    rows = _logged(db)
+    rows = explorations(db)
     assert len(rows) == 12 and all(row.get("model_version") == 1 for row in rows[6:])
     tree = treelab.load(db)
     # every simulation passed through the root but the first of each worker, which evaluated the empty board

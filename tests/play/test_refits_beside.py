@@ -4,7 +4,6 @@ is stopped leaves the model at a whole version."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sqlite3
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_helpers import assert_clean_error, run
+from logged_games import explorations
 
 import treelab
 from treelab.errors import UnknownOptionError, WorkerError
@@ -29,12 +29,7 @@ SMALL = FitConfig(min_visits=5, hidden=(16,), epochs=5)
 
 
 def _versions_that_played(db: Path) -> list[object]:
-    conn = sqlite3.connect(db)
-    try:
-        return [json.loads(row[0]).get("model_version") for row in conn.execute(
-            "SELECT exploration FROM games ORDER BY id")]
-    finally:
-        conn.close()
+    return [row.get("model_version") for row in explorations(db)]
 
 
 def _nodes_made_by_game(db: Path, games: int) -> int:
