@@ -87,6 +87,9 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
     before the first model they search with PUCT and the game's heuristic
     (where it has one; --algorithm/--evaluator choose otherwise). Which model
     version played each game is logged. Re-running resumes tree and model.
+    Each refit after the first runs beside the next K games (their own
+    process; the games play on with the version before); --refits between
+    makes the games wait for it.
 
     \b
     Example:
@@ -95,6 +98,7 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
       treelab train connect4 --db c4.db --games 100 --pool self,heuristic,db=old.db --seed 1
       treelab train connect4 --db c4.db --games 400 --iterations 200 --model c4.npz --refit-every 100
       treelab train connect4 --db c4.db --model c4.npz --refit-every 100 --minutes 60 --seed 1
+      treelab train connect4 --db c4.db --model c4.npz --refit-every 100 --games 400 --refits between
     """
     import time
 
