@@ -52,6 +52,11 @@ from .options import (
         help="The learning loop: fit --model again after every K games logged (the first fit creates it; later "
              "ones start from the previous model); the games search with PUCT and the latest model once there is "
              "one, before it with PUCT and the game's heuristic.")
+@option("--searches", "searches", type=click.Choice(["tree", "fresh"]), default=None,
+        show_default="tree; fresh in the learning loop",
+        help="What each move's search runs on: tree: the stored tree itself (every simulation grows it); fresh: a "
+             "tree of its own (AlphaZero's self-play), whose top (the position, its path, its moves' counts and "
+             "values) is then added to the stored tree.")
 @option("--refits", "refits", type=click.Choice(["beside", "between"]), default="beside", show_default=True,
         help="With --refit-every: beside: each refit after the first runs in a process of its own while the next K "
              "games play on with the model before it (the games wait only for what it has not finished by then); "

@@ -233,6 +233,8 @@ def learning_loop(
     fitting = fitting or FitConfig(sample=LOOP_SAMPLE)
     if search is None and "algorithm" not in options and "evaluator" not in options:
         options = {**first_search(the_game), **options}
+    if options.get("searches") is None and (training is None or training.searches is None):
+        options["searches"] = "fresh"  # each move on a tree of its own (TrainingConfig.searches)
     version = int(current.info.get("version", 1)) if current is not None else 0
     next_fit = (int(current.info.get("games_logged", logged)) if current is not None else 0) + refit_every
     seed = (training.seed if training is not None else None) if "seed" not in options else options.pop("seed")

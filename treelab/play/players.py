@@ -35,6 +35,7 @@ __all__ = [
     "RandomPlayer",
     "SearchPlayer",
     "Wrapper",
+    "add_search_top",
 ]
 
 
@@ -190,6 +191,12 @@ class MCTSPlayer:
         limit: each move's budget (default ``Limit(iterations=400)``).
         tree: the tree to search in and grow; None starts a fresh in-memory
             tree every game (as OpenSpiel's ``MCTSBot`` does every move).
+        record: a tree to keep what the searches found (no ``tree`` then): every move is searched on a fresh
+            tree of its own, as AlphaZero's self-play searches (Silver et al. 2017), and the top of each search
+            is added to ``record`` (:func:`add_search_top`: the position's visits and value backed up along its
+            path from the start, each move's selections, visits, value and proof). The learning loop's
+            games play so (``TrainingConfig.searches="fresh"``): their moves follow the model's search of now,
+            not counts that weaker models gathered on the one tree.
         rng: seed or generator.
         name: the name shown in match results.
         options: fields of ``search`` (``c=0.7, solver=True``) or of ``limit`` (``iterations``, ``seconds``)
@@ -210,10 +217,14 @@ class MCTSPlayer:
         limit: Limit | None = None,
         *,
         tree: Tree | None = None,
+        record: Tree | None = None,
         rng: random.Random | int | None = None,
         name: str | None = None,
         **options: Any,
     ) -> None:
+        if tree is not None and record is not None:
+            raise BudgetError("give tree (search on it) or record (search fresh trees, keep their tops in it), "
+                              "not both")
         options = resolve_aliases(options, {"config": "search"})
         if "search" in options:
             search = options.pop("search") or search
@@ -233,6 +244,8 @@ class MCTSPlayer:
         self.limit = limit
         self.tree = tree
         self.fresh = tree is None
+        self.record = record
+        """The tree each move's fresh search is added to (None: the searches are :attr:`tree`'s own)."""
         self.rng = make_rng(rng)
         kind = self.search.algorithm if self.search.algorithm == "puct" or not self.search.proves else "solver"
         self.name = name or f"{kind}:iterations={limit.iterations}"
@@ -240,8 +253,8 @@ class MCTSPlayer:
         self.last_value: float | None = None
         self.evaluator: Evaluator | None = None
         """PUCT's evaluator, made from :attr:`search` once (a model is loaded and checked against the game once)."""
-        if tree is not None and self.search.algorithm == "puct":
-            self.evaluator = self._evaluator(tree.game)
+        if (tree or record) is not None and self.search.algorithm == "puct":
+            self.evaluator = self._evaluator((tree or record).game)  # type: ignore[union-attr]
 
     def _evaluator(self, game: Game) -> Evaluator:
         """PUCT's evaluator of :attr:`search` for ``game`` (a model file loaded and checked now)."""
@@ -261,7 +274,7 @@ class MCTSPlayer:
 
         ``temperature``: this move's, in place of the config's (self-play samples its opening only).
         """
-        if self.tree is None:
+        if self.tree is None or self.record is not None:  # a fresh tree for this game, or for every move
             self.new_game(state.game)
         tree = self.tree
         assert tree is not None
@@ -274,6 +287,8 @@ class MCTSPlayer:
                    evaluator=self.evaluator)
         node = tree.find(moves)
         self.last_value = search_value(node, before)
+        if self.record is not None:
+            add_search_top(tree, moves, self.record)
         if config.algorithm == "puct":  # the noise went into the root's priors; the choice has none
             best = choose_move(node, temperature=tau, rng=self.rng)
         else:  # UCT has no priors: its root noise goes into the move choice
@@ -286,6 +301,33 @@ class MCTSPlayer:
             legal = state.legal_moves()
             return legal[int(self.rng.random() * len(legal))]
         return tree.game.parse_move(best.name)
+
+
+def add_search_top(search: Tree, moves: Sequence[int], into: Tree) -> int:
+    """Add the top of the search made at ``moves`` on ``search`` (a tree of its own) to ``into``.
+
+    The top is the path from the start to the searched position, the position, and its children: every
+    simulation of the search backed up along that path (its visits, wins, draws and value sums, which ``into``'s
+    nodes there add), the children hold what each move's subtree found and how often it was selected (the policy
+    a fit learns, :mod:`treelab.learn.dataset`) and their proofs (not their priors: the root's hold the search's
+    noise). The nodes below the children are left
+    out, as a playout's are: ``into`` grows by the games' positions and their moves, not by every simulation.
+    ``into`` reads as though the search had been made on it, minus the deeper nodes; its earlier counts do not
+    steer the next search. Returns the nodes created in ``into``.
+    """
+    from ..nodes import children_of
+    from ..store.merging import COUNTS, Increment, add
+
+    path, _ = search.path(moves, create=False)
+    kids = list(children_of(path[-1]))
+    nodes = path + kids
+    last = len(path) - 1
+    return add(into, Increment(
+        parents=[-1, *range(last), *([last] * len(kids))],
+        labels=[node.name for node in nodes],
+        counts=[tuple(getattr(node, slot) for slot in COUNTS) for node in nodes],
+        proven=[None if node.proven is None else int(node.proven) for node in nodes],
+        values=[node.value_sum for node in nodes]))
 
 
 class PUCTPlayer(MCTSPlayer):

@@ -254,9 +254,10 @@ def exploration(search: SearchConfig, training: TrainingConfig, pool: list[str] 
 
         guide = {"algorithm": "puct", "model": search.model,
                  "model_version": load_model(search.model).info.get("version"), "mix": search.mix}
+    fresh = {"searches": "fresh"} if training.searches == "fresh" else {}
     return json.dumps({"temperature": search.temperature, "temperature_moves": training.temperature_moves,
                        "noise": noise, "alpha": training.alpha if noise > 0 else None, "choice": search.choice,
-                       **({"pool": pool} if pool is not None else {}), **guide})
+                       **({"pool": pool} if pool is not None else {}), **guide, **fresh})
 
 
 class OpeningSampler(Wrapper[MCTSPlayer]):
@@ -283,7 +284,9 @@ def make_players(tree: Tree, rng: random.Random, search: SearchConfig,
     ``search`` carries the run's root noise (:func:`~treelab.play.training.config.split_options`) and
     ``training`` is resolved (:meth:`~treelab.play.training.config.TrainingConfig.resolved`).
     """
-    me = MCTSPlayer(search, Limit(iterations=training.iterations), tree=tree, rng=random.Random(rng.getrandbits(64)))
+    fresh = training.searches == "fresh"  # each move on a tree of its own, its top kept in ``tree``
+    me = MCTSPlayer(search, Limit(iterations=training.iterations), tree=None if fresh else tree,
+                    record=tree if fresh else None, rng=random.Random(rng.getrandbits(64)))
     other: Player | None = None
     if training.opponent == "random":
         other = RandomPlayer(rng=random.Random(rng.getrandbits(64)))

@@ -19,6 +19,7 @@ from ...mcts.config import DIRICHLET_FRACTION, RootNoise, SearchConfig, check_na
 
 __all__ = [
     "NOISE",
+    "SEARCH_TREES",
     "OPPONENTS",
     "TEMPERATURE",
     "TEMPERATURE_MOVES",
@@ -31,6 +32,10 @@ RefitPlace = Literal["beside", "between"]
 """Where the learning loop's refits run once it has a model (:mod:`treelab.play.refits`)."""
 REFIT_PLACES: tuple[RefitPlace, ...] = ("beside", "between")
 """The values of :data:`RefitPlace`, the default first."""
+SearchTrees = Literal["tree", "fresh"]
+"""What each move of the tree's player searches on (:attr:`TrainingConfig.searches`)."""
+SEARCH_TREES: tuple[SearchTrees, ...] = ("tree", "fresh")
+"""The values of :data:`SearchTrees`: :func:`~treelab.play.training.train`'s default first."""
 """Who the tree plays against in :func:`treelab.train`."""
 
 TEMPERATURE = 1.0
@@ -92,11 +97,22 @@ class TrainingConfig:
     it (the games wait only for what it has not finished by the end of their step), or ``"between"`` them (the
     games wait for every refit). :func:`~treelab.play.training.train` alone has no refits."""
 
+    searches: SearchTrees | None = None
+    """What each move's search runs on: ``"tree"``, the persistent tree itself (every simulation grows it, the
+    search reads everything earlier games gathered), or ``"fresh"``, a fresh tree of its own, as AlphaZero's
+    self-play searches, whose top (the position's visits and value along its path, each move's selections,
+    visits, value and proof) is then added to the persistent tree
+    (:class:`~treelab.play.players.MCTSPlayer`'s ``record``). None: ``"tree"`` for
+    :func:`~treelab.play.training.train`, ``"fresh"`` in the learning loop, whose games on the one tree lock onto
+    the openings that the first, weakest models chose (``docs/notes/learning-loop.md``)."""
+
     def __post_init__(self) -> None:
         if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 1:
             raise BudgetError(f"iterations {self.iterations!r} must be a whole number of at least 1")
         check_name("opponent", self.opponent, OPPONENTS)
         check_name("refits", self.refits, REFIT_PLACES)
+        if self.searches is not None:
+            check_name("searches", self.searches, SEARCH_TREES)
         if self.temperature_moves is not None and (isinstance(self.temperature_moves, bool) or not isinstance(
                 self.temperature_moves, int) or self.temperature_moves < 0):
             raise BudgetError(f"temperature moves {self.temperature_moves!r} must be a whole number >= 0, "
