@@ -32,6 +32,19 @@ def test_loop_refits_every_k_games_and_logs_which_model_played(tmp_path: Path) -
     assert len(rows) == 20
     assert all("model" not in row for row in rows[:10])  # no model yet: PUCT with the game's heuristic
     assert all(row["model_version"] == 1 and row["algorithm"] == "puct" for row in rows[10:])
+    assert all(row["searches"] == "fresh" for row in rows)  # every move searched on a tree of its own
+    tree = treelab.load(db)
+    # every simulation passed through the root; each game's first search began by evaluating the empty board
+    # (no child), and its other 39 simulations each chose a first move
+    assert tree.root.nb_visit == sum(k.nb_visit for k in tree.root.children_view) + 20
+    assert sum(k.nb_select for k in tree.root.children_view) == 20 * 39
+
+
+def test_loop_searches_the_one_tree_when_asked(tmp_path: Path) -> None:
+    db, model = tmp_path / "t.db", tmp_path / "m.npz"
+    treelab.learning_loop("tictactoe", db, model, 20, refit_every=10, fitting=SMALL, iterations=40, seed=3,
+                          searches="tree", progress=False)
+    assert all("searches" not in row for row in explorations(db))
     tree = treelab.load(db)
     # every simulation passed through the root, but PUCT's very first one, which evaluated the empty board
     assert tree.root.nb_visit == sum(k.nb_visit for k in tree.root.children_view) + 1
@@ -98,5 +111,5 @@ def test_loop_with_workers_plays_and_refits(tmp_path: Path) -> None:
     rows = explorations(db)
     assert len(rows) == 12 and all(row.get("model_version") == 1 for row in rows[6:])
     tree = treelab.load(db)
-    # every simulation passed through the root but the first of each worker, which evaluated the empty board
-    assert tree.root.nb_visit - sum(k.nb_visit for k in tree.root.children_view) in (1, 2)
+    # every simulation passed through the root; each game's first search began by evaluating the empty board
+    assert tree.root.nb_visit - sum(k.nb_visit for k in tree.root.children_view) == 12

@@ -62,8 +62,9 @@ def test_the_root_and_the_openings_add_up_to_the_games(loop_db: Path) -> None:
     assert report.games == len(logged) == GAMES and report.iterations == GAMES * ITERATIONS
     root = report.root
     assert {c.move for c in root.children} == set(range(1, 8))
-    # PUCT's first simulation evaluated the empty board and made no child; every other one chose a first move
-    assert root.visits == root.children_visits + 1 and root.selections == report.iterations - 1
+    # each game's first search (a tree of its own) began by evaluating the empty board, making no child; every
+    # other simulation of it chose a first move
+    assert root.visits == root.children_visits + GAMES and root.selections == GAMES * (ITERATIONS - 1)
     assert {c.move: c.games for c in root.children} == {m: sum(g[0] == str(m) for g in logged) for m in range(1, 8)}
     assert root.games == GAMES
     # 1,000 positions solve no first move: the known values fill in, and the report says so
@@ -119,7 +120,7 @@ def test_the_command_prints_tables_writes_json_and_refuses_bad_input(loop_db: Pa
     assert any(line.startswith("Exact values not solved (--solve-nodes 0): ") for line in lines)
     assert lines[6].endswith(" (given) |")  # the known first-move values fill in
     data = json.loads(out.read_text())
-    assert data["games"] == GAMES and data["root"]["selections"] == GAMES * ITERATIONS - 1
+    assert data["games"] == GAMES and data["root"]["selections"] == GAMES * (ITERATIONS - 1)
     assert [b["games"] for b in data["buckets"]] == [3, 3]
     assert sum(c["games"] for c in data["root"]["children"]) == GAMES
     for args, named in ((["--bucket", "0"], "--bucket 0"), (["--first-move-values", "WWW"], "'WWW'"),

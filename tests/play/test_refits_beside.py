@@ -137,6 +137,11 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _version(model: Path) -> int:
+    """The version of the model file now (0 while there is none: each version is written whole)."""
+    return int(treelab.load_model(model).info["version"]) if model.exists() else 0
+
+
 def _loop_command(db: Path, model: Path, games: int) -> list[str]:
     return [sys.executable, "-m", "treelab", "train", "connect4", "--db", str(db), "--model", str(model),
             "--refit-every", "10", "--games", str(games), "--iterations", "50", "--min-visits", "5", "--seed", "4"]
@@ -151,8 +156,8 @@ def test_stopping_the_loop_while_a_refit_runs_beside_leaves_whole_files_and_no_p
                             start_new_session=True)
     children: set[int] = set()
     deadline = time.monotonic() + 120
-    while not versioned(model, 2).exists():  # v2 made beside games 21-30; v3 and later beside the next steps
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+    while not versioned(model, 2).exists() or _version(model) < 2:  # v2 made beside games 21-30, installed after
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()  # them; v3 beside 31-40
         children |= _children(proc.pid)
         time.sleep(0.02)
     time.sleep(0.5)  # inside the next step, the next version fitting beside it

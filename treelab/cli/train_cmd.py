@@ -90,8 +90,11 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
     start from the previous model and train on the newest positions and a
     replay sample), and the games after it search with PUCT guided by it;
     before the first model they search with PUCT and the game's heuristic
-    (where it has one; --algorithm/--evaluator choose otherwise). Which model
-    version played each game is logged. Re-running resumes tree and model.
+    (where it has one; --algorithm/--evaluator choose otherwise). Each move
+    of the loop's games is searched on a fresh tree of its own, whose top is
+    added to the stored tree (--searches tree: on the stored tree itself).
+    Which model version played each game is logged. Re-running resumes tree
+    and model.
     Each refit after the first runs beside the next K games (their own
     process; the games play on with the version before); --refits between
     makes the games wait for it.

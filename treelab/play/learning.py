@@ -9,6 +9,13 @@ logged in the database. Until the first model exists the games are searched by P
 heuristic evaluator where the game has a heuristic (:func:`first_search`), else as
 :func:`~treelab.play.training.train` would (UCT).
 
+Each move of the loop's games is searched on a fresh tree of its own, as AlphaZero's self-play is
+(``TrainingConfig.searches="fresh"``): the move follows what the current model's search finds now, and the
+top of each search (the position's visits and value along its path, each move's selections and value) is
+added to the stored tree, which stays the dataset. Searching the one stored tree instead (``searches="tree"``)
+let the counts that the first, weakest models gathered choose the openings for thousands of games
+(``docs/notes/learning-loop.md``).
+
 A refit is incremental (:mod:`treelab.learn.fitting`): it starts from the current model's weights
 and trains on a replay window of positions, those made since the last fit first and a uniform
 sample of the older ones; the window grows with the games logged (:func:`replay_plan`: from

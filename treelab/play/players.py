@@ -223,7 +223,7 @@ class MCTSPlayer:
         **options: Any,
     ) -> None:
         if tree is not None and record is not None:
-            raise BudgetError("give tree (search on it) or record (search fresh trees, keep their tops in it), "
+            raise UnknownOptionError("give tree (search on it) or record (search fresh trees, keep their tops in it), "
                               "not both")
         options = resolve_aliases(options, {"config": "search"})
         if "search" in options:
