@@ -19,8 +19,8 @@ from ...mcts.config import DIRICHLET_FRACTION, RootNoise, SearchConfig, check_na
 
 __all__ = [
     "NOISE",
-    "SEARCH_TREES",
     "OPPONENTS",
+    "SEARCH_TREES",
     "TEMPERATURE",
     "TEMPERATURE_MOVES",
     "TrainingConfig",
