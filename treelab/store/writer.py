@@ -529,7 +529,8 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
     user's script that calls :func:`treelab.train` without an ``if __name__ == "__main__":``
     guard would otherwise train once more in every child. ``target`` must be importable.
     Ctrl-C is ignored in the child from its first instruction (the parent
-    handles it and tells the child what to do), so it never dies with a traceback.
+    handles it and tells the child what to do), so it never dies with a traceback; one that comes while
+    the child starts is not lost to the parent (held, or kept pending, then handled as usual).
     A forked child must not use a database connection of the parent: start children before any is open.
     """
     ctx: Any = multiprocessing.get_context(start_method())  # a fork or spawn context: both have Process
@@ -540,12 +541,21 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
     hidden = {} if forked else {key: getattr(main, key) for key in ("__file__", "__spec__") if hasattr(main, key)}
     calm = threading.current_thread() is threading.main_thread()
     before = signal.getsignal(signal.SIGINT) if calm else None
+    held: list[int] = []  # a Ctrl-C that came while the child started: the parent's, handled once it has
+    masking = calm and not forked and hasattr(signal, "pthread_sigmask")
     try:
         if hidden:  # else multiprocessing imports the script as __mp_main__ in the child, running it
             main.__spec__ = None  # type: ignore[union-attr]
             if "__file__" in hidden:
                 del main.__file__  # type: ignore[union-attr]
-        if calm:
+        if masking:  # a blocked signal is kept pending, not dropped, while it is ignored (Linux); the resource
+            from multiprocessing import resource_tracker  # tracker's first start unblocks it: started before
+
+            resource_tracker.ensure_running()
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        if calm and forked:  # the forked child ignores it as its first instruction (_forked); until then it holds
+            signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))  # it, as the parent does
+        elif calm:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # an ignored signal stays ignored across exec
         if forked:
             proc = ctx.Process(target=_forked, args=(target, args, theirs), name=name, daemon=True)
@@ -557,7 +567,11 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
             setattr(main, key, value)
         if calm:
             signal.signal(signal.SIGINT, before if before is not None else signal.SIG_DFL)
+        if masking:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C reaches its handler now
         theirs.close()
+    if held:  # the Ctrl-C is the parent's: its own handler takes it now (a flag, or KeyboardInterrupt)
+        signal.raise_signal(signal.SIGINT)
     return proc, mine
 
 
@@ -571,6 +585,7 @@ def _forked(target: Callable[..., None], args: tuple[Any, ...], conn: Any) -> No
 
     The objects the child inherits are frozen first: its collections never walk the parent's heap (which
     would also copy every page of it; a long-lived caller, a notebook, may hold trees of earlier runs)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (spawn)
     gc.freeze()
     for end in list(_PARENT_ENDS):
         with suppress(OSError):

@@ -1,0 +1,52 @@
+"""A child process of treelab's (a writer, a refit beside the games) ignores Ctrl-C, and a Ctrl-C that comes while
+it starts is the parent's: held or kept pending, then handled by the parent's own handler, never lost."""
+
+from __future__ import annotations
+
+import multiprocessing.process
+import os
+import signal
+import time
+from typing import Any
+
+import pytest
+
+from treelab.store import writer
+
+
+def echo(conn: Any) -> None:
+    """A child: says it is up, then sends back what it is sent."""
+    conn.send("up")
+    conn.send(conn.recv())
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signals")
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_ctrl_c_while_a_child_starts_reaches_the_parent_and_not_the_child(monkeypatch: pytest.MonkeyPatch,
+                                                                            method: str) -> None:
+    monkeypatch.setattr(writer, "start_method", lambda: method)
+    start = multiprocessing.process.BaseProcess.start
+
+    def interrupted_start(self: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C just as the child is being started
+        start(self)
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", interrupted_start)
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        proc, conn = writer.spawn(echo, (), "treelab-test-child")
+        monkeypatch.undo()
+        deadline = time.monotonic() + 5
+        while not caught and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert caught == [signal.SIGINT]  # the parent's handler had it, once
+        assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+        assert conn.poll(30) and conn.recv() == "up"
+        os.kill(proc.pid, signal.SIGINT)  # the child ignores Ctrl-C
+        conn.send("still here")
+        assert conn.poll(30) and conn.recv() == "still here"
+        proc.join(30)
+        assert proc.exitcode == 0
+    finally:
+        signal.signal(signal.SIGINT, previous)
