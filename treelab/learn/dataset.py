@@ -38,7 +38,7 @@ from ..games import Game, State
 from ..nodes import mean_reward
 from ..store.rows import FitRows
 
-__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes", "logged_values", "selections"]
+__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes", "logged_values", "reference_dataset", "selections"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,6 +157,29 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     (:func:`candidates` picks them, ``min_selections`` included); ``outcome``: the logged games' outcomes'
     share of the value target where they passed; ``root_value``: the logged searches' values' share of the
     mean where they searched.
+
+    Connect Four's examples are built over all rows at once with numpy (:mod:`treelab.learn.bulk`); other
+    games', and rows that path does not expect (a damaged file), by :func:`reference_dataset`, one node at a
+    time. Both give the very same arrays.
+
+    Raises:
+        NoEncodingError: ``game`` has no input encoding.
+    """
+    from .bulk import bulk_dataset
+
+    if game.encoding is not None:
+        data = bulk_dataset(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
+                            root_value=root_value)
+        if data is not None:
+            return data
+    return reference_dataset(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
+                             root_value=root_value)
+
+
+def reference_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
+                      only: Collection[int] | None = None, outcome: float = 0.0,
+                      root_value: float = 0.0) -> Dataset:
+    """:func:`build_dataset` one node at a time with the game's states: the reference any faster path equals.
 
     Raises:
         NoEncodingError: ``game`` has no input encoding.
