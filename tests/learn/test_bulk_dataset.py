@@ -13,7 +13,7 @@ import pytest
 
 import treelab
 from treelab.errors import IllegalMoveError
-from treelab.learn import bulk
+from treelab.learn import bulk, fitting
 from treelab.learn.dataset import Dataset, build_dataset, candidates, reference_dataset
 from treelab.learn.fitting import FitConfig, fit
 from treelab.store.rows import FitRows, read_fit_rows
@@ -120,3 +120,30 @@ def test_other_games_are_built_by_the_reference(tmp_path: Path) -> None:
     data = build_dataset(game, rows, min_visits=3, max_depth=None)
     assert len(data) > 10
     assert_same(data, reference_dataset(game, rows, min_visits=3, max_depth=None))
+
+
+def picked_one_by_one(pool: list[tuple[int, int | None]], sample: int, heldout: float, since: int | None,
+                      rng: np.random.Generator) -> tuple[list[int], list[int], int]:
+    """The sampled fit's choice of positions as first written, one candidate at a time."""
+    order = rng.permutation(len(pool))
+    held_count = min(len(pool) // 2, round(min(sample, len(pool)) * heldout)) if heldout > 0 else 0
+    held = [pool[i][0] for i in order[:held_count]]
+    rest = [pool[i] for i in order[held_count:]]
+    new = [nid for nid, made in rest if since is not None and made is not None and made > since]
+    old = [nid for nid, made in rest if not (since is not None and made is not None and made > since)]
+    new_count = min(len(new), max(sample // 2, sample - len(old)))
+    return new[:new_count] + old[: sample - new_count], held, new_count
+
+
+@pytest.mark.parametrize("size", [0, 1, 9, 300, 5000])
+@pytest.mark.parametrize(("sample", "heldout", "since"), [(8, 0.1, None), (100, 0.1, 40), (4000, 0.0, 10),
+                                                           (250, 0.3, 90), (100, 0.1, 1000)])
+def test_a_sample_picks_the_positions_the_one_by_one_rule_picks(size: int, sample: int, heldout: float,
+                                                                 since: int | None) -> None:
+    maker = np.random.default_rng(size)
+    pool = [(int(nid), None if made < 0 else int(made))
+            for nid, made in zip(maker.permutation(10 * size + 1)[:size] + 1, maker.integers(-5, 100, size),
+                                 strict=True)]
+    chosen = fitting._pick(pool, sample, heldout, since, np.random.default_rng(7))
+    assert chosen == picked_one_by_one(pool, sample, heldout, since, np.random.default_rng(7))
+    assert all(type(nid) is int for nid in chosen[0] + chosen[1])
