@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -148,8 +147,15 @@ def _columns(game: Game, rows: list[Any], only: Collection[int] | None) -> tuple
     n = len(rows)
     ids_, pids_, labels, depth_, visits_, wins_, draws_, proven_, select_, _, sums_ = zip(*rows, strict=True)
     ids = np.array(ids_, dtype=np.int64)
-    rooted = np.fromiter((p is None for p in pids_), dtype=bool, count=n)
-    pids = np.fromiter((-1 if p is None else p for p in pids_), dtype=np.int64, count=n)
+    if pids_[0] is None and pids_.count(None) == 1:  # the one root first, as read_fit_rows orders the rows
+        rooted = np.zeros(n, dtype=bool)
+        rooted[0] = True
+        pids = np.empty(n, dtype=np.int64)
+        pids[0] = -1
+        pids[1:] = pids_[1:]
+    else:
+        rooted = np.fromiter((p is None for p in pids_), dtype=bool, count=n)
+        pids = np.fromiter((-1 if p is None else p for p in pids_), dtype=np.int64, count=n)
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     if n > 1 and (sorted_ids[1:] == sorted_ids[:-1]).any():
@@ -162,21 +168,21 @@ def _columns(game: Game, rows: list[Any], only: Collection[int] | None) -> tuple
     has_parent = ~rooted
     if (depth[rooted] != 0).any() or (depth[has_parent] != depth[parent[has_parent]] + 1).any():
         return None
-    parse = game.parse_move
     codes: dict[Any, int] = {}
-    try:
-        for label in set(compress(labels, has_parent.tolist())):
-            codes[label] = parse(label)
-    except Exception:  # noqa: BLE001  # the reference meets it (or not, where no example needs it)
+    for label in set(labels):
+        try:
+            codes[label] = game.parse_move(label)
+        except Exception:  # noqa: BLE001  # not a move: fine at a root, which has none
+            codes[label] = -1
+    moves = np.fromiter(map(codes.__getitem__, labels), dtype=np.int64, count=n)
+    if (moves[has_parent] < 0).any():  # the reference meets it (or not, where no example needs it)
         return None
-    moves = np.fromiter((-1 if r else codes[label] for r, label in zip(rooted.tolist(), labels, strict=True)),
-                        dtype=np.int64, count=n)
+    moves[rooted] = -1
     wanted = None
     if only is not None:
         wanted = np.isin(ids, np.fromiter(only, dtype=np.int64, count=len(only)))
     return (ids, parent, moves, depth, np.array(visits_, dtype=np.int64), np.array(wins_, dtype=np.float64),
-            np.array(draws_, dtype=np.float64),
-            np.fromiter((np.nan if p is None else p for p in proven_), dtype=np.float64, count=n),
+            np.array(draws_, dtype=np.float64), np.array(proven_, dtype=np.float64),  # None: NaN
             np.array(select_, dtype=np.int64), np.array(sums_, dtype=np.float64), wanted)
 
 
