@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,7 @@ def bulk_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: i
         return None
     try:
         columns = _columns(game, rows, only)
-    except (TypeError, ValueError, OverflowError):  # a value of a type SQLite's columns do not hold here
+    except (TypeError, ValueError, OverflowError, IndexError):  # a value of a type SQLite's columns do not hold here
         return None
     if columns is None:
         return None
@@ -72,7 +73,7 @@ def bulk_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: i
     slot = moves[child] - first
     if len(child) and (slot.min() < 0 or slot.max() >= size):
         return None
-    if len(np.unique(of * size + slot)) != len(child):  # two children with one move
+    if len(child) and np.bincount(of * size + slot).max() > 1:  # two children with one move
         return None
     # the policy targets, for every row with children (as _policy_target)
     kid_proven = proven[child]
@@ -145,8 +146,15 @@ def _columns(game: Game, rows: list[Any], only: Collection[int] | None) -> tuple
     visits, wins, draws, proven (NaN: unproven), selections, value sums, and whether ``only`` holds the row
     (None: no ``only``). None when the rows are not a stored tree's (see the module doc)."""
     n = len(rows)
-    ids_, pids_, labels, depth_, visits_, wins_, draws_, proven_, select_, _, sums_ = zip(*rows, strict=True)
-    ids = np.array(ids_, dtype=np.int64)
+    if set(map(len, rows)) != {11}:
+        return None
+
+    def column(at: int, kind: type = np.int64) -> Any:  # one field of every row (map and itemgetter: no loop)
+        return np.fromiter(map(itemgetter(at), rows), dtype=kind, count=n)
+
+    ids = column(0)
+    pids_ = list(map(itemgetter(1), rows))
+    labels = list(map(itemgetter(2), rows))
     if pids_[0] is None and pids_.count(None) == 1:  # the one root first, as read_fit_rows orders the rows
         rooted = np.zeros(n, dtype=bool)
         rooted[0] = True
@@ -164,7 +172,7 @@ def _columns(game: Game, rows: list[Any], only: Collection[int] | None) -> tuple
     parent = np.where(rooted, -1, order[at])
     if not (rooted | (sorted_ids[at] == pids)).all():  # a parent not among the rows
         return None
-    depth = np.array(depth_, dtype=np.int64)
+    depth = column(3)
     has_parent = ~rooted
     if (depth[rooted] != 0).any() or (depth[has_parent] != depth[parent[has_parent]] + 1).any():
         return None
@@ -181,9 +189,9 @@ def _columns(game: Game, rows: list[Any], only: Collection[int] | None) -> tuple
     wanted = None
     if only is not None:
         wanted = np.isin(ids, np.fromiter(only, dtype=np.int64, count=len(only)))
-    return (ids, parent, moves, depth, np.array(visits_, dtype=np.int64), np.array(wins_, dtype=np.float64),
-            np.array(draws_, dtype=np.float64), np.array(proven_, dtype=np.float64),  # None: NaN
-            np.array(select_, dtype=np.int64), np.array(sums_, dtype=np.float64), wanted)
+    return (ids, parent, moves, depth, column(4), column(5, np.float64), column(6, np.float64),
+            np.array(list(map(itemgetter(7), rows)), dtype=np.float64),  # None (unproven): NaN
+            column(8), column(10, np.float64), wanted)
 
 
 # -- Connect Four ------------------------------------------------------------------------------------------------------
