@@ -19,6 +19,7 @@ It prints the medians and the ratios old / new (above 1: the new is faster).
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 import treelab
-from treelab.learn import bulk, fitting
+from treelab.learn import dataset, fitting
 from treelab.learn.dataset import build_dataset, reference_dataset
 from treelab.learn.fitting import FitConfig, fit
 from treelab.learn.model import Model, load_model
@@ -55,12 +56,12 @@ def pick_one_by_one(pool: list[tuple[int, int | None]], sample: int, heldout: fl
 @contextmanager
 def old_code() -> Iterator[None]:
     """``fit`` as before the bulk path: reference examples, the sample chosen one candidate at a time."""
-    saved = bulk.bulk_dataset, fitting._pick
-    bulk.bulk_dataset, fitting._pick = (lambda *args, **kwargs: None), pick_one_by_one  # type: ignore[assignment]
+    saved = dataset.bulk_dataset, fitting._pick
+    dataset.bulk_dataset, fitting._pick = (lambda *args, **kwargs: None), pick_one_by_one  # type: ignore[assignment]
     try:
         yield
     finally:
-        bulk.bulk_dataset, fitting._pick = saved
+        dataset.bulk_dataset, fitting._pick = saved
 
 
 @contextmanager
@@ -72,7 +73,7 @@ def no_training() -> Iterator[None]:
                   start: Model | None = None) -> Any:
         sizes = [data.features.shape[1], *hidden, data.policy.shape[1] + 1]
         weights = [np.asarray(w, np.float64) for w in start.weights] if start is not None else [
-            np.zeros((a, b)) for a, b in zip(sizes, sizes[1:], strict=False)]
+            np.zeros((a, b)) for a, b in itertools.pairwise(sizes)]
         biases = [np.asarray(b, np.float64) for b in start.biases] if start is not None else [
             np.zeros(b) for b in sizes[1:]]
         return SimpleNamespace(coefs_=weights, intercepts_=biases, n_iter_=0)

@@ -13,8 +13,8 @@ import pytest
 
 import treelab
 from treelab.errors import IllegalMoveError
-from treelab.learn import bulk, fitting
-from treelab.learn.dataset import Dataset, build_dataset, candidates, reference_dataset
+from treelab.learn import dataset, fitting
+from treelab.learn.dataset import Dataset, build_dataset, bulk_dataset, candidates, reference_dataset
 from treelab.learn.fitting import FitConfig, fit
 from treelab.store.rows import FitRows, read_fit_rows
 
@@ -42,7 +42,7 @@ def assert_same(a: Dataset, b: Dataset) -> None:
 
 def both(rows: FitRows, **options: Any) -> tuple[Dataset, Dataset]:
     game = treelab.find_game("connect4")
-    fast = bulk.bulk_dataset(game, rows, **options)
+    fast = bulk_dataset(game, rows, **options)
     assert fast is not None  # the bulk path built it: not a fallback
     return fast, reference_dataset(game, rows, **options)
 
@@ -79,7 +79,7 @@ def test_a_sampled_refit_learns_the_same_model_either_way(loop_tree: Path, optio
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     config = dataclasses.replace(SMALL, sample=200, **options)
     fast = fit(loop_tree, None, fitting=config, since=8, seed=2)
-    monkeypatch.setattr(bulk, "bulk_dataset", lambda *args, **kwargs: None)  # build_dataset falls back
+    monkeypatch.setattr(dataset, "bulk_dataset", lambda *args, **kwargs: None)  # build_dataset falls back
     slow = fit(loop_tree, None, fitting=config, since=8, seed=2)
     assert fast.info["positions"] == slow.info["positions"] > 100
     assert fast.info["policy_from_selections"] == slow.info["policy_from_selections"]
@@ -96,7 +96,7 @@ def test_rows_the_bulk_path_does_not_expect_go_to_the_reference(loop_tree: Path)
     first = next(i for i, r in enumerate(twice) if r[3] == 1)
     twice.append((10**9, *twice[first][1:]))
     doubled = dataclasses.replace(rows, rows=twice)
-    assert bulk.bulk_dataset(game, doubled, **options) is None
+    assert bulk_dataset(game, doubled, **options) is None
     assert_same(build_dataset(game, doubled, **options), reference_dataset(game, doubled, **options))
     # a move on a full column, below an example: the reference's error stands
     column = next(r for r in rows.rows if r[3] == 1 and r[4] >= 5)
@@ -104,7 +104,7 @@ def test_rows_the_bulk_path_does_not_expect_go_to_the_reference(loop_tree: Path)
     for depth in range(2, 9):  # seven discs in one column and one more move, each with the visits of an example
         line.append((10**9 + depth, line[-1][0], column[2], depth, 50, 25, 0, None, 50, None, 0.0))
     full = dataclasses.replace(rows, rows=sorted([*rows.rows, *line[1:]], key=lambda r: (r[3], r[0])))
-    assert bulk.bulk_dataset(game, full, **options) is None
+    assert bulk_dataset(game, full, **options) is None
     with pytest.raises(IllegalMoveError):
         build_dataset(game, full, **options)
     with pytest.raises(IllegalMoveError):
@@ -116,7 +116,7 @@ def test_other_games_are_built_by_the_reference(tmp_path: Path) -> None:
     treelab.train("tictactoe", db, 20, iterations=60, seed=1, progress=False)
     game = treelab.find_game("tictactoe")
     rows = read_fit_rows(db, min_visits=3, max_depth=None)
-    assert bulk.bulk_dataset(game, rows, min_visits=3, max_depth=None) is None
+    assert bulk_dataset(game, rows, min_visits=3, max_depth=None) is None
     data = build_dataset(game, rows, min_visits=3, max_depth=None)
     assert len(data) > 10
     assert_same(data, reference_dataset(game, rows, min_visits=3, max_depth=None))

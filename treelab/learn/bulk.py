@@ -9,13 +9,13 @@ moves and keys computed on the bitboards of every example together (:func:`conne
 
 Where the rows are not what the stored tree always holds (an id twice, a parent missing or deeper, a move
 that is not a column, a move played on a full column or after the end of a game, two children with one
-move), or the game has no bulk positions, :func:`bulk_dataset` returns None and the reference path runs:
+move), or the game has no bulk positions, :func:`bulk_arrays` returns None and the reference path runs:
 its answer, or its error, stands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -26,9 +26,8 @@ import numpy.typing as npt
 from ..games import Game
 from ..games.connect4 import HEIGHT, WIDTH, ConnectFour
 from ..store.rows import FitRows
-from .dataset import Dataset, game_outcomes, logged_values
 
-__all__ = ["Positions", "bulk_dataset", "connect4_positions"]
+__all__ = ["Positions", "bulk_arrays", "connect4_positions"]
 
 I64 = npt.NDArray[np.int64]
 
@@ -48,11 +47,16 @@ class Positions:
     the rows at ``index``."""
 
 
-def bulk_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
-                 only: Collection[int] | None = None, outcome: float = 0.0,
-                 root_value: float = 0.0) -> Dataset | None:
-    """:func:`~treelab.learn.dataset.build_dataset` over all rows at once; None where it cannot be sure to
-    give the reference's answer (see the module doc)."""
+Logged = Callable[[], dict[int, tuple[int, float]]]
+"""The logged games' figures by node (:func:`treelab.learn.dataset.game_outcomes`, ``logged_values``), asked
+for only when needed."""
+
+
+def bulk_arrays(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
+                only: Collection[int] | None, outcome: float, outcomes: Logged, root_value: float,
+                searched: Logged) -> tuple[Any, ...] | None:
+    """The fields of :func:`~treelab.learn.dataset.build_dataset`'s ``Dataset`` built over all rows at once;
+    None where it cannot be sure to give the reference's answer (see the module doc)."""
     replay = _REPLAYS.get(type(game))
     rows = fit_rows.rows
     if replay is None or not rows or game.encoding != replay[1]:
@@ -115,10 +119,10 @@ def bulk_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: i
     to_move = positions.to_move[index]
     value = np.where(positions.mover[index] != to_move, 1.0 - value, value)
     if root_value > 0:  # (1 - share) * value + share * total / count, as the reference reads
-        for i, (count, total) in _logged(logged_values(game, fit_rows), ids[index], proof):
-            value[i] = (1.0 - root_value) * float(value[i]) + root_value * total / count
+        for i, (searches, summed) in _logged(searched(), ids[index], proof):
+            value[i] = (1.0 - root_value) * float(value[i]) + root_value * summed / searches
     if outcome > 0:
-        for i, (passed, score) in _logged(game_outcomes(game, fit_rows), ids[index], proof):
+        for i, (passed, score) in _logged(outcomes(), ids[index], proof):
             z = score / passed if to_move[i] == 1 else 1.0 - score / passed
             value[i] = (1.0 - outcome) * float(value[i]) + outcome * z
     features, legal, keys = positions.examples(index)
@@ -126,7 +130,7 @@ def bulk_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: i
     rank = np.empty(len(first_at), dtype=np.int64)
     rank[np.argsort(first_at, kind="stable")] = np.arange(len(first_at))
     width = int(np.prod(game.feature_shape))
-    return Dataset(
+    return (
         np.ascontiguousarray(features, dtype=np.float32).reshape(-1, width), policy.reshape(-1, size),
         value.astype(np.float32), legal.reshape(-1, size), rank[inverse.reshape(-1)].astype(np.int64),
         visits[index].astype(np.int64), ids[index].astype(np.int64), int(proof.sum()),
@@ -180,7 +184,7 @@ def _columns(game: Game, rows: list[Any], only: Collection[int] | None) -> tuple
     for label in set(labels):
         try:
             codes[label] = game.parse_move(label)
-        except Exception:  # noqa: BLE001  # not a move: fine at a root, which has none
+        except Exception:  # not a move: fine at a root, which has none
             codes[label] = -1
     moves = np.fromiter(map(codes.__getitem__, labels), dtype=np.int64, count=n)
     if (moves[has_parent] < 0).any():  # the reference meets it (or not, where no example needs it)

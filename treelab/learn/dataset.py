@@ -37,8 +37,10 @@ from ..errors import DamagedDatabaseError, NoEncodingError
 from ..games import Game, State
 from ..nodes import mean_reward
 from ..store.rows import FitRows
+from .bulk import bulk_arrays
 
-__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes", "logged_values", "reference_dataset", "selections"]
+__all__ = ["Dataset", "augment", "build_dataset", "bulk_dataset", "candidates", "game_outcomes", "logged_values",
+           "reference_dataset", "selections"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,15 +167,25 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     Raises:
         NoEncodingError: ``game`` has no input encoding.
     """
-    from .bulk import bulk_dataset
-
-    if game.encoding is not None:
-        data = bulk_dataset(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
-                            root_value=root_value)
-        if data is not None:
-            return data
+    data = bulk_dataset(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
+                        root_value=root_value)
+    if data is not None:
+        return data
     return reference_dataset(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
                              root_value=root_value)
+
+
+def bulk_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
+                 only: Collection[int] | None = None, outcome: float = 0.0,
+                 root_value: float = 0.0) -> Dataset | None:
+    """:func:`build_dataset` over all rows at once (:mod:`treelab.learn.bulk`); None for a game it does not
+    know or rows it does not expect (then :func:`reference_dataset` gives the answer)."""
+    if game.encoding is None:
+        return None
+    fields = bulk_arrays(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
+                         outcomes=lambda: game_outcomes(game, fit_rows), root_value=root_value,
+                         searched=lambda: logged_values(game, fit_rows))
+    return None if fields is None else Dataset(*fields)
 
 
 def reference_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
