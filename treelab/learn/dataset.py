@@ -139,7 +139,15 @@ def _values(text: str) -> list[float | None]:
 
 def _game_paths(game: Game, fit_rows: FitRows) -> list[list[int]]:
     """Each logged game's node ids from the root, as far as its nodes are among the rows read."""
-    child = {(r[1], game.parse_move(r[2])): r[0] for r in fit_rows.rows if r[1] is not None}
+    codes: dict[str, int] = {}  # each label parsed once (a tree holds a few labels many times)
+
+    def code(label: str) -> int:
+        found = codes.get(label)
+        if found is None:
+            found = codes[label] = game.parse_move(label)
+        return found
+
+    child = {(r[1], code(r[2])): r[0] for r in fit_rows.rows if r[1] is not None}
     root = next((r[0] for r in fit_rows.rows if r[1] is None), None)
     paths: list[list[int]] = []
     for moves, _, _ in fit_rows.games:
