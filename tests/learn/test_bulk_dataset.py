@@ -147,3 +147,14 @@ def test_a_sample_picks_the_positions_the_one_by_one_rule_picks(size: int, sampl
     chosen = fitting._pick(pool, sample, heldout, since, np.random.default_rng(7))
     assert chosen == picked_one_by_one(pool, sample, heldout, since, np.random.default_rng(7))
     assert all(type(nid) is int for nid in chosen[0] + chosen[1])
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_the_bulk_examples_of_other_trees_are_the_reference_examples(tmp_path: Path, seed: int) -> None:
+    db = tmp_path / "c4.db"  # a tree of plain UCT searches, each game searched on the one tree
+    treelab.train("connect4", db, 6, iterations=150 + 50 * seed, seed=seed, progress=False)
+    for min_visits, max_depth in ((1, None), (3, 4), (10**9, None)):  # the last: no example at all
+        rows = read_fit_rows(db, min_visits=min_visits, max_depth=max_depth)
+        fast, slow = both(rows, min_visits=min_visits, max_depth=max_depth, outcome=0.5, root_value=0.5)
+        assert (len(slow) > 20) == (min_visits < 10**9)
+        assert_same(fast, slow)

@@ -59,8 +59,12 @@ def bulk_arrays(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: in
     None where it cannot be sure to give the reference's answer (see the module doc)."""
     replay = _REPLAYS.get(type(game))
     rows = fit_rows.rows
-    if replay is None or not rows or game.encoding != replay[1]:
+    if replay is None or game.encoding != replay[1]:
         return None
+    if not rows:  # nothing read: no example
+        size, width = game.num_moves, int(np.prod(game.feature_shape))
+        return (np.zeros((0, width), np.float32), np.zeros((0, size), np.float32), np.zeros(0, np.float32),
+                np.zeros((0, size), bool), *(np.zeros(0, np.int64) for _ in range(3)), 0, 0)
     try:
         columns = _columns(game, rows, only)
     except (TypeError, ValueError, OverflowError, IndexError):  # a value of a type SQLite's columns do not hold here
