@@ -37,8 +37,10 @@ from ..errors import DamagedDatabaseError, NoEncodingError
 from ..games import Game, State
 from ..nodes import mean_reward
 from ..store.rows import FitRows
+from .bulk import bulk_arrays
 
-__all__ = ["Dataset", "augment", "build_dataset", "candidates", "game_outcomes", "logged_values", "selections"]
+__all__ = ["Dataset", "augment", "build_dataset", "bulk_dataset", "candidates", "game_outcomes", "logged_values",
+           "reference_dataset", "selections"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,7 +139,15 @@ def _values(text: str) -> list[float | None]:
 
 def _game_paths(game: Game, fit_rows: FitRows) -> list[list[int]]:
     """Each logged game's node ids from the root, as far as its nodes are among the rows read."""
-    child = {(r[1], game.parse_move(r[2])): r[0] for r in fit_rows.rows if r[1] is not None}
+    codes: dict[str, int] = {}  # each label parsed once (a tree holds a few labels many times)
+
+    def code(label: str) -> int:
+        found = codes.get(label)
+        if found is None:
+            found = codes[label] = game.parse_move(label)
+        return found
+
+    child = {(r[1], code(r[2])): r[0] for r in fit_rows.rows if r[1] is not None}
     root = next((r[0] for r in fit_rows.rows if r[1] is None), None)
     paths: list[list[int]] = []
     for moves, _, _ in fit_rows.games:
@@ -157,6 +167,39 @@ def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: 
     (:func:`candidates` picks them, ``min_selections`` included); ``outcome``: the logged games' outcomes'
     share of the value target where they passed; ``root_value``: the logged searches' values' share of the
     mean where they searched.
+
+    Connect Four's examples are built over all rows at once with numpy (:mod:`treelab.learn.bulk`); other
+    games', and rows that path does not expect (a damaged file), by :func:`reference_dataset`, one node at a
+    time. Both give the very same arrays.
+
+    Raises:
+        NoEncodingError: ``game`` has no input encoding.
+    """
+    data = bulk_dataset(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
+                        root_value=root_value)
+    if data is not None:
+        return data
+    return reference_dataset(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
+                             root_value=root_value)
+
+
+def bulk_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
+                 only: Collection[int] | None = None, outcome: float = 0.0,
+                 root_value: float = 0.0) -> Dataset | None:
+    """:func:`build_dataset` over all rows at once (:mod:`treelab.learn.bulk`); None for a game it does not
+    know or rows it does not expect (then :func:`reference_dataset` gives the answer)."""
+    if game.encoding is None:
+        return None
+    fields = bulk_arrays(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
+                         outcomes=lambda: game_outcomes(game, fit_rows), root_value=root_value,
+                         searched=lambda: logged_values(game, fit_rows))
+    return None if fields is None else Dataset(*fields)
+
+
+def reference_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
+                      only: Collection[int] | None = None, outcome: float = 0.0,
+                      root_value: float = 0.0) -> Dataset:
+    """:func:`build_dataset` one node at a time with the game's states: the reference any faster path equals.
 
     Raises:
         NoEncodingError: ``game`` has no input encoding.

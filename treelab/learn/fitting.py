@@ -257,12 +257,16 @@ def _pick(pool: list[tuple[int, int | None]], sample: int, heldout: float, since
     """
     order = rng.permutation(len(pool))
     held_count = min(len(pool) // 2, round(min(sample, len(pool)) * heldout)) if heldout > 0 else 0
-    held = [pool[i][0] for i in order[:held_count]]
-    rest = [pool[i] for i in order[held_count:]]
-    new = [nid for nid, made in rest if since is not None and made is not None and made > since]
-    old = [nid for nid, made in rest if not (since is not None and made is not None and made > since)]
+    ids = np.fromiter((nid for nid, _ in pool), dtype=np.int64, count=len(pool))[order]
+    if since is None:
+        made_new = np.zeros(len(pool), dtype=bool)
+    else:  # made after game ``since`` (a node of no logged game counts as old)
+        made_new = np.fromiter((made is not None and made > since for _, made in pool), dtype=bool,
+                               count=len(pool))[order]
+    held = ids[:held_count].tolist()
+    new, old = ids[held_count:][made_new[held_count:]], ids[held_count:][~made_new[held_count:]]
     new_count = min(len(new), max(sample // 2, sample - len(old)))
-    return new[:new_count] + old[: sample - new_count], held, new_count
+    return new[:new_count].tolist() + old[: sample - new_count].tolist(), held, new_count
 
 
 def _fits(model: Model, game: Game, hidden: tuple[int, ...]) -> bool:
