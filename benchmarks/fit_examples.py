@@ -41,24 +41,12 @@ from treelab.store.rows import read_fit_rows
 ARRAYS = ("features", "policy", "value", "legal", "groups", "visits", "nodes")
 
 
-def pick_one_by_one(pool: list[tuple[int, int | None]], sample: int, heldout: float, since: int | None,
-                    rng: np.random.Generator) -> tuple[list[int], list[int], int]:
-    """The sample's choice as it was written before the numpy one (the same answer, a candidate at a time)."""
-    order = rng.permutation(len(pool))
-    held_count = min(len(pool) // 2, round(min(sample, len(pool)) * heldout)) if heldout > 0 else 0
-    held = [pool[i][0] for i in order[:held_count]]
-    rest = [pool[i] for i in order[held_count:]]
-    new = [nid for nid, made in rest if since is not None and made is not None and made > since]
-    old = [nid for nid, made in rest if not (since is not None and made is not None and made > since)]
-    new_count = min(len(new), max(sample // 2, sample - len(old)))
-    return new[:new_count] + old[: sample - new_count], held, new_count
-
 
 @contextmanager
 def old_code() -> Iterator[None]:
     """``fit`` as before the bulk path: reference examples, the sample chosen one candidate at a time."""
     saved = dataset.bulk_dataset, fitting._pick
-    dataset.bulk_dataset, fitting._pick = (lambda *args, **kwargs: None), pick_one_by_one  # type: ignore[assignment]
+    dataset.bulk_dataset, fitting._pick = (lambda *args, **kwargs: None), fitting.reference_pick  # type: ignore[assignment]
     try:
         yield
     finally:

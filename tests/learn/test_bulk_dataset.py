@@ -122,18 +122,6 @@ def test_other_games_are_built_by_the_reference(tmp_path: Path) -> None:
     assert_same(data, reference_dataset(game, rows, min_visits=3, max_depth=None))
 
 
-def picked_one_by_one(pool: list[tuple[int, int | None]], sample: int, heldout: float, since: int | None,
-                      rng: np.random.Generator) -> tuple[list[int], list[int], int]:
-    """The sampled fit's choice of positions as first written, one candidate at a time."""
-    order = rng.permutation(len(pool))
-    held_count = min(len(pool) // 2, round(min(sample, len(pool)) * heldout)) if heldout > 0 else 0
-    held = [pool[i][0] for i in order[:held_count]]
-    rest = [pool[i] for i in order[held_count:]]
-    new = [nid for nid, made in rest if since is not None and made is not None and made > since]
-    old = [nid for nid, made in rest if not (since is not None and made is not None and made > since)]
-    new_count = min(len(new), max(sample // 2, sample - len(old)))
-    return new[:new_count] + old[: sample - new_count], held, new_count
-
 
 @pytest.mark.parametrize("size", [0, 1, 9, 300, 5000])
 @pytest.mark.parametrize(("sample", "heldout", "since"), [(8, 0.1, None), (100, 0.1, 40), (4000, 0.0, 10),
@@ -145,7 +133,7 @@ def test_a_sample_picks_the_positions_the_one_by_one_rule_picks(size: int, sampl
             for nid, made in zip(maker.permutation(10 * size + 1)[:size] + 1, maker.integers(-5, 100, size),
                                  strict=True)]
     chosen = fitting._pick(pool, sample, heldout, since, np.random.default_rng(7))
-    assert chosen == picked_one_by_one(pool, sample, heldout, since, np.random.default_rng(7))
+    assert chosen == fitting.reference_pick(pool, sample, heldout, since, np.random.default_rng(7))
     assert all(type(nid) is int for nid in chosen[0] + chosen[1])
 
 

@@ -37,7 +37,7 @@ from ..store.schema import DbPath, display
 from .dataset import Dataset, augment, build_dataset, candidates
 from .model import Model, load_model
 
-__all__ = ["FitConfig", "FitProgress", "fit", "measure", "require_learning"]
+__all__ = ["FitConfig", "FitProgress", "fit", "measure", "reference_pick", "require_learning"]
 
 FitProgress = Callable[[int, int, float], None]
 """``progress(epoch, max_epochs, training_loss)`` after each epoch."""
@@ -267,6 +267,20 @@ def _pick(pool: list[tuple[int, int | None]], sample: int, heldout: float, since
     new, old = ids[held_count:][made_new[held_count:]], ids[held_count:][~made_new[held_count:]]
     new_count = min(len(new), max(sample // 2, sample - len(old)))
     return new[:new_count].tolist() + old[: sample - new_count].tolist(), held, new_count
+
+
+def reference_pick(pool: list[tuple[int, int | None]], sample: int, heldout: float, since: int | None,
+                   rng: np.random.Generator) -> tuple[list[int], list[int], int]:
+    """:func:`_pick`'s answer one candidate at a time, as first written: the reference its numpy form is held to
+    (``tests/learn/test_bulk_dataset.py``) and timed against (``benchmarks/fit_examples.py``)."""
+    order = rng.permutation(len(pool))
+    held_count = min(len(pool) // 2, round(min(sample, len(pool)) * heldout)) if heldout > 0 else 0
+    held = [pool[i][0] for i in order[:held_count]]
+    rest = [pool[i] for i in order[held_count:]]
+    new = [nid for nid, made in rest if since is not None and made is not None and made > since]
+    old = [nid for nid, made in rest if not (since is not None and made is not None and made > since)]
+    new_count = min(len(new), max(sample // 2, sample - len(old)))
+    return new[:new_count] + old[: sample - new_count], held, new_count
 
 
 def _fits(model: Model, game: Game, hidden: tuple[int, ...]) -> bool:
