@@ -5,7 +5,7 @@ The rows become columns; each row's parent is found by a sorted search of the id
 sums over the children grouped by parent (:func:`numpy.bincount`); the value targets are the reference's
 arithmetic in the same order on float64 columns. The positions come from the game in bulk: Connect Four's
 bitboards are replayed a depth at a time from the parents' (rows come parents first), its features, legal
-moves and keys computed on the bitboards of every example together (:func:`connect4_positions`).
+moves and keys computed on the bitboards of every example together (:mod:`treelab.games.arrays`).
 
 Where the rows are not what the stored tree always holds (an id twice, a parent missing or deeper, a move
 that is not a column, a move played on a full column or after the end of a game, two children with one
@@ -16,7 +16,6 @@ its answer, or its error, stands.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -24,27 +23,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..games import Game
-from ..games.connect4 import HEIGHT, WIDTH, ConnectFour
+from ..games.arrays import Positions, bulk_replay
 from ..store.rows import FitRows
 
-__all__ = ["Positions", "bulk_arrays", "connect4_positions"]
+__all__ = ["Positions", "bulk_arrays"]
 
 I64 = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class Positions:
-    """The positions of every row, as a game's bulk replay gives them."""
-
-    terminal: npt.NDArray[np.bool_]
-    """``(n,)``: the end of a game."""
-    to_move: npt.NDArray[np.int64]
-    """``(n,)``: the player to move (1 or 2)."""
-    mover: npt.NDArray[np.int64]
-    """``(n,)``: the player who moved into the position (its parent's player to move; at a root, the other)."""
-    examples: Any
-    """``examples(index)``: ``(features (k, width) float32, legal (k, num_moves) bool, keys (k,) int64)`` of
-    the rows at ``index``."""
 
 
 Logged = Callable[[], dict[int, tuple[int, float]]]
@@ -57,9 +41,9 @@ def bulk_arrays(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: in
                 searched: Logged) -> tuple[Any, ...] | None:
     """The fields of :func:`~treelab.learn.dataset.build_dataset`'s ``Dataset`` built over all rows at once;
     None where it cannot be sure to give the reference's answer (see the module doc)."""
-    replay = _REPLAYS.get(type(game))
+    replay = bulk_replay(game)
     rows = fit_rows.rows
-    if replay is None or game.encoding != replay[1]:
+    if replay is None:
         return None
     if not rows:  # nothing read: no example
         size, width = game.num_moves, int(np.prod(game.feature_shape))
@@ -72,7 +56,7 @@ def bulk_arrays(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: in
     if columns is None:
         return None
     ids, parent, moves, depth, visits, wins, draws, proven, select, value_sum, wanted = columns
-    positions = replay[0](parent, moves, depth)
+    positions = replay(parent, moves, depth)
     if positions is None:
         return None
     n, size, first = len(ids), game.num_moves, game.first_move
@@ -200,74 +184,3 @@ def _columns(game: Game, rows: list[Any], only: Collection[int] | None) -> tuple
     return (ids, parent, moves, depth, column(4), column(5, np.float64), column(6, np.float64),
             np.array(list(map(itemgetter(7), rows)), dtype=np.float64),  # None (unproven): NaN
             column(8), column(10, np.float64), wanted)
-
-
-# -- Connect Four ------------------------------------------------------------------------------------------------------
-_H1 = HEIGHT + 1
-_U = np.uint64
-_BOTTOM = np.array([1 << (_H1 * c) for c in range(WIDTH)], dtype=np.uint64)
-_TOP = np.array([1 << (_H1 * c + HEIGHT - 1) for c in range(WIDTH)], dtype=np.uint64)
-_BOARD = _U(sum(((1 << HEIGHT) - 1) << (_H1 * c) for c in range(WIDTH)))
-_CELL_BITS = np.array([_H1 * c + HEIGHT - 1 - r for r in range(HEIGHT) for c in range(WIDTH)], dtype=np.uint64)
-"""Each feature cell's bit (row from the top, then column), as :meth:`ConnectFourState.features` reads them."""
-
-
-def _has_four(pos: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
-    found = np.zeros(len(pos), dtype=bool)
-    for s in (1, _H1, HEIGHT, _H1 + 1):
-        m = pos & (pos >> _U(s))
-        found |= (m & (m >> _U(2 * s))) != 0
-    return found
-
-
-def _winning_cells(pos: npt.NDArray[np.uint64], mask: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """:func:`treelab.games.connect4._winning_cells` on many boards (bits shifted past 64 are off the board)."""
-    r = (pos << _U(1)) & (pos << _U(2)) & (pos << _U(3))
-    for s in (_H1, HEIGHT, _H1 + 1):
-        p = (pos << _U(s)) & (pos << _U(2 * s))
-        r |= p & (pos << _U(3 * s))
-        r |= p & (pos >> _U(s))
-        p = (pos >> _U(s)) & (pos >> _U(2 * s))
-        r |= p & (pos << _U(s))
-        r |= p & (pos >> _U(3 * s))
-    return r & (_BOARD ^ mask)
-
-
-def connect4_positions(parent: I64, moves: I64, depth: I64) -> Positions | None:
-    """Every row's Connect Four position, replayed a depth at a time on bitboards (None: a move on a full
-    column or after the end of a game, which the reference refuses)."""
-    n = len(parent)
-    cur = np.zeros(n, dtype=np.uint64)
-    mask = np.zeros(n, dtype=np.uint64)
-    terminal = np.zeros(n, dtype=bool)
-    by_depth = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
-    for d in range(1, len(bounds) - 1):
-        at = by_depth[bounds[d]:bounds[d + 1]]
-        if not len(at):
-            continue
-        up = parent[at]
-        column = moves[at] - 1
-        if terminal[up].any() or ((mask[up] & _TOP[column]) != 0).any():
-            return None
-        before = mask[up]
-        new_mask = before | (before + _BOTTOM[column])
-        new_cur = cur[up] ^ before
-        cur[at], mask[at] = new_cur, new_mask
-        terminal[at] = _has_four(new_cur ^ new_mask) | (d == WIDTH * HEIGHT)
-    to_move = 1 + (depth & 1)
-
-    def examples(index: I64) -> tuple[Any, Any, Any]:
-        mine, board = cur[index], mask[index]
-        theirs = mine ^ board
-        planes = np.stack([mine, theirs, _winning_cells(mine, board), _winning_cells(theirs, board)], axis=1)
-        features = ((planes[:, :, None] >> _CELL_BITS[None, None, :]) & _U(1)).astype(np.float32)
-        legal = (board[:, None] & _TOP[None, :]) == 0
-        keys = (mine + board + (depth[index].astype(np.uint64) << _U(49))).astype(np.int64)
-        return features.reshape(len(index), 4 * WIDTH * HEIGHT), legal, keys
-
-    return Positions(terminal, to_move, 3 - to_move, examples)
-
-
-_REPLAYS: dict[type, tuple[Any, str]] = {ConnectFour: (connect4_positions, "connect4-planes-v2")}
-"""The games with bulk positions (their exact class: a subclass may change the rules) and the encoding they give."""
