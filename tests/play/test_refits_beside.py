@@ -164,9 +164,11 @@ def test_stopping_the_loop_while_a_refit_runs_beside_leaves_whole_files_and_no_p
     children |= _children(proc.pid)
     os.kill(proc.pid, signal.SIGKILL if how == "kill -9" else signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert "Traceback" not in err
     if how == "Ctrl-C":
+        assert "Traceback" not in err
         assert proc.returncode == 0 and "stopped early: run the same command again" in out, err
+    else:  # nothing of treelab's; a child being started (the next step's writer, the next refit) when its parent
+        assert "treelab/" not in err  # is killed may print Python's own "spawn_main ... EOFError", from outside treelab
     gone = time.monotonic() + 5
     while any(_alive(pid) for pid in children) and time.monotonic() < gone:
         time.sleep(0.05)
