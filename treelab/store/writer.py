@@ -530,8 +530,8 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
     guard would otherwise train once more in every child. ``target`` must be importable.
     Ctrl-C is ignored in the child from its first instruction (the parent
     handles it and tells the child what to do), so it never dies with a traceback; one that comes while
-    the child starts is not lost to the parent (the child starts with it blocked, the parent's handler
-    is never changed: it stays pending, or another thread takes it, then it is handled as usual).
+    the child starts is not lost to the parent (held while it forks; kept pending while it spawns, the
+    child starting with it blocked), then handled as usual.
     A forked child must not use a database connection of the parent: start children before any is open.
     """
     ctx: Any = multiprocessing.get_context(start_method())  # a fork or spawn context: both have Process
@@ -541,20 +541,22 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
     main = sys.modules.get("__main__")
     hidden = {} if forked else {key: getattr(main, key) for key in ("__file__", "__spec__") if hasattr(main, key)}
     calm = threading.current_thread() is threading.main_thread()
-    masking = hasattr(signal, "pthread_sigmask")  # POSIX: the child starts with Ctrl-C blocked, the parent's
-    before = signal.getsignal(signal.SIGINT) if calm and not masking else None  # handler is left as it is
+    masking = not forked and hasattr(signal, "pthread_sigmask")  # a fresh interpreter starts with Ctrl-C blocked
+    before = signal.getsignal(signal.SIGINT) if calm and not masking else None
+    held: list[int] = []  # a Ctrl-C that came while a child was forked: the parent's, handled once it is
     try:
         if hidden:  # else multiprocessing imports the script as __mp_main__ in the child, running it
             main.__spec__ = None  # type: ignore[union-attr]
             if "__file__" in hidden:
                 del main.__file__  # type: ignore[union-attr]
-        if masking:
-            if not forked:  # the resource tracker's first start unblocks Ctrl-C: started before
-                from multiprocessing import resource_tracker
+        if masking:  # the mask is inherited across exec; the parent's handler is left as it is, so a Ctrl-C
+            from multiprocessing import resource_tracker  # meanwhile stays pending (or another thread takes it)
 
-                resource_tracker.ensure_running()
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # inherited across fork and exec; a Ctrl-C
-        elif calm:  # meanwhile stays pending here (or another thread takes it), never lost
+            resource_tracker.ensure_running()  # its first start unblocks Ctrl-C: started before
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        elif calm and forked:  # the forked child ignores it as its first instruction (_forked); until then both
+            signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))  # hold it
+        elif calm:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # elsewhere: an ignored signal stays ignored across exec
         if forked:
             proc = ctx.Process(target=_forked, args=(target, args, theirs), name=name, daemon=True)
@@ -569,6 +571,8 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
         elif calm:
             signal.signal(signal.SIGINT, before if before is not None else signal.SIG_DFL)
         theirs.close()
+    if held:  # the parent's own handler takes it now (a flag, or KeyboardInterrupt)
+        signal.raise_signal(signal.SIGINT)
     return proc, mine
 
 
@@ -578,8 +582,8 @@ _PARENT_ENDS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _ignore_ctrl_c() -> None:
-    """A child's first instruction: Ctrl-C is the parent's to handle; the child started with it blocked
-    (:func:`spawn`), and one pending now is dropped."""
+    """A child's first instruction: Ctrl-C is the parent's to handle (a spawned child started with it blocked,
+    :func:`spawn`; one pending now is dropped)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
