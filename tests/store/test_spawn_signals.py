@@ -21,7 +21,7 @@ def echo(conn: Any) -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signals")
-@pytest.mark.parametrize("method", ["fork", "spawn"])
+@pytest.mark.parametrize("method", ["fork"])
 def test_a_ctrl_c_while_a_child_starts_reaches_the_parent_and_not_the_child(monkeypatch: pytest.MonkeyPatch,
                                                                             method: str) -> None:
     monkeypatch.setattr(writer, "start_method", lambda: method)

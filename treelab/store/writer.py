@@ -530,8 +530,7 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
     guard would otherwise train once more in every child. ``target`` must be importable.
     Ctrl-C is ignored in the child from its first instruction (the parent
     handles it and tells the child what to do), so it never dies with a traceback; one that comes while
-    the child starts is not lost to the parent (held while it forks; kept pending while it spawns, the
-    child starting with it blocked), then handled as usual.
+    the child starts is not lost to the parent (held, or kept pending, then handled as usual).
     A forked child must not use a database connection of the parent: start children before any is open.
     """
     ctx: Any = multiprocessing.get_context(start_method())  # a fork or spawn context: both have Process
@@ -541,37 +540,37 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
     main = sys.modules.get("__main__")
     hidden = {} if forked else {key: getattr(main, key) for key in ("__file__", "__spec__") if hasattr(main, key)}
     calm = threading.current_thread() is threading.main_thread()
-    masking = not forked and hasattr(signal, "pthread_sigmask")  # a fresh interpreter starts with Ctrl-C blocked
-    before = signal.getsignal(signal.SIGINT) if calm and not masking else None
-    held: list[int] = []  # a Ctrl-C that came while a child was forked: the parent's, handled once it is
+    before = signal.getsignal(signal.SIGINT) if calm else None
+    held: list[int] = []  # a Ctrl-C that came while the child started: the parent's, handled once it has
+    masking = calm and not forked and hasattr(signal, "pthread_sigmask")
     try:
         if hidden:  # else multiprocessing imports the script as __mp_main__ in the child, running it
             main.__spec__ = None  # type: ignore[union-attr]
             if "__file__" in hidden:
                 del main.__file__  # type: ignore[union-attr]
-        if masking:  # the mask is inherited across exec; the parent's handler is left as it is, so a Ctrl-C
-            from multiprocessing import resource_tracker  # meanwhile stays pending (or another thread takes it)
+        if masking:  # a blocked signal is kept pending, not dropped, while it is ignored (Linux); the resource
+            from multiprocessing import resource_tracker  # tracker's first start unblocks it: started before
 
-            resource_tracker.ensure_running()  # its first start unblocks Ctrl-C: started before
+            resource_tracker.ensure_running()
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        elif calm and forked:  # the forked child ignores it as its first instruction (_forked); until then both
-            signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))  # hold it
+        if calm and forked:  # the forked child ignores it as its first instruction (_forked); until then it holds
+            signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))  # it, as the parent does
         elif calm:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # elsewhere: an ignored signal stays ignored across exec
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # an ignored signal stays ignored across exec
         if forked:
             proc = ctx.Process(target=_forked, args=(target, args, theirs), name=name, daemon=True)
         else:
-            proc = ctx.Process(target=_spawned, args=(target, args, theirs), name=name, daemon=True)
+            proc = ctx.Process(target=target, args=(*args, theirs), name=name, daemon=True)
         proc.start()
     finally:
         for key, value in hidden.items():
             setattr(main, key, value)
+        if calm:
+            signal.signal(signal.SIGINT, before if before is not None else signal.SIG_DFL)
         if masking:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C reaches its handler now
-        elif calm:
-            signal.signal(signal.SIGINT, before if before is not None else signal.SIG_DFL)
         theirs.close()
-    if held:  # the parent's own handler takes it now (a flag, or KeyboardInterrupt)
+    if held:  # the Ctrl-C is the parent's: its own handler takes it now (a flag, or KeyboardInterrupt)
         signal.raise_signal(signal.SIGINT)
     return proc, mine
 
@@ -581,26 +580,12 @@ _PARENT_ENDS: weakref.WeakSet[Any] = weakref.WeakSet()
 (EOF) once the process holding the other end is gone (a child's way to see its parent killed)."""
 
 
-def _ignore_ctrl_c() -> None:
-    """A child's first instruction: Ctrl-C is the parent's to handle (a spawned child started with it blocked,
-    :func:`spawn`; one pending now is dropped)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-def _spawned(target: Callable[..., None], args: tuple[Any, ...], conn: Any) -> None:
-    """A child started as a fresh interpreter: run ``target(*args, conn)``, Ctrl-C ignored."""
-    _ignore_ctrl_c()
-    target(*args, conn)
-
-
 def _forked(target: Callable[..., None], args: tuple[Any, ...], conn: Any) -> None:
     """A forked child: close the copies of the parent's pipe ends, then run ``target(*args, conn)``.
 
     The objects the child inherits are frozen first: its collections never walk the parent's heap (which
     would also copy every page of it; a long-lived caller, a notebook, may hold trees of earlier runs)."""
-    _ignore_ctrl_c()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (spawn)
     gc.freeze()
     for end in list(_PARENT_ENDS):
         with suppress(OSError):
