@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing.process
 import os
 import signal
+import threading
 import time
 from typing import Any
 
@@ -21,10 +22,16 @@ def echo(conn: Any) -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signals")
-@pytest.mark.parametrize("method", ["fork"])
+@pytest.mark.parametrize("method, other_thread", [("fork", False), ("spawn", False), ("spawn", True)])
 def test_a_ctrl_c_while_a_child_starts_reaches_the_parent_and_not_the_child(monkeypatch: pytest.MonkeyPatch,
-                                                                            method: str) -> None:
+                                                                            method: str, other_thread: bool) -> None:
+    """With another thread (a spawned start's reason: a notebook's, a test runner's), the kernel gives the signal
+    to that thread while the main one blocks it: it must still reach the parent's handler (an ignored one would
+    drop it, as session 16's loop did with tqdm's monitor thread)."""
     monkeypatch.setattr(writer, "start_method", lambda: method)
+    done = threading.Event()
+    if other_thread:
+        threading.Thread(target=done.wait, name="test-other", daemon=True).start()
     start = multiprocessing.process.BaseProcess.start
 
     def interrupted_start(self: Any) -> None:
@@ -49,4 +56,16 @@ def test_a_ctrl_c_while_a_child_starts_reaches_the_parent_and_not_the_child(monk
         proc.join(30)
         assert proc.exitcode == 0
     finally:
+        done.set()
         signal.signal(signal.SIGINT, previous)
+
+
+def test_treelab_bars_start_no_thread_so_children_fork() -> None:
+    """tqdm's monitor thread would make every later child a spawned one (the loop's refit bar made it, session 16)."""
+    from treelab.play.console import bar
+
+    before = threading.active_count()
+    shown = bar(3, "refit v1", "epoch")
+    shown.update(3)
+    shown.close()
+    assert threading.active_count() == before

@@ -41,6 +41,7 @@ from ..mcts.loop import Limit
 from ..mcts.policies import PLAYOUTS
 from ..mcts.puct import dirichlet_alpha_for
 from ..tree import SQRT2, Tree
+from .console import bar as new_bar
 from .openspiel_bot import OpenSpielPlayer
 from .players import HeuristicPlayer, MCTSPlayer, MonteCarloPlayer, Player, RandomPlayer
 from .stored import StoredTreePlayer, stored_tree
@@ -377,7 +378,7 @@ def play_match(
     player_b = make_player(b, the_game, rng=random.Random(master.getrandbits(64)))
     name_a = a if isinstance(a, str) else player_a.name
     name_b = b if isinstance(b, str) else player_b.name
-    bar = _progress_bar(games, f"{name_a} vs {name_b}") if progress else None
+    bar = new_bar(games, f"{name_a} vs {name_b}", "game") if progress else None
     records: list[GameRecord] = []
     wins = [0, 0, 0]  # a, b, draws
     clock = [0.0, 0.0]
@@ -404,10 +405,3 @@ def play_match(
     return MatchResult(game=the_game.name, a=str(name_a), b=str(name_b), games=len(records), a_wins=wins[0],
                        b_wins=wins[1], draws=wins[2], seed=seed, seconds=time.perf_counter() - started,
                        a_seconds=clock[0], b_seconds=clock[1], records=tuple(records))
-
-
-def _progress_bar(total: int, desc: str) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="game", dynamic_ncols=True, leave=False)
-

@@ -13,23 +13,30 @@ import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["duration", "progress_bar", "selected_note", "stop_on_signals"]
+__all__ = ["bar", "duration", "progress_bar", "selected_note", "stop_on_signals"]
 
 
 def progress_bar(total: int, enabled: bool, name: str) -> Any:
-    """A tqdm bar counting a run's games (None when ``enabled`` is false).
-
-    It starts no monitor thread (tqdm's own adjusts the refresh of bars that stall): children of a
-    process with one thread start forked, at once (:func:`treelab.store.writer.start_method`).
-    """
+    """A bar counting a run's games (None when ``enabled`` is false); :data:`UNBOUNDED` shows no total."""
     if not enabled:
         return None
+    return bar(total if total < UNBOUNDED else None, f"training {name}", "game", leave=True)
+
+
+def bar(total: int | None, desc: str, unit: str, *, leave: bool = False) -> Any:
+    """A tqdm bar that starts no monitor thread, for every bar of treelab's.
+
+    tqdm's monitor (a thread that adjusts the refresh of bars that stall) would outlive the bar: a process
+    with a second thread starts its children as fresh interpreters (:func:`treelab.store.writer.start_method`),
+    half a second each, and a Ctrl-C could reach that thread while a child starts. Without it children fork, at
+    once, and the signal reaches the main thread.
+    """
     from tqdm.auto import tqdm
 
     class Bar(tqdm):  # type: ignore[misc, type-arg, valid-type]
         monitor_interval = 0
 
-    return Bar(total=total if total < UNBOUNDED else None, desc=f"training {name}", unit="game", dynamic_ncols=True)
+    return Bar(total=total, desc=desc, unit=unit, dynamic_ncols=True, leave=leave)
 
 
 UNBOUNDED = 1 << 40

@@ -37,6 +37,7 @@ from ..analysis.mistakes import CLASSES, PONS_CLASSES, SPLITS, JudgedPosition, r
 from ..errors import SpecError
 from ..games import find_game
 from .arena import make_player, wilson_interval
+from .console import bar as new_bar
 from .players import Player
 
 __all__ = ["ClassRate", "MistakeReport", "Verdict", "mistake_rates", "sample_per_class"]
@@ -167,7 +168,7 @@ def mistake_rates(player: str | Player, positions: Iterable[JudgedPosition] | No
     game = find_game("connect4")
     agent = make_player(player, game, rng=random.Random(seed))
     name = player if isinstance(player, str) else agent.name
-    bar = _progress_bar(len(chosen), str(name)) if progress else None
+    bar = new_bar(len(chosen), str(name), "pos") if progress else None
     verdicts: list[Verdict] = []
     mistakes = 0
     started = time.perf_counter()
@@ -200,9 +201,3 @@ def _tally(positions: list[JudgedPosition], verdicts: list[Verdict]) -> tuple[Cl
         if mine:
             rows.append(ClassRate(name, len(mine), sum(v.mistake for _, v in mine), sum(p.decisive for p, _ in mine)))
     return tuple(rows)
-
-
-def _progress_bar(total: int, desc: str) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="pos", dynamic_ncols=True, leave=False)

@@ -211,9 +211,9 @@ class _FitBar:
     """A progress bar over a fit's epochs (the fit's ``progress`` callback)."""
 
     def __init__(self, version: int) -> None:
-        from tqdm.auto import tqdm
+        from .console import bar
 
-        self.bar = tqdm(desc=f"refit v{version}", unit="epoch", dynamic_ncols=True, leave=False)
+        self.bar = bar(None, f"refit v{version}", "epoch")
 
     def __call__(self, epoch: int, total: int, loss: float) -> None:
         self.bar.total = total

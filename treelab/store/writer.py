@@ -540,32 +540,27 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
     main = sys.modules.get("__main__")
     hidden = {} if forked else {key: getattr(main, key) for key in ("__file__", "__spec__") if hasattr(main, key)}
     calm = threading.current_thread() is threading.main_thread()
-    before = signal.getsignal(signal.SIGINT) if calm else None
-    held: list[int] = []  # a Ctrl-C that came while the child started: the parent's, handled once it has
+    before = signal.getsignal(signal.SIGINT) if calm and forked else None
+    held: list[int] = []  # a Ctrl-C that came while the child forked: the parent's, handled once it has
     masking = calm and not forked and hasattr(signal, "pthread_sigmask")
     try:
         if hidden:  # else multiprocessing imports the script as __mp_main__ in the child, running it
             main.__spec__ = None  # type: ignore[union-attr]
             if "__file__" in hidden:
                 del main.__file__  # type: ignore[union-attr]
-        if masking:  # a blocked signal is kept pending, not dropped, while it is ignored (Linux); the resource
-            from multiprocessing import resource_tracker  # tracker's first start unblocks it: started before
+        if masking:  # the spawned child inherits the mask: blocked, a Ctrl-C waits there until it ignores it
+            from multiprocessing import resource_tracker  # (_child); here it stays pending, or reaches another
 
-            resource_tracker.ensure_running()
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        if calm and forked:  # the forked child ignores it as its first instruction (_forked); until then it holds
+            resource_tracker.ensure_running()  # thread, whose handler trips this one's; the tracker's first start
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # unblocks it: started before
+        if calm and forked:  # the forked child ignores it as its first instruction (_child); until then it holds
             signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))  # it, as the parent does
-        elif calm:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # an ignored signal stays ignored across exec
-        if forked:
-            proc = ctx.Process(target=_forked, args=(target, args, theirs), name=name, daemon=True)
-        else:
-            proc = ctx.Process(target=target, args=(*args, theirs), name=name, daemon=True)
+        proc = ctx.Process(target=_child, args=(target, args, theirs), name=name, daemon=True)
         proc.start()
     finally:
         for key, value in hidden.items():
             setattr(main, key, value)
-        if calm:
+        if calm and forked:
             signal.signal(signal.SIGINT, before if before is not None else signal.SIG_DFL)
         if masking:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C reaches its handler now
@@ -580,12 +575,15 @@ _PARENT_ENDS: weakref.WeakSet[Any] = weakref.WeakSet()
 (EOF) once the process holding the other end is gone (a child's way to see its parent killed)."""
 
 
-def _forked(target: Callable[..., None], args: tuple[Any, ...], conn: Any) -> None:
-    """A forked child: close the copies of the parent's pipe ends, then run ``target(*args, conn)``.
+def _child(target: Callable[..., None], args: tuple[Any, ...], conn: Any) -> None:
+    """A child of :func:`spawn`: ignore Ctrl-C (a spawned child then unblocks it, inherited blocked: one pending is
+    dropped), close the copies of the parent's pipe ends (forked), then run ``target(*args, conn)``.
 
-    The objects the child inherits are frozen first: its collections never walk the parent's heap (which
+    The objects a forked child inherits are frozen first: its collections never walk the parent's heap (which
     would also copy every page of it; a long-lived caller, a notebook, may hold trees of earlier runs)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (spawn)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     gc.freeze()
     for end in list(_PARENT_ENDS):
         with suppress(OSError):
