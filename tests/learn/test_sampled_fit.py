@@ -52,3 +52,25 @@ def test_a_sampled_fit_makes_the_model_a_whole_read_makes(grown: Path) -> None:
     assert partial.info["positions"] == whole.info["positions"]
     for x, y in zip(partial.weights + partial.biases, whole.weights + whole.biases, strict=True):
         assert np.array_equal(x, y)
+
+
+def test_a_sample_reads_every_ancestor_even_one_whose_counts_break_the_rule(grown: Path, tmp_path: Path) -> None:
+    """The ancestors come from the candidates' parents; one that is no candidate (fewer visits than its
+    descendant: a damaged or hand-edited file) is read from the file all the same."""
+    import shutil
+    import sqlite3
+
+    db = tmp_path / "odd.db"
+    shutil.copy(grown, db)
+    with sqlite3.connect(db) as conn:  # a depth-2 node with a well-visited child, its visits set below min_visits
+        (node,) = conn.execute("SELECT p.id FROM nodes AS p JOIN nodes AS c ON c.parent_id = p.id "
+                               "WHERE p.depth = 2 AND c.nb_visit >= 5 ORDER BY c.nb_visit DESC LIMIT 1").fetchone()
+        conn.execute("UPDATE nodes SET nb_visit = 1 WHERE id = ?", (node,))
+        deep = [i for (i,) in conn.execute("SELECT c.id FROM nodes AS c JOIN nodes AS k ON k.parent_id = c.id "
+                                           "WHERE c.parent_id = ? AND c.nb_visit >= 5", (node,))]
+    assert deep
+    part = read_fit_rows(db, min_visits=5, max_depth=None, pick=lambda found: deep[:1])
+    ids = {row[0] for row in part.rows}
+    parents = {row[0]: row[1] for row in part.rows}
+    assert node in ids and all(p is None or p in ids for p in parents.values())  # every path whole
+    assert [row[3] for row in part.rows] == sorted(row[3] for row in part.rows)  # parents first

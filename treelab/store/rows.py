@@ -443,6 +443,24 @@ Picker = Callable[[list[tuple[int, Any]]], Sequence[int]]
 with at least ``min_visits`` visits, at most ``max_depth`` deep, with children; by depth, then id), the ids to
 read."""
 
+def _with_ancestors(conn: sqlite3.Connection, ids: list[int], parents: dict[int, int | None]) -> list[int]:
+    """``ids`` and every ancestor of theirs, found through ``parents`` (each candidate's parent: an ancestor of a
+    candidate is one, having at least its visits), and through the file for any that is not (a tree whose counts
+    break that rule)."""
+    found: set[int] = set()
+    for node in ids:
+        while node not in found:
+            found.add(node)
+            if node not in parents:
+                (parent,) = conn.execute("SELECT parent_id FROM nodes WHERE id = ?", (node,)).fetchone() or (None,)
+                parents[node] = parent
+            parent = parents[node]
+            if parent is None:
+                break
+            node = parent
+    return sorted(found)
+
+
 _FIT_COLUMNS = ("n.id, n.parent_id, n.move, n.depth, n.nb_visit, n.nb_win, n.nb_draw, n.proven, n.nb_select, "
             "n.created_game, n.value_sum")
 
@@ -484,19 +502,17 @@ def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: s
             ).fetchall()
         else:
             pool = conn.execute(
-                "SELECT n.id, n.created_game FROM nodes AS n WHERE n.nb_visit >= ? AND n.depth <= ? "
+                "SELECT n.id, n.created_game, n.parent_id FROM nodes AS n WHERE n.nb_visit >= ? AND n.depth <= ? "
                 "AND EXISTS (SELECT 1 FROM nodes AS c WHERE c.parent_id = n.id) ORDER BY n.depth, n.id",
                 (min_visits, deepest),
             ).fetchall()
-            ids = json.dumps([int(i) for i in pick(pool)])
-            rows = conn.execute(  # the picked nodes, their children and every ancestor, parents first
-                "WITH RECURSIVE picked(id) AS (SELECT value FROM json_each(?)), "
-                "up(id) AS (SELECT id FROM picked UNION SELECT n.parent_id FROM nodes AS n JOIN up ON n.id = up.id "
-                "WHERE n.parent_id IS NOT NULL), "
+            picked = [int(i) for i in pick([(i, created) for i, created, _ in pool])]
+            rows = conn.execute(  # the picked nodes and every ancestor, and the picked nodes' children, parents first
+                "WITH up(id) AS (SELECT value FROM json_each(?)), picked(id) AS (SELECT value FROM json_each(?)), "
                 "wanted(id) AS (SELECT id FROM up "
-                "UNION SELECT c.id FROM nodes AS c JOIN picked ON c.parent_id = picked.id) "
+                "UNION SELECT c.id FROM picked JOIN nodes AS c ON c.parent_id = picked.id) "
                 f"SELECT {_FIT_COLUMNS} FROM nodes AS n JOIN wanted ON n.id = wanted.id ORDER BY n.depth, n.id",
-                (ids,),
+                (json.dumps(_with_ancestors(conn, picked, {i: parent for i, _, parent in pool})), json.dumps(picked)),
             ).fetchall()
         games = conn.execute("SELECT moves, winner, root_values FROM games ORDER BY id").fetchall()
     return FitRows(meta["game"], rows, nodes, root[0] if root else 0, games)
