@@ -63,7 +63,7 @@ def test_a_pick_from_the_tree_sees_the_file_s_candidates_and_gets_its_rows(grown
     for seed in range(3):
         pools: list[list[tuple[int, Any]]] = []
 
-        def pick(pool: list[tuple[int, Any]], seed: int = seed) -> list[int]:
+        def pick(pool: list[tuple[int, Any]], seed: int = seed, pools: list[Any] = pools) -> list[int]:
             pools.append(pool)
             chosen = random.Random(seed).sample(pool, len(pool) // 4)
             return [nid for nid, _ in chosen]

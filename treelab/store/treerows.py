@@ -21,6 +21,8 @@ may differ in the last bits.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -82,8 +84,8 @@ def _rows(nodes: list[Any], parents: np.ndarray, table: np.ndarray, min_visits: 
         parent_of_some = np.zeros(len(nodes), dtype=bool)
         parent_of_some[parents[has_parent]] = True
         pool = _by_depth_and_id(np.flatnonzero((visits >= min_visits) & (depths <= deepest) & parent_of_some), table)
-        created = columns([nodes[i] for i in pool.tolist()], ("created_game",), none=_NONE)[:, 0].tolist()
-        chosen = pick([(i, None if c == _NONE else c) for i, c in zip(ids[pool].tolist(), created, strict=True)])
+        created = columns(list(map(nodes.__getitem__, pool.tolist())), ("created_game",), none=_NONE)[:, 0]
+        chosen = pick(list(zip(ids[pool].tolist(), _or_none(created), strict=True)))
         picked = _positions(np.asarray(chosen, dtype=np.int64), pool, ids)
         chose = np.zeros(len(nodes), dtype=bool)
         chose[picked] = True
@@ -95,16 +97,23 @@ def _rows(nodes: list[Any], parents: np.ndarray, table: np.ndarray, min_visits: 
             climb = climb[~wanted[climb]]
             wanted[climb] = True
     order = _by_depth_and_id(np.flatnonzero(wanted), table)
-    kept = [nodes[i] for i in order.tolist()]
+    kept = list(map(nodes.__getitem__, order.tolist()))
     ints = columns(kept, ("node_id", "depth", "nb_visit", "nb_win", "nb_draw", "nb_select"))
     maybe = columns(kept, ("proven", "created_game"), none=_NONE)
-    parent_ids = np.where(has_parent[order], ids[up[order]], _NONE).tolist()
-    return [
-        (i, None if p == _NONE else p, n.name, d, v, w, dr, None if pr == _NONE else pr, s,
-         None if c == _NONE else c, float(n.value_sum))
-        for n, (i, d, v, w, dr, s), p, (pr, c)
-        in zip(kept, ints.tolist(), parent_ids, maybe.tolist(), strict=True)
-    ]
+    parent_ids = np.where(has_parent[order], ids[up[order]], _NONE)
+    node_ids, depth, visit, win, draw, select = (ints[:, k].tolist() for k in range(6))
+    proven, created, parent = (_or_none(column) for column in (maybe[:, 0], maybe[:, 1], parent_ids))
+    sums = np.fromiter(map(getattr, kept, repeat("_value_sum"), repeat(0.0)), dtype=np.float64, count=len(kept))
+    moves = list(map(attrgetter("name"), kept))
+    return list(zip(node_ids, parent, moves, depth, visit, win, draw, proven, select, created, sums.tolist(),
+                    strict=True))
+
+
+def _or_none(column: np.ndarray) -> list[Any]:
+    """``column``'s ints as a list, None for :data:`_NONE`."""
+    out = column.astype(object)
+    out[column == _NONE] = None
+    return out.tolist()  # type: ignore[no-any-return]
 
 
 def _positions(chosen: np.ndarray, pool: np.ndarray, ids: np.ndarray) -> np.ndarray:
