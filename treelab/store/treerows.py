@@ -84,8 +84,8 @@ def _rows(nodes: list[Any], parents: np.ndarray, table: np.ndarray, min_visits: 
         parent_of_some = np.zeros(len(nodes), dtype=bool)
         parent_of_some[parents[has_parent]] = True
         pool = _by_depth_and_id(np.flatnonzero((visits >= min_visits) & (depths <= deepest) & parent_of_some), table)
-        created = columns(list(map(nodes.__getitem__, pool.tolist())), ("created_game",), none=_NONE)[:, 0]
-        chosen = pick(list(zip(ids[pool].tolist(), _or_none(created), strict=True)))
+        stamps = columns(list(map(nodes.__getitem__, pool.tolist())), ("created_game",), none=_NONE)[:, 0]
+        chosen = pick(list(zip(ids[pool].tolist(), _or_none(stamps), strict=True)))
         picked = _positions(np.asarray(chosen, dtype=np.int64), pool, ids)
         chose = np.zeros(len(nodes), dtype=bool)
         chose[picked] = True
