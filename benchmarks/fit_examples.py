@@ -11,22 +11,15 @@ window, the positions of the last ``--new`` games first), it times, in turn, eac
   examples and the sample chosen one candidate at a time) and the new;
 - with ``--train``, the whole refit, both ways, checked to learn the same weights.
 
-With ``--rows`` it times only a refit's read of its rows instead: :func:`treelab.store.rows.read_fit_rows` (the
-file's ``nodes`` table) against :func:`treelab.store.treerows.tree_fit_rows` (the tree in memory, loaded once with
-:func:`treelab.store.persistence.open_tree` as the learning loop keeps it), the same sample picked, checked equal
-(value sums within 1e-9).
-
 It prints the medians and the ratios old / new (above 1: the new is faster), of the wall time and of the
 process's CPU time.
 
     .venv/bin/python benchmarks/fit_examples.py c4.db --runs 5 --train
-    .venv/bin/python benchmarks/fit_examples.py c4.db --rows --runs 3
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import itertools
 import statistics
 import time
@@ -43,7 +36,7 @@ from treelab.learn.dataset import build_dataset, reference_dataset
 from treelab.learn.fitting import FitConfig, fit
 from treelab.learn.model import Model, load_model
 from treelab.play.learning import LOOP_SAMPLE, replay_plan
-from treelab.store.rows import FitRows, read_fit_rows
+from treelab.store.rows import read_fit_rows
 
 ARRAYS = ("features", "policy", "value", "legal", "groups", "visits", "nodes")
 
@@ -110,7 +103,6 @@ def main() -> None:
     parser.add_argument("--new", type=int, default=100, help="the games since the previous refit (default 100)")
     parser.add_argument("--runs", type=int, default=5, help="runs of each, in turn (default 5)")
     parser.add_argument("--train", action="store_true", help="time the whole refit too, training included")
-    parser.add_argument("--rows", action="store_true", help="time only the read of the rows, file against memory")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     game = treelab.find_game("connect4")
@@ -121,9 +113,6 @@ def main() -> None:
     config = replay_plan(FitConfig(sample=LOOP_SAMPLE, seed=args.seed), logged, warm=start is not None)
     since = max(0, logged - args.new)
     print(f"{args.db}: {logged} games; a refit of sample {config.sample}, {config.epochs} epochs, since game {since}")
-    if args.rows:
-        rows_side_by_side(args.db, config, since, args.runs, args.seed)
-        return
 
     # the rows a refit reads, and the positions it picks
     rng = np.random.default_rng(args.seed)
@@ -176,42 +165,6 @@ def main() -> None:
             old_times.append(t_old)
             new_times.append(t_new)
         ratio_line(label, old_times, new_times, (old_cpu, new_cpu))
-
-
-def rows_side_by_side(db: str, config: FitConfig, since: int, runs: int, seed: int) -> None:
-    """A refit's rows read from the file against built from its tree in memory, ``runs`` times each, in turn."""
-    from treelab.store.persistence import open_tree
-    from treelab.store.treerows import tree_fit_rows
-
-    seconds, tree = timed(lambda: open_tree(db, "connect4"))
-    print(f"loaded the tree ({tree.size:,} nodes) in {seconds:.1f}s")
-    gc.freeze()  # as in the forked refit (treelab.store.writer._child): collections never walk the tree
-
-    def pick(found: list[tuple[int, int | None]]) -> list[int]:  # the same sample every run
-        assert config.sample is not None
-        train, held, _ = fitting._pick(found, config.sample, config.heldout, since, np.random.default_rng(seed))
-        return train + held
-
-    where: dict[str, Any] = {"min_visits": config.min_visits, "max_depth": config.max_depth, "pick": pick}
-    file_times, tree_times, file_cpu, tree_cpu = [], [], [], []
-    for _ in range(runs):
-        t_file, a = timed(lambda: read_fit_rows(db, **where))
-        file_cpu.append(CPU[-1][1])
-        t_tree, b = timed(lambda: tree_fit_rows(tree, db, **where))
-        tree_cpu.append(CPU[-1][1])
-        same_rows(a, b)
-        file_times.append(t_file)
-        tree_times.append(t_tree)
-    ratio_line(f"rows ({len(a.rows):,}) file/memory", file_times, tree_times, (file_cpu, tree_cpu))
-
-
-def same_rows(file: FitRows, memory: FitRows) -> None:
-    """The two reads agree (value sums within 1e-9: the file's are summed by its writer)."""
-    assert memory.source == "tree", "the tree in memory is not the file's: it was read from the file"
-    assert (file.nodes, file.simulations, file.games, len(file.rows)) == (
-        memory.nodes, memory.simulations, memory.games, len(memory.rows))
-    for x, y in zip(file.rows, memory.rows, strict=True):
-        assert x[:10] == y[:10] and abs(x[10] - y[10]) <= 1e-9, (x, y)
 
 
 @contextmanager

@@ -34,8 +34,6 @@ from ..games import Game, find_game
 from ..store.files import check_output
 from ..store.rows import read_fit_rows
 from ..store.schema import DbPath, display
-from ..store.treerows import tree_fit_rows
-from ..tree import Tree
 from .dataset import Dataset, augment, build_dataset, candidates
 from .model import Model, load_model
 
@@ -122,7 +120,6 @@ def fit(
     warm_start: Model | None = None,
     since: int | None = None,
     on_snapshot: Callable[[], None] | None = None,
-    tree: Tree | None = None,
     **options: Any,
 ) -> Model:
     """Fit a policy/value model on the tree in ``db`` and save it to ``out`` (None: keep it in memory).
@@ -139,8 +136,6 @@ def fit(
         since: with :attr:`FitConfig.sample`, the positions whose node was made after this game id come first.
         on_snapshot: called once the read of ``db`` holds its snapshot (one read transaction): the model learns
             from the file as it was then, whatever is written to it afterwards.
-        tree: the tree of ``db`` in memory (the learning loop's, in the refit it forks): the nodes are then taken
-            from it instead of the file when its ids are the file's (:func:`treelab.store.treerows.tree_fit_rows`).
         options: fields of ``fitting`` as keywords (``min_visits=50, hidden=(64, 32)``), replacing them.
 
     Raises:
@@ -181,11 +176,8 @@ def fit(
     # a sample learns from its positions alone: read those (and their children and ancestors), not the whole
     # well-visited tree, unless a rule needs every row (selection sums, or the logged games' paths)
     partial = cfg.sample is not None and not chose and not cfg.outcome and not cfg.root_value
-    picker = pick if partial else None
-    rows = (read_fit_rows(db, min_visits=min_visits, max_depth=max_depth, game=wanted, pick=picker,
-                          on_snapshot=on_snapshot) if tree is None else
-            tree_fit_rows(tree, db, min_visits=min_visits, max_depth=max_depth, game=wanted, pick=picker,
-                          on_snapshot=on_snapshot))
+    rows = read_fit_rows(db, min_visits=min_visits, max_depth=max_depth, game=wanted,
+                         pick=pick if partial else None, on_snapshot=on_snapshot)
     rules = find_game(rows.game)
     if kept and out is not None:
         load_model(out, rules)
@@ -223,7 +215,6 @@ def fit(
     )
     info: dict[str, Any] = {
         "source_db": str(Path(db).resolve()), "source_nodes": rows.nodes, "source_simulations": rows.simulations,
-        "source_read": rows.source,
         "positions": len(data), "examples": len(train_aug), "heldout_positions": len(test),
         "candidates": len(pool), "sample": cfg.sample, "new_positions": None if picked is None else picked[2],
         "warm_start": None if start is None else start.info.get("version", start.path or True), "since": since,

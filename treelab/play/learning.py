@@ -51,7 +51,7 @@ from ..learn.fitting import FitConfig, require_learning
 from ..learn.model import Model, load_model
 from ..mcts.config import SearchConfig, check_name
 from ..store.dbfile import fold_log
-from ..store.persistence import kept_tree, reusing_trees
+from ..store.persistence import reusing_trees
 from ..store.records import info
 from ..store.schema import display
 from .refits import BesideRefit, Refit, refit_between, versioned
@@ -298,7 +298,7 @@ def _steps(the_game: Game, db: str | os.PathLike[str], path: Path, *, games: int
                 if refits_mode == "beside" and current is not None and played < budget:
                     fold_log(db)  # no read under way now: the log that the last refit's read kept growing is emptied
                     pending = BesideRefit(db, path, the_game.name, config, version=version + 1, logged=logged,
-                                          since=since, current=current, tree=kept_tree(db))
+                                          since=since, current=current)
                 else:  # the first model (nothing to play with yet), the last of a run, or asked so
                     made(partial(refit_between, db, path, the_game.name, config, version=version + 1, logged=logged,
                                  since=since, current=current, progress=progress))

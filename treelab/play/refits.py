@@ -12,10 +12,6 @@ version N - 1's weights when there is one) and writes it whole: first ``NAME.vN.
   transaction holds its snapshot (the file as the last step left it) before it plays on: what the child learns
   from is fixed, whatever the games write meanwhile, so a run with a seed replays exactly. At the end of the next
   step the loop waits for the child (:meth:`BesideRefit.finish`), if it is not done yet, and installs its model.
-  A forked child (the loop's usual case, :func:`~treelab.store.writer.start_method`) also holds a copy-on-write
-  snapshot of the loop's tree, which is the file then: it takes the nodes from it instead of the file's ``nodes``
-  table (:func:`~treelab.store.treerows.tree_fit_rows`, checked to be the file's; a spawned child never gets the
-  tree, and reads the file).
 
 :class:`Refit` records either: how long the fit took (``seconds``) and how long the games waited for it
 (``waited``: all of it between steps, only what was not hidden behind the games beside them). Which of the two
@@ -36,7 +32,6 @@ from ..errors import TreelabError, WorkerError
 from ..learn.fitting import FitConfig, fit
 from ..learn.model import Model, load_model
 from ..store.writer import spawn
-from ..tree import Tree
 
 __all__ = ["BesideRefit", "Refit", "install", "refit_between", "versioned"]
 
@@ -101,8 +96,6 @@ class BesideRefit:
         logged: games logged in ``db`` now (the snapshot's).
         since: the games logged when ``current`` was fitted (its new positions come first).
         current: the model it starts from.
-        tree: the tree of ``db`` this process holds (the loop's kept tree), for a forked child to read instead
-            of the file; a spawned child gets None.
 
     Raises:
         WorkerError: the child could not start, or died before its snapshot.
@@ -110,13 +103,12 @@ class BesideRefit:
     """
 
     def __init__(self, db: str | os.PathLike[str], path: Path, game: str, fitting: FitConfig, *, version: int,
-                 logged: int, since: int | None, current: Model, tree: Tree | None = None) -> None:
+                 logged: int, since: int | None, current: Model) -> None:
         self.version, self.logged, self.path = version, logged, path
         began = time.perf_counter()
         try:
             self._proc, self._conn = spawn(_fit_beside, (os.fspath(db), os.fspath(path), game, fitting, version,
-                                                         logged, since, current, _ForkOnly(tree)),
-                                         f"treelab-refit-v{version}")
+                                                         logged, since, current), f"treelab-refit-v{version}")
         except (AssertionError, OSError, RuntimeError, ValueError) as exc:
             raise WorkerError(f"cannot start the refit process ({exc}): run with --refits between") from None
         try:
@@ -169,23 +161,8 @@ class BesideRefit:
         return payload
 
 
-class _ForkOnly:
-    """A value a forked child inherits as it is; pickled for a spawned child it becomes None (a tree of
-    millions of nodes is never pickled)."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return _nothing, ()
-
-
-def _nothing() -> None:
-    return None
-
-
 def _fit_beside(db: str, path: str, game: str, fitting: FitConfig, version: int, logged: int, since: int | None,
-                current: Model, held: _ForkOnly | None, conn: Any) -> None:
+                current: Model, conn: Any) -> None:
     """The child of :class:`BesideRefit`: one BLAS thread (the games keep the other core), the fit, its messages;
     it ends at once if the loop's process does (``kill -9``: no fit goes on to write a version nobody waits for)."""
     threading.Thread(target=_end_with_parent, args=(conn,), name="treelab-refit-watch", daemon=True).start()
@@ -195,8 +172,7 @@ def _fit_beside(db: str, path: str, game: str, fitting: FitConfig, version: int,
 
             threadpool_limits(1)
         refit = _fit_version(db, Path(path), game, fitting, version=version, logged=logged, since=since,
-                             current=current, on_snapshot=lambda: conn.send(("snapshot", None)),
-                             tree=held.value if held is not None else None)
+                             current=current, on_snapshot=lambda: conn.send(("snapshot", None)))
         conn.send(("done", refit))
     except BaseException as exc:  # the parent raises it (a FitError: too few positions yet)
         error = exc if isinstance(exc, TreelabError) else WorkerError(
@@ -217,12 +193,11 @@ def _end_with_parent(conn: Any) -> None:
 
 def _fit_version(db: str | os.PathLike[str], path: Path, game: str, fitting: FitConfig, *, version: int, logged: int,
                  since: int | None, current: Model | None, progress: Any = None,
-                 on_snapshot: Any = None, tree: Tree | None = None) -> Refit:
-    """Fit version ``version`` from ``db`` (its nodes from ``tree``, the file's tree in memory, if given) and keep
-    it as ``NAME.vN.npz`` (not yet the current file)."""
+                 on_snapshot: Any = None) -> Refit:
+    """Fit version ``version`` from ``db`` and keep it as ``NAME.vN.npz`` (not yet the current file)."""
     began = time.perf_counter()
     fitted = fit(db, None, fitting=fitting, game=game, progress=progress, warm_start=current, since=since,
-                 on_snapshot=on_snapshot, tree=tree)
+                 on_snapshot=on_snapshot)
     fitted = Model(fitted.game, fitted.encoding, fitted.feature_shape, fitted.first_move, fitted.num_moves,
                    fitted.weights, fitted.biases, {**fitted.info, "version": version, "games_logged": logged})
     fitted.save(versioned(path, version))

@@ -38,8 +38,8 @@ from .deltas import apply, changes, depth_counts, renumber
 from .schema import DbPath, create, display
 
 __all__ = [
-    "GAME_FIELDS", "Binding", "GameRow", "first_rows", "game_row", "kept_open", "kept_tree", "load", "log_games",
-    "meta_rows", "now", "open_tree", "put_meta", "reusing_trees", "run_meta", "save", "snapshot",
+    "GAME_FIELDS", "Binding", "GameRow", "first_rows", "game_row", "kept_open", "load", "log_games", "meta_rows",
+    "now", "open_tree", "put_meta", "reusing_trees", "run_meta", "save", "snapshot",
 ]
 
 GAME_FIELDS = (
@@ -440,16 +440,9 @@ def reusing_trees() -> Iterator[None]:
         _KEEPING.remove(scope)
 
 
-def kept_tree(db: DbPath) -> Tree | None:
-    """The whole tree the innermost :func:`reusing_trees` block keeps for ``db`` (None: none), as it is: it may be
-    behind the file or ahead of it (:func:`treelab.store.treerows.tree_fit_rows` checks before it reads it as the
-    file). The learning loop hands it to the refit it forks beside the games."""
-    return _KEEPING[-1].get(Path(db).resolve()) if _KEEPING else None
-
-
 def _kept_tree(db: DbPath, game: Game) -> Tree | None:
     """The tree a :func:`reusing_trees` block keeps for ``db``, if the file is as it last saved it."""
-    tree = kept_tree(db)
+    tree = _KEEPING[-1].get(Path(db).resolve()) if _KEEPING else None
     binding = binding_of(tree) if tree is not None else None
     if (tree is None or binding is None or binding.foreign or binding.depth is not None or binding.subtree
             or tree.game.name != game.name or tree.new_nodes or tree.baselines or tree.value_baselines):

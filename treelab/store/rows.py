@@ -10,8 +10,7 @@ transaction, so the rows agree with each other) and returns tuples; the caller b
 - two tree files side by side (``treelab diff``, the explorer's compare view): one attached to the other's
   connection in one read transaction, and the rows aligned by move path (:func:`attached`, :func:`aligned`);
 - the stored nodes a policy/value model is fitted from (``treelab fit``), read without loading the tree
-  (:func:`read_fit_rows`; a forked refit builds the same rows from the tree in memory instead:
-  :mod:`treelab.store.treerows`).
+  (:func:`read_fit_rows`).
 """
 
 from __future__ import annotations
@@ -33,9 +32,9 @@ from .schema import DbPath
 
 __all__ = [
     "COLUMNS", "LEVEL_COLUMNS", "PAIR_COLUMNS", "FitRow", "FitRows", "Picker", "aligned", "attached", "child_visits",
-    "children", "counts_below", "created_by", "depth_rows", "fit_games", "growth_rows", "kid_moves", "kid_rows",
-    "level_tables", "logged_root", "node_at", "path_rows", "principal_variation", "proofs", "query_fit_rows",
-    "read_fit_rows", "rows_until", "subtree_size", "subtree_table", "totals",
+    "children", "counts_below", "created_by", "depth_rows", "growth_rows", "kid_moves", "kid_rows", "level_tables",
+    "logged_root", "node_at", "path_rows", "principal_variation", "proofs", "read_fit_rows", "rows_until",
+    "subtree_size", "subtree_table", "totals",
 ]
 
 # -- one tree's rows ---------------------------------------------------------------------------------------------------
@@ -437,9 +436,6 @@ class FitRows:
     games: list[tuple[str, int | None, str | None]]
     """Every logged game's ``(moves, winner, root_values)`` (winner None: a draw; root_values: the JSON list of
     ``games.root_values``, None when not logged), in the order they were played."""
-    source: str = "file"
-    """Where the nodes' rows came from: ``"file"`` (the ``nodes`` table), or ``"tree"``: the file's tree in memory
-    (:func:`treelab.store.treerows.tree_fit_rows`)."""
 
 
 Picker = Callable[[list[tuple[int, Any]]], Sequence[int]]
@@ -491,42 +487,32 @@ def read_fit_rows(db: DbPath, *, min_visits: int, max_depth: int | None, game: s
         StoreError: and its subclasses, as :func:`~treelab.store.dbfile.reading`;
         GameMismatchError: ``game`` is given and the database holds another game.
     """
+    deepest = (1 << 62) if max_depth is None else max_depth
     with reading(db, game) as (conn, meta):  # its first read (meta) fixed the snapshot
         if on_snapshot is not None:
             on_snapshot()
-        return query_fit_rows(conn, meta, min_visits=min_visits, max_depth=max_depth, pick=pick)
-
-
-def query_fit_rows(conn: sqlite3.Connection, meta: dict[str, str], *, min_visits: int, max_depth: int | None,
-                   pick: Picker | None) -> FitRows:
-    """:func:`read_fit_rows`'s read, in the read transaction of ``conn`` (``meta``: its file's)."""
-    deepest = (1 << 62) if max_depth is None else max_depth
-    nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
-    root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()
-    if pick is None:
-        rows = conn.execute(
-            f"SELECT {_FIT_COLUMNS} FROM nodes AS n LEFT JOIN nodes AS p ON n.parent_id = p.id "
-            "WHERE n.depth <= ? + 1 AND (n.nb_visit >= ? AND n.depth <= ? OR p.nb_visit >= ? AND p.depth <= ?) "
-            "ORDER BY n.depth, n.id",
-            (deepest, min_visits, deepest, min_visits, deepest),
-        ).fetchall()
-    else:
-        pool = conn.execute(
-            "SELECT n.id, n.created_game, n.parent_id FROM nodes AS n WHERE n.nb_visit >= ? AND n.depth <= ? "
-            "AND EXISTS (SELECT 1 FROM nodes AS c WHERE c.parent_id = n.id) ORDER BY n.depth, n.id",
-            (min_visits, deepest),
-        ).fetchall()
-        picked = [int(i) for i in pick([(i, created) for i, created, _ in pool])]
-        rows = conn.execute(  # the picked nodes and every ancestor, and the picked nodes' children, parents first
-            "WITH up(id) AS (SELECT value FROM json_each(?)), picked(id) AS (SELECT value FROM json_each(?)), "
-            "wanted(id) AS (SELECT id FROM up "
-            "UNION SELECT c.id FROM picked JOIN nodes AS c ON c.parent_id = picked.id) "
-            f"SELECT {_FIT_COLUMNS} FROM nodes AS n JOIN wanted ON n.id = wanted.id ORDER BY n.depth, n.id",
-            (json.dumps(_with_ancestors(conn, picked, {i: parent for i, _, parent in pool})), json.dumps(picked)),
-        ).fetchall()
-    return FitRows(meta["game"], rows, nodes, root[0] if root else 0, fit_games(conn))
-
-
-def fit_games(conn: sqlite3.Connection) -> list[tuple[str, int | None, str | None]]:
-    """Every logged game's ``(moves, winner, root_values)`` in the order they were played (:attr:`FitRows.games`)."""
-    return conn.execute("SELECT moves, winner, root_values FROM games ORDER BY id").fetchall()
+        nodes = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        root = conn.execute("SELECT nb_visit FROM nodes WHERE parent_id IS NULL").fetchone()
+        if pick is None:
+            rows = conn.execute(
+                f"SELECT {_FIT_COLUMNS} FROM nodes AS n LEFT JOIN nodes AS p ON n.parent_id = p.id "
+                "WHERE n.depth <= ? + 1 AND (n.nb_visit >= ? AND n.depth <= ? OR p.nb_visit >= ? AND p.depth <= ?) "
+                "ORDER BY n.depth, n.id",
+                (deepest, min_visits, deepest, min_visits, deepest),
+            ).fetchall()
+        else:
+            pool = conn.execute(
+                "SELECT n.id, n.created_game, n.parent_id FROM nodes AS n WHERE n.nb_visit >= ? AND n.depth <= ? "
+                "AND EXISTS (SELECT 1 FROM nodes AS c WHERE c.parent_id = n.id) ORDER BY n.depth, n.id",
+                (min_visits, deepest),
+            ).fetchall()
+            picked = [int(i) for i in pick([(i, created) for i, created, _ in pool])]
+            rows = conn.execute(  # the picked nodes and every ancestor, and the picked nodes' children, parents first
+                "WITH up(id) AS (SELECT value FROM json_each(?)), picked(id) AS (SELECT value FROM json_each(?)), "
+                "wanted(id) AS (SELECT id FROM up "
+                "UNION SELECT c.id FROM picked JOIN nodes AS c ON c.parent_id = picked.id) "
+                f"SELECT {_FIT_COLUMNS} FROM nodes AS n JOIN wanted ON n.id = wanted.id ORDER BY n.depth, n.id",
+                (json.dumps(_with_ancestors(conn, picked, {i: parent for i, _, parent in pool})), json.dumps(picked)),
+            ).fetchall()
+        games = conn.execute("SELECT moves, winner, root_values FROM games ORDER BY id").fetchall()
+    return FitRows(meta["game"], rows, nodes, root[0] if root else 0, games)
