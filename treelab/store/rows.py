@@ -443,6 +443,7 @@ Picker = Callable[[list[tuple[int, Any]]], Sequence[int]]
 with at least ``min_visits`` visits, at most ``max_depth`` deep, with children; by depth, then id), the ids to
 read."""
 
+
 def _with_ancestors(conn: sqlite3.Connection, ids: list[int], parents: dict[int, int | None]) -> list[int]:
     """``ids`` and every ancestor of theirs, found through ``parents`` (each candidate's parent: an ancestor of a
     candidate is one, having at least its visits), and through the file for any that is not (a tree whose counts

@@ -548,11 +548,14 @@ def spawn(target: Callable[..., None], args: tuple[Any, ...], name: str) -> tupl
             main.__spec__ = None  # type: ignore[union-attr]
             if "__file__" in hidden:
                 del main.__file__  # type: ignore[union-attr]
-        if masking:  # the spawned child inherits the mask: blocked, a Ctrl-C waits there until it ignores it
-            from multiprocessing import resource_tracker  # (_child); here it stays pending, or reaches another
+        if masking:
+            # Blocked here, a Ctrl-C stays pending (or goes to another thread, whose handler trips this one's); the
+            # spawned child inherits the mask and ignores the signal before it unblocks it (_child). The resource
+            # tracker's first start unblocks SIGINT: it is started before.
+            from multiprocessing import resource_tracker
 
-            resource_tracker.ensure_running()  # thread, whose handler trips this one's; the tracker's first start
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # unblocks it: started before
+            resource_tracker.ensure_running()
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         if calm and forked:  # the forked child ignores it as its first instruction (_child); until then it holds
             signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))  # it, as the parent does
         proc = ctx.Process(target=_child, args=(target, args, theirs), name=name, daemon=True)

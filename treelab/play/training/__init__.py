@@ -223,8 +223,8 @@ def train(
                 scores.setdefault(member, [0, 0, 0])[("wins", "draws", "losses").index(key)] += 1
                 logged(saver.save(row))  # the writer process may hold it: it is logged with the next one
                 gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
-            interrupted = stopped()  # the unfinished game is dropped: whole games or nothing
             logged(saver.finish())
+        interrupted = stopped()  # read once every save is done: a Ctrl-C while the last one was committed counts
     finally:
         gc.unfreeze()  # frozen objects are never collected: the tree must go once the caller drops it
     if bar is not None:
