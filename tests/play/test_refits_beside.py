@@ -148,10 +148,7 @@ def _loop_command(db: Path, model: Path, games: int) -> list[str]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from Linux's /proc")
-@pytest.mark.parametrize("how", ["kill -9", pytest.param("Ctrl-C", marks=pytest.mark.xfail(
-    reason="a Ctrl-C between the loop's steps was still missed once in session 17's last make test, after the tqdm "
-           "thread fix; a second cause (train read its stop flag before the step's last save was committed) was "
-           "fixed at the session's end without a full suite run: unmark once make test passes it", strict=False))])
+@pytest.mark.parametrize("how", ["kill -9", "Ctrl-C"])
 def test_stopping_the_loop_while_a_refit_runs_beside_leaves_whole_files_and_no_process(tmp_path: Path,
                                                                                         how: str) -> None:
     db, model = tmp_path / "c.db", tmp_path / "m.npz"
