@@ -236,7 +236,8 @@ def search_options(f):  # type: ignore[no-untyped-def]
     options = [
         option("--algorithm", type=click.Choice(["uct", "puct"]), default="uct",
                help="UCT (UCB1) or AlphaZero-style PUCT."),
-        option("--c", "c", type=finite(min=0.0), default=None, show_default="sqrt(2) for uct, 1.25 for puct",
+        option("--c", "c", type=finite(min=0.0), default=None,
+               show_default="sqrt(2) for uct, 1.25 for puct, 0.625 for puct on a model's values alone",
                help="Exploration constant: UCB1's c, or PUCT's."),
         solver_option,
         playout_option,

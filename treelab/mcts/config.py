@@ -27,6 +27,7 @@ __all__ = [
     "ALIASES",
     "CHOICES",
     "C_PUCT",
+    "C_PUCT_MODEL",
     "DIRICHLET_FRACTION",
     "EVALUATORS",
     "MAX_NEW_NODES",
@@ -71,6 +72,14 @@ explores twice as much here (AlphaZero's exact exploration is ``0.625``). Rollou
 values are noisier than a trained network's and want the extra exploration: with
 the heuristic evaluator at 1,000 simulations against OpenSpiel's MCTSBot, 0.625
 scored 0.69 and 1.25 scored 0.81 over 24 games (``benchmarks/vs_openspiel.py``)."""
+
+C_PUCT_MODEL = 0.625
+"""Default ``c`` of PUCT when a fitted model's values alone are backed up (``model`` given, ``mix`` 0):
+AlphaZero's exact exploration, ``c_init = 1.25`` on values in [-1, 1] (Silver et al. 2018), halved for
+treelab's values in [0, 1]. A trained network's values are not a rollout's noise: measured on the judged
+Connect Four positions (dev half, ``docs/notes/learning-loop.md``, session 18), the learning loop's models
+from 500 to 31,300 games made 25-30% fewer mistakes at 200 simulations with 0.625 than with 1.25, and the
+60-minute model at 600 simulations 11.8% at beginning-hard against 15.1%."""
 
 MAX_NEW_NODES = 2_000_000
 """Nodes one search may add by default (about 0.4 GB at ~180 bytes a node): a budget of
@@ -152,7 +161,8 @@ class SearchConfig:
     """``"uct"`` or ``"puct"``."""
     c: float | None = None
     """Exploration constant: UCB1's for UCT, PUCT's for PUCT (one name, ``c``, everywhere); None: the
-    algorithm's default (``sqrt(2)``, Auer et al. 2002; ``1.25``, Silver et al. 2018)."""
+    default for what the search backs up (:attr:`exploration`: ``sqrt(2)`` for UCT, Auer et al. 2002; for
+    PUCT :data:`C_PUCT`, ``1.25``, or :data:`C_PUCT_MODEL`, ``0.625``, with a model's values alone)."""
     solver: bool | None = None
     """MCTS-Solver proofs (the search stops once its position is proven); None: the algorithm's default,
     off for UCT, on for PUCT (:attr:`proves`)."""
@@ -217,10 +227,18 @@ class SearchConfig:
 
     @property
     def exploration(self) -> float:
-        """The exploration constant in use: :attr:`c`, or the algorithm's default."""
+        """The exploration constant in use: :attr:`c`, else the default for the values the search backs up:
+        UCB1's ``sqrt(2)`` for UCT; for PUCT :data:`C_PUCT_MODEL` when a fitted model's values alone are
+        backed up (:attr:`model` given, :attr:`mix` 0), else :data:`C_PUCT` (rollouts' noisier values).
+
+        >>> SearchConfig(algorithm="puct", model="c4.npz").exploration
+        0.625
+        """
         if self.c is not None:
             return float(self.c)
-        return C_PUCT if self.algorithm == "puct" else SQRT2
+        if self.algorithm != "puct":
+            return SQRT2
+        return C_PUCT_MODEL if self.model is not None and not self.mix else C_PUCT
 
     @property
     def proves(self) -> bool:

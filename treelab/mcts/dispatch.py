@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..positions import PositionTable
 from ..tree import Moves, Tree
-from .config import C_PUCT, EVALUATORS, MAX_NEW_NODES, RootNoise, SearchConfig
+from .config import C_PUCT_MODEL, EVALUATORS, MAX_NEW_NODES, RootNoise, SearchConfig
 from .graph import select_graph
 from .loop import Limit, Phases, SearchState, run, start_at
 from .policies import PlayoutFn, find_playout, make_rng
@@ -117,7 +117,7 @@ def puct_search(
     moves: Moves = None,
     *,
     limit: Limit,
-    c: float = C_PUCT,
+    c: float | None = None,
     evaluator: str | Evaluator = "rollout",
     solver: bool = True,
     noise: RootNoise | None = None,
@@ -132,7 +132,8 @@ def puct_search(
         tree: the persistent tree (grown in place; every changed node is marked for saving).
         moves: the position to search, as moves from the start.
         limit: the budget (iterations and/or seconds).
-        c: exploration constant for values in [0, 1] (default :data:`~treelab.mcts.config.C_PUCT`).
+        c: exploration constant for values in [0, 1] (None: :data:`~treelab.mcts.config.C_PUCT_MODEL` for a
+            ``"model:PATH"`` evaluator, else :data:`~treelab.mcts.config.C_PUCT`).
         evaluator: ``"rollout"``, ``"heuristic"``, ``"model:PATH"`` or an
             :data:`~treelab.mcts.evaluators.Evaluator`.
         solver: prove wins, losses and draws and stop once the position is proven.
@@ -156,6 +157,8 @@ def puct_search(
     if isinstance(evaluator, str) and evaluator not in EVALUATORS:
         from .evaluators import find_evaluator
 
+        if c is None and evaluator.startswith("model:"):
+            c = C_PUCT_MODEL  # a model's values alone, as SearchConfig(model=...) would have it
         evaluator = find_evaluator(evaluator)  # "model:PATH", or the one-line error naming the choices
     config = SearchConfig(algorithm="puct", c=c, solver=solver, evaluator=evaluator, max_new_nodes=max_new_nodes,
                           noise=noise)

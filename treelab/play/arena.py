@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ..games import Game, find_game
-from ..mcts.config import C_PUCT, CHOICES, DIRICHLET_FRACTION, STATISTICS, RootNoise, SearchConfig
+from ..mcts.config import CHOICES, DIRICHLET_FRACTION, STATISTICS, RootNoise, SearchConfig
 from ..mcts.loop import Limit
 from ..mcts.policies import PLAYOUTS
 from ..mcts.puct import dirichlet_alpha_for
@@ -204,7 +204,7 @@ def _searcher(kind: str, opts: dict[str, str], spec: str, the_game: Game, tree: 
         named.update(evaluator=_choice(opts, "evaluator", spec, ("rollout", "heuristic"), "heuristic"),
                      model=opts.get("model"), mix=_number(opts, "mix", spec, float, 0.0, 0.0),
                      noise=RootNoise(alpha, fraction) if alpha is not None else None)
-        search = SearchConfig(algorithm="puct", c=_number(opts, "c", spec, float, C_PUCT, 0.0),
+        search = SearchConfig(algorithm="puct", c=_number(opts, "c", spec, float, None, 0.0),
                               solver=_flag(opts, "solver", spec, True), **named)
     player = MCTSPlayer(search, Limit(iterations=iterations, seconds=seconds), tree=tree, rng=rng, name=name)
     player.new_game(the_game)  # PUCT's evaluator made now: a bad model file fails here, before any game

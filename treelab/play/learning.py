@@ -61,11 +61,15 @@ from .training.config import REFIT_PLACES, RefitPlace, TrainingConfig
 __all__ = ["LOOP_ITERATIONS", "LOOP_MIX", "LOOP_SAMPLE", "REPLAY_MAX", "REPLAY_PER_GAME", "WARM_EPOCHS", "WARM_PASSES",
            "LoopSummary", "Refit", "first_search", "learning_loop", "replay_plan", "versioned"]
 
-LOOP_MIX = 0.5
-"""The playout's share of a leaf's value in the loop's searches unless ``mix`` is given: half the model's
-value, half a random playout's result, as AlphaGo mixed its value network with rollouts (Silver et al.
-2016, lambda = 0.5). Measured here: a model fitted once from a 300-game tree scored 0.78 against fresh
-UCT alone and 0.83 with ``mix=0.5`` (``docs/notes/model.md``)."""
+LOOP_MIX = 0.0
+"""The playout's share of a leaf's value in the loop's searches unless ``mix`` is given: none, the model's
+value alone, as AlphaZero's self-play (Silver et al. 2017); PUCT's ``c`` is then :data:`~treelab.mcts.config.
+C_PUCT_MODEL`. Sessions 5-17 mixed half a random playout in, as AlphaGo did (Silver et al. 2016), from a
+300-game model that scored 0.83 against fresh UCT with it and 0.78 without (``docs/notes/model.md``); measured
+again on the judged positions (session 18, ``docs/notes/learning-loop.md``), every model of a 31,300-game loop
+from its 500th game on made more mistakes at the loop's 200 simulations with the playout than without (at
+beginning-medium, middle-medium and beginning-hard together, 70-88 mistakes against 48-64 with ``c = 0.625``):
+a random playout says little about a long game's value, and only slows the search."""
 LOOP_ITERATIONS = 200
 """Simulations a move in the loop's games when ``train --refit-every`` is not told otherwise (``train``'s own
 default is 400): more games of shorter searches, since the games are what the model learns from."""
