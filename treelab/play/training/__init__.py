@@ -47,7 +47,7 @@ from ...tree import Tree
 from ..console import progress_bar, stop_on_signals
 from ..players import HeuristicPlayer, MCTSPlayer, Player, RandomPlayer, Wrapper
 from .config import NOISE, OPPONENTS, TEMPERATURE, TEMPERATURE_MOVES, TrainingConfig, split_options
-from .games import play_game, play_recorded, tree_player_of
+from .games import keep_game_nodes, play_game, play_recorded, tree_player_of
 from .pool import OpponentScore, describe_scores, open_pool, parse_pool
 
 __all__ = [
@@ -222,7 +222,7 @@ def train(
                 tally[key] += 1
                 scores.setdefault(member, [0, 0, 0])[("wins", "draws", "losses").index(key)] += 1
                 logged(saver.save(row))  # the writer process may hold it: it is logged with the next one
-                gc.freeze()  # the tree's new nodes live on: full collections need not walk them again
+                keep_game_nodes()
             logged(saver.finish())
         interrupted = stopped()  # read once every save is done: a Ctrl-C while the last one was committed counts
     finally:

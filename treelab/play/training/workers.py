@@ -44,7 +44,7 @@ from ...store.writer import DeltaWriter, trimmed
 from ...tree import Tree, TreeNode
 from ..players import Player
 from .config import TrainingConfig
-from .games import play_recorded, tree_player_of
+from .games import keep_game_nodes, play_recorded, tree_player_of
 
 __all__ = ["REFRESH", "SHARED", "SHARE_EVERY", "Job", "PlayersFn", "Result", "Worker", "Writer"]
 
@@ -201,7 +201,7 @@ class Worker:
         stamp(self.tree, game_id)  # the game's new nodes name it (a game cut short is dropped by the writer)
         delta, new = take(self.tree, self.seen)
         self.owed.append(new)
-        gc.freeze()  # the game's new nodes live on: full collections need not walk them again
+        keep_game_nodes()
         self.played_seconds += time.process_time() - began
         self.since_share += time.process_time() - began
         return Result(self.number, row, delta, named_from)
