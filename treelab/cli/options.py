@@ -256,7 +256,7 @@ def search_options(f):  # type: ignore[no-untyped-def]
         option("--model", type=click.Path(dir_okay=False), metavar="PATH", default=None, show_default="none",
                help="A model fitted by 'treelab fit': PUCT's priors and values (analyse: needs --algorithm puct; "
                     "its JSON adds model_prior per move and model_value; train: see --refit-every)."),
-        option("--mix", type=finite(min=0.0, max=1.0), default=None, show_default="0; the loop: 0.5",
+        option("--mix", type=finite(min=0.0, max=1.0), default=None, show_default="0",
                help="With --model: the playout's share of a leaf's value (0: the model's value alone)."),
     ]
     for decorate in reversed(options):
