@@ -68,7 +68,7 @@ C_PUCT_MODEL`. Sessions 5-17 mixed half a random playout in, as AlphaGo did (Sil
 300-game model that scored 0.83 against fresh UCT with it and 0.78 without (``docs/notes/model.md``); measured
 again on the judged positions (session 18, ``docs/notes/learning-loop.md``), every model of a 31,300-game loop
 from its 500th game on made more mistakes at the loop's 200 simulations with the playout than without (at
-beginning-medium, middle-medium and beginning-hard together, 70-88 mistakes against 48-64 with ``c = 0.625``):
+beginning-medium, middle-medium and beginning-hard together, 70-122 mistakes against 48-110 with ``c = 0.625``):
 a random playout says little about a long game's value, and only slows the search."""
 LOOP_ITERATIONS = 200
 """Simulations a move in the loop's games when ``train --refit-every`` is not told otherwise (``train``'s own

@@ -27,7 +27,7 @@ def keep_game_nodes() -> None:
     A search on a fresh tree (the learning loop's self-play) leaves that tree behind as cyclic garbage (each
     node and its parent refer to each other), and :func:`gc.freeze` would keep it for good: session 18's hour
     held 12.8 GB at its end, about half a megabyte a game. The collection walks only what the game made (the
-    rest is frozen already), a few milliseconds.
+    rest is frozen already).
     """
     gc.collect()
     gc.freeze()
