@@ -167,3 +167,30 @@ def test_a_training_run_makes_its_search_config_once(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert len(made) == 1 and made[0].solver and made[0].temperature == 1.0  # self-play's default, decided once
     assert treelab.info(str(db))["games"] == 2
+
+
+def test_puct_search_with_a_model_path_is_the_config_with_that_model(tmp_path):
+    """``puct_search(evaluator="model:PATH")`` is :class:`SearchConfig`'s ``model``: its default ``c`` comes from the
+    one rule (:attr:`SearchConfig.exploration`, a model's values alone: 0.625), and a bad file fails before the
+    search touches the tree."""
+    from tests.mcts.test_puct_compiled import random_model
+    from treelab.errors import ModelFileError
+    from treelab.mcts.dispatch import run_search
+    from treelab.mcts.loop import Limit
+    from treelab.nodes import walk
+
+    path = str(random_model(5).save(tmp_path / "m.npz").path)
+    grown = []
+    for search in (lambda t: puct_search(t, "4", limit=Limit(iterations=300), evaluator=f"model:{path}", rng=2),
+                   lambda t: run_search(t, "4", SearchConfig(algorithm="puct", c=0.625, model=path),
+                                        Limit(iterations=300), rng=2)):
+        tree = treelab.Tree("connect4")
+        assert search(tree) == 300
+        grown.append(sorted((n.sequence, n.nb_visit, n.nb_win) for n in walk(tree.root)))
+    assert grown[0] == grown[1]
+    assert SearchConfig(algorithm="puct", model=path).exploration == 0.625
+    tree = treelab.Tree("connect4")
+    (tmp_path / "bad.npz").write_bytes(b"not a model")
+    with pytest.raises(ModelFileError, match=r"bad\.npz"):
+        puct_search(tree, "4", limit=Limit(iterations=10), evaluator=f"model:{tmp_path / 'bad.npz'}")
+    assert len(list(walk(tree.root))) == 1  # untouched: the root alone

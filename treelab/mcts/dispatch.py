@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..positions import PositionTable
 from ..tree import Moves, Tree
-from .config import C_PUCT_MODEL, EVALUATORS, MAX_NEW_NODES, RootNoise, SearchConfig
+from .config import EVALUATORS, MAX_NEW_NODES, RootNoise, SearchConfig
 from .graph import select_graph
 from .loop import Limit, Phases, SearchState, run, start_at
 from .policies import PlayoutFn, find_playout, make_rng
@@ -132,8 +132,10 @@ def puct_search(
         tree: the persistent tree (grown in place; every changed node is marked for saving).
         moves: the position to search, as moves from the start.
         limit: the budget (iterations and/or seconds).
-        c: exploration constant for values in [0, 1] (None: :data:`~treelab.mcts.config.C_PUCT_MODEL` for a
-            ``"model:PATH"`` evaluator, else :data:`~treelab.mcts.config.C_PUCT`).
+        c: exploration constant for values in [0, 1] (None: :attr:`SearchConfig.exploration
+            <treelab.mcts.config.SearchConfig.exploration>`'s default, :data:`~treelab.mcts.config.C_PUCT_MODEL`
+            for a ``"model:PATH"`` evaluator, which becomes the config's ``model``, else
+            :data:`~treelab.mcts.config.C_PUCT`).
         evaluator: ``"rollout"``, ``"heuristic"``, ``"model:PATH"`` or an
             :data:`~treelab.mcts.evaluators.Evaluator`.
         solver: prove wins, losses and draws and stop once the position is proven.
@@ -154,15 +156,21 @@ def puct_search(
         c = old if old is not None else c
     if deprecated:
         noise = RootNoise.of(**deprecated)
+    model = None
+    if isinstance(evaluator, str) and evaluator.startswith("model:"):  # the model's own field: its c follows
+        model, evaluator = evaluator[len("model:"):], "rollout"
     if isinstance(evaluator, str) and evaluator not in EVALUATORS:
         from .evaluators import find_evaluator
 
-        if c is None and evaluator.startswith("model:"):
-            c = C_PUCT_MODEL  # a model's values alone, as SearchConfig(model=...) would have it
-        evaluator = find_evaluator(evaluator)  # "model:PATH", or the one-line error naming the choices
-    config = SearchConfig(algorithm="puct", c=c, solver=solver, evaluator=evaluator, max_new_nodes=max_new_nodes,
-                          noise=noise)
-    return run_search(tree, moves, config, limit, rng=rng, should_stop=should_stop)
+        find_evaluator(evaluator)  # the one-line error naming the choices
+    config = SearchConfig(algorithm="puct", c=c, solver=solver, evaluator=evaluator, model=model,
+                          max_new_nodes=max_new_nodes, noise=noise)
+    made = None
+    if model is not None:  # loaded and checked against the game before the search touches the tree
+        from .evaluators import evaluator_of
+
+        made = evaluator_of(config, tree.game)
+    return run_search(tree, moves, config, limit, rng=rng, should_stop=should_stop, evaluator=made)
 
 
 def traced_search(tree: Tree, moves: Moves, *, limit: Limit, search: SearchConfig, rng: random.Random,
