@@ -162,7 +162,7 @@ def puct_search(
     if isinstance(evaluator, str) and evaluator not in EVALUATORS:
         from .evaluators import find_evaluator
 
-        find_evaluator(evaluator)  # the one-line error naming the choices
+        evaluator = find_evaluator(evaluator)  # the one-line error naming the choices
     config = SearchConfig(algorithm="puct", c=c, solver=solver, evaluator=evaluator, model=model,
                           max_new_nodes=max_new_nodes, noise=noise)
     made = None
