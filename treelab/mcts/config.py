@@ -78,7 +78,7 @@ C_PUCT_MODEL = 0.625
 AlphaZero's exact exploration, ``c_init = 1.25`` on values in [-1, 1] (Silver et al. 2018), halved for
 treelab's values in [0, 1]. A trained network's values are not a rollout's noise: measured on the judged
 Connect Four positions (dev half, ``docs/notes/learning-loop.md``, session 18), the learning loop's models
-from 2,000 to 31,300 games made 25-30% fewer mistakes at 200 simulations with 0.625 than with 1.25, and
+from 2,000 to 31,300 games made 23-31% fewer mistakes at 200 simulations with 0.625 than with 1.25, and
 session 17's 60-minute model at 600 simulations 11.8% at beginning-hard with 0.65 against 15.1% with 1.25."""
 
 MAX_NEW_NODES = 2_000_000
