@@ -113,3 +113,16 @@ def test_loop_with_workers_plays_and_refits(tmp_path: Path) -> None:
     tree = treelab.load(db)
     # every simulation passed through the root; each game's first search began by evaluating the empty board
     assert tree.root.nb_visit - sum(k.nb_visit for k in tree.root.children_view) == 12
+
+
+def test_the_loop_without_a_training_config_searches_as_train_refit_every_does(tmp_path: Path) -> None:
+    """``learning_loop`` with no ``training`` plays :data:`LOOP_ITERATIONS` simulations a move, as the command line's
+    loop does, not ``train``'s 400."""
+    import sqlite3
+
+    from treelab.play.learning import LOOP_ITERATIONS
+
+    db = tmp_path / "t.db"
+    treelab.learning_loop("tictactoe", db, tmp_path / "m.npz", 2, refit_every=10, seed=1, progress=False)
+    with sqlite3.connect(db) as con:
+        assert {row[0] for row in con.execute("SELECT iterations FROM games")} == {LOOP_ITERATIONS}

@@ -71,8 +71,9 @@ from its 500th game on made more mistakes at the loop's 200 simulations with the
 beginning-medium, middle-medium and beginning-hard together, 70-122 mistakes against 48-110 with ``c = 0.625``):
 a random playout says little about a long game's value, and only slows the search."""
 LOOP_ITERATIONS = 200
-"""Simulations a move in the loop's games when ``train --refit-every`` is not told otherwise (``train``'s own
-default is 400): more games of shorter searches, since the games are what the model learns from."""
+"""Simulations a move in the loop's games when ``train --refit-every`` (or :func:`learning_loop` without a
+``training``) is not told otherwise (``train``'s own default is 400): more games of shorter searches, since the
+games are what the model learns from."""
 LOOP_SAMPLE = 10_000
 """Positions a refit builds and trains on at most (``FitConfig.sample``) unless ``fitting`` says otherwise:
 about a hundred Connect Four games' worth of new positions at 200 simulations a move, the rest replayed."""
@@ -203,7 +204,8 @@ def learning_loop(
         search: how the games are searched before a model exists (None, and no ``algorithm`` or
             ``evaluator`` keyword: :func:`first_search`); with a model, the same with
             ``algorithm="puct"`` and the model as PUCT's evaluator (``mix`` kept).
-        training: how the games are played (:class:`TrainingConfig`: iterations, workers, ray, seed...) and
+        training: how the games are played (:class:`TrainingConfig`: iterations, workers, ray, seed...; None:
+            ``train``'s defaults but :data:`LOOP_ITERATIONS` simulations a move) and
             where refits run (:attr:`TrainingConfig.refits`: ``"beside"`` the next ``refit_every`` games, in a
             process of their own, the games one version behind, or ``"between"`` them). The first fit, and the
             last of a run of ``games`` games, are made between. Either way a run replays exactly for a seed.
@@ -244,6 +246,8 @@ def learning_loop(
     fitting = fitting or FitConfig(sample=LOOP_SAMPLE)
     if search is None and "algorithm" not in options and "evaluator" not in options:
         options = {**first_search(the_game), **options}
+    if training is None:  # the loop's own default, as train --refit-every's
+        options = {"iterations": LOOP_ITERATIONS, **options}
     if options.get("searches") is None and (training is None or training.searches is None):
         options["searches"] = "fresh"  # each move on a tree of its own (TrainingConfig.searches)
     version = int(current.info.get("version", 1)) if current is not None else 0
