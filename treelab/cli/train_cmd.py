@@ -67,6 +67,9 @@ from .options import (
         show_default="0: every position",
         help="With --refit-every: learn only from positions whose moves were chosen at least this often in all "
              "(the positions the games searched from).")
+@option("--outcome", "outcome", type=finite(min=0.0, max=1.0), default=None, show_default="0",
+        help="With --refit-every: the share of the logged games' outcomes in the value target at the positions they "
+             "passed (0.5: outcome and mean averaged, 'z + q'); 0: the position's mean alone.")
 @option("--root-value", "root_value", type=finite(min=0.0, max=1.0), default=None, show_default="0",
         help="With --refit-every: the share of the value each game's search found at a position (logged per move "
              "in games.root_values) in the value target there; 0: the position's mean alone.")
@@ -132,7 +135,7 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
         from ..play.learning import LOOP_ITERATIONS
 
         options["iterations"] = LOOP_ITERATIONS if refit_every is not None else 400
-    fitting = {name: value for name in ("min_visits", "min_selections", "root_value")
+    fitting = {name: value for name in ("min_visits", "min_selections", "outcome", "root_value")
                if (value := options.pop(name)) is not None}
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               workers=workers, **options)
