@@ -167,7 +167,6 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
     from dataclasses import replace
     from pathlib import Path
 
-    from ..learn.fitting import FitConfig
     from ..play.learning import learning_loop
     from ..play.training import train as run
 
@@ -184,9 +183,9 @@ def _learn(game: Game, db: str, games: int, training: Any, searching: dict[str, 
         if summary.interrupted:
             click.echo("stopped early: run the same command again to resume")
         return
-    from ..play.learning import LOOP_SAMPLE
+    from ..play.learning import LOOP_FITTING
 
-    fitting = replace(FitConfig(sample=LOOP_SAMPLE), **fitting_options)
+    fitting = replace(LOOP_FITTING, **fitting_options)
     context = click.get_current_context()
     for name in ("algorithm", "evaluator"):  # not given: the loop's own start (PUCT with the game's heuristic)
         if context.get_parameter_source(name) is click.core.ParameterSource.DEFAULT:

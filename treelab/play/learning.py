@@ -58,8 +58,8 @@ from .refits import BesideRefit, Refit, refit_between, versioned
 from .training import TrainSummary, train
 from .training.config import REFIT_PLACES, RefitPlace, TrainingConfig
 
-__all__ = ["LOOP_ITERATIONS", "LOOP_MIX", "LOOP_SAMPLE", "REPLAY_MAX", "REPLAY_PER_GAME", "WARM_EPOCHS", "WARM_PASSES",
-           "LoopSummary", "Refit", "first_search", "learning_loop", "replay_plan", "versioned"]
+__all__ = ["LOOP_FITTING", "LOOP_ITERATIONS", "LOOP_MIX", "LOOP_SAMPLE", "REPLAY_MAX", "REPLAY_PER_GAME", "WARM_EPOCHS",
+           "WARM_PASSES", "LoopSummary", "Refit", "first_search", "learning_loop", "replay_plan", "versioned"]
 
 LOOP_MIX = 0.0
 """The playout's share of a leaf's value in the loop's searches unless ``mix`` is given: none, the model's
@@ -77,6 +77,9 @@ games are what the model learns from."""
 LOOP_SAMPLE = 10_000
 """Positions a refit builds and trains on at most (``FitConfig.sample``) unless ``fitting`` says otherwise:
 about a hundred Connect Four games' worth of new positions at 200 simulations a move, the rest replayed."""
+LOOP_FITTING = FitConfig(sample=LOOP_SAMPLE)
+"""What the loop's refits learn from and how, unless ``fitting`` (or ``train``'s options) say otherwise: the
+command line's loop and :func:`learning_loop` alike; :func:`replay_plan` grows its sample with the games."""
 WARM_EPOCHS = 30
 """At most this many epochs for a refit that starts from the previous model (``docs/notes/learning-loop.md``)."""
 REPLAY_PER_GAME = 20
@@ -210,7 +213,7 @@ def learning_loop(
             process of their own, the games one version behind, or ``"between"`` them). The first fit, and the
             last of a run of ``games`` games, are made between. Either way a run replays exactly for a seed.
         fitting: what each refit learns from and how long it trains (:class:`FitConfig`; by default
-            ``sample=LOOP_SAMPLE``); a refit from the previous model trains at most :data:`WARM_EPOCHS` epochs.
+            :data:`LOOP_FITTING`); a refit from the previous model trains at most :data:`WARM_EPOCHS` epochs.
         on_refit: called after each refit.
         options: fields of ``search`` or ``training`` as keywords (``iterations=200, workers=2``);
             ``mix`` (default :data:`LOOP_MIX`) applies once a model exists.
@@ -243,7 +246,7 @@ def learning_loop(
         raise BudgetError(f"cannot write model {display(model)!r}: no such directory {str(path.parent)!r}")
     current = load_model(path, the_game) if path.exists() else None  # another game's model: refused now
     logged = _games_logged(db, the_game)  # another game's tree: refused now, before any game
-    fitting = fitting or FitConfig(sample=LOOP_SAMPLE)
+    fitting = fitting or LOOP_FITTING
     if search is None and "algorithm" not in options and "evaluator" not in options:
         options = {**first_search(the_game), **options}
     if training is None:  # the loop's own default, as train --refit-every's
