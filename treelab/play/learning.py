@@ -78,14 +78,14 @@ games are what the model learns from."""
 LOOP_SAMPLE = 10_000
 """Positions a refit builds and trains on at most (``FitConfig.sample``) unless ``fitting`` says otherwise:
 about a hundred Connect Four games' worth of new positions at 200 simulations a move, the rest replayed."""
-LOOP_OUTCOME = 0.5
-"""The share of the logged games' outcomes in the loop's value targets (``FitConfig.outcome``): AlphaZero's
-``z`` averaged with the stored mean ``q`` at the positions the games passed ("z + q"). The stored mean sums every
-search ever made below a position, the first and weakest models' included; the outcome of the games that passed
-is the other witness. Measured (``docs/notes/learning-loop.md``, session 19, dev half): the same hour with it
-made a third fewer mistakes at beginning-hard by the same games (v60-v82: 61 and 59 against 90 and 86 for three
-versions), fewer at beginning-medium and, from v80, at middle-medium; its refits read every well-visited row
-(the games' paths), about a third slower."""
+LOOP_OUTCOME = 0.0
+"""The share of the logged games' outcomes in the loop's value targets (``FitConfig.outcome``; 0.5 would be
+AlphaZero's ``z`` averaged with the stored mean ``q`` at the positions the games passed, "z + q"). Measured in
+session 19 (``docs/notes/learning-loop.md``, dev half): the hour with 0.5 learned more per game (beginning-hard
+61 and 59 mistakes against 90 and 86 at v60-v82, three versions pooled), but its refits read every well-visited
+row (the games' paths) and took a third longer, so it played 19,000 games in the hour against 24,231 and ended
+level (beginning-medium, middle-medium and beginning-hard together 207 mistakes against 202 over the last five
+versions): 0 until the outcomes are read as cheaply as the sample."""
 LOOP_FITTING = FitConfig(sample=LOOP_SAMPLE, outcome=LOOP_OUTCOME)
 """What the loop's refits learn from and how, unless ``fitting`` (or ``train``'s options) say otherwise: the
 command line's loop and :func:`learning_loop` alike; :func:`replay_plan` grows its sample with the games."""
