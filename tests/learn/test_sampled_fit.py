@@ -44,10 +44,28 @@ def test_the_positions_a_sample_reads_give_the_examples_a_whole_read_gives(grown
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
 
 
-def test_a_sampled_fit_makes_the_model_a_whole_read_makes(grown: Path) -> None:
-    config = FitConfig(min_visits=5, hidden=(16,), epochs=3, sample=300)
+@pytest.mark.parametrize("shares", [{}, {"outcome": 0.5}, {"root_value": 0.3, "outcome": 0.25}])
+def test_a_sampled_fit_makes_the_model_a_whole_read_makes(grown: Path, shares: dict[str, float],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also with the logged games' outcomes and values in the targets: the games' paths down to the sampled
+    positions are among the rows read (their ancestors)."""
+    import treelab.learn.fitting as fitting
+
+    config = FitConfig(min_visits=5, hidden=(16,), epochs=3, sample=300, **shares)
+    assert fitting._reads_sample_only(config)
+    seen: list[int] = []
+    reader = fitting.read_fit_rows
+
+    def counted(*args: object, **kwargs: object) -> object:
+        rows = reader(*args, **kwargs)  # type: ignore[arg-type]
+        seen.append(len(rows.rows))
+        return rows
+
+    monkeypatch.setattr(fitting, "read_fit_rows", counted)
     partial = fit(grown, None, fitting=config)
-    whole = fit(grown, None, fitting=config, outcome=1e-300)  # a rule that needs every row: the whole read
+    monkeypatch.setattr(fitting, "_reads_sample_only", lambda cfg: False)  # the whole well-visited tree
+    whole = fit(grown, None, fitting=config)
+    assert seen[0] < seen[1] / 2  # the sample's read is the smaller
     assert partial.info["candidates"] == whole.info["candidates"] > 300
     assert partial.info["positions"] == whole.info["positions"]
     for x, y in zip(partial.weights + partial.biases, whole.weights + whole.biases, strict=True):

@@ -173,9 +173,7 @@ def fit(
         sampled.extend((found, chosen))
         return chosen[0] + chosen[1]
 
-    # a sample learns from its positions alone: read those (and their children and ancestors), not the whole
-    # well-visited tree, unless a rule needs every row (selection sums, or the logged games' paths)
-    partial = cfg.sample is not None and not chose and not cfg.outcome and not cfg.root_value
+    partial = _reads_sample_only(cfg)
     rows = read_fit_rows(db, min_visits=min_visits, max_depth=max_depth, game=wanted,
                          pick=pick if partial else None, on_snapshot=on_snapshot)
     rules = find_game(rows.game)
@@ -231,6 +229,15 @@ def fit(
     model = Model(model.game, model.encoding, model.feature_shape, model.first_move, model.num_moves,
                   model.weights, model.biases, info)
     return model.save(out) if out is not None else model
+
+
+def _reads_sample_only(cfg: FitConfig) -> bool:
+    """Whether a fit reads only the positions it samples (with their children and ancestors) instead of the whole
+    well-visited tree: a sampled fit, unless ``min_selections`` needs every row's selection sums. The logged games'
+    outcomes and values (``outcome``, ``root_value``) need only the games' paths down to the sampled positions,
+    which their ancestors give (until session 19 they forced the whole read: a loop's refit with ``outcome=0.5``
+    took a third longer)."""
+    return cfg.sample is not None and not cfg.min_selections
 
 
 def _check(min_visits: int, max_depth: int | None, hidden: tuple[int, ...], epochs: int, patience: int,
