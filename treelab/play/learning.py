@@ -82,10 +82,11 @@ LOOP_OUTCOME = 0.0
 """The share of the logged games' outcomes in the loop's value targets (``FitConfig.outcome``; 0.5 would be
 AlphaZero's ``z`` averaged with the stored mean ``q`` at the positions the games passed, "z + q"). Measured in
 session 19 (``docs/notes/learning-loop.md``, dev half): the hour with 0.5 learned more per game (beginning-hard
-61 and 59 mistakes against 90 and 86 at v60-v82, three versions pooled), but its refits read every well-visited
-row (the games' paths) and took a third longer, so it played 19,000 games in the hour against 24,231 and ended
-level (beginning-medium, middle-medium and beginning-hard together 207 mistakes against 202 over the last five
-versions): 0 until the outcomes are read as cheaply as the sample."""
+61 and 59 mistakes against 90 and 86 at v60-v82, three versions pooled), but its refits then read every
+well-visited row (the games' paths) and took half as long again, so it played 19,000 games in the hour against
+24,231 and ended level (beginning-medium, middle-medium and beginning-hard together 207 mistakes against 202 over
+the last five versions). A sampled refit now reads the outcomes with its sample (18 s without, 19-22 s with):
+the hour is to be measured again before 0.5 becomes the default."""
 LOOP_FITTING = FitConfig(sample=LOOP_SAMPLE, outcome=LOOP_OUTCOME)
 """What the loop's refits learn from and how, unless ``fitting`` (or ``train``'s options) say otherwise: the
 command line's loop and :func:`learning_loop` alike; :func:`replay_plan` grows its sample with the games."""
