@@ -85,8 +85,8 @@ session 19 (``docs/notes/learning-loop.md``, dev half): the hour with 0.5 learne
 61 and 59 mistakes against 90 and 86 at v60-v82, three versions pooled), but its refits then read every
 well-visited row (the games' paths) and took half as long again, so it played 19,000 games in the hour against
 24,231 and ended level (beginning-medium, middle-medium and beginning-hard together 207 mistakes against 202 over
-the last five versions). A sampled refit now reads the outcomes with its sample (18 s without, 19-22 s with):
-the hour is to be measured again before 0.5 becomes the default."""
+the last five versions). A sampled refit now reads the outcomes with its sample (18 s without, 19-22 s with),
+and the same half hour on it was still level with 0 at beginning-hard and behind at middle-medium: 0 stays."""
 LOOP_FITTING = FitConfig(sample=LOOP_SAMPLE, outcome=LOOP_OUTCOME)
 """What the loop's refits learn from and how, unless ``fitting`` (or ``train``'s options) say otherwise: the
 command line's loop and :func:`learning_loop` alike; :func:`replay_plan` grows its sample with the games."""
