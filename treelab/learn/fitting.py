@@ -235,8 +235,8 @@ def _reads_sample_only(cfg: FitConfig) -> bool:
     """Whether a fit reads only the positions it samples (with their children and ancestors) instead of the whole
     well-visited tree: a sampled fit, unless ``min_selections`` needs every row's selection sums. The logged games'
     outcomes and values (``outcome``, ``root_value``) need only the games' paths down to the sampled positions,
-    which their ancestors give (until session 19 they forced the whole read: a loop's refit with ``outcome=0.5``
-    took a third longer)."""
+    which their ancestors give (until session 19 they forced the whole read: one refit of a 24,000-game loop file
+    with ``outcome=0.5`` took 29-30 s that way, 19-22 s now, 18 s without the outcome)."""
     return cfg.sample is not None and not cfg.min_selections
 
 
