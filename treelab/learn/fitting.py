@@ -44,6 +44,8 @@ FitProgress = Callable[[int, int, float], None]
 
 BATCH = 512
 """Examples per Adam step."""
+LEARNING_RATE = 2e-3
+"""Adam's step size unless :attr:`FitConfig.learning_rate` says otherwise (scikit-learn's default is 1e-3)."""
 MIN_EXAMPLES = 8
 """Fewer positions than this cannot make a model worth its file."""
 
@@ -77,6 +79,9 @@ class FitConfig:
     """The share of positions kept out of training, to measure the model on."""
     seed: int = 0
     """The split's and the network's random seed."""
+    learning_rate: float = LEARNING_RATE
+    """Adam's step size (Kingma & Ba 2015); a refit's Adam starts afresh at it. The learning loop lowers it as
+    its games grow (:func:`treelab.play.learning.replay_plan`)."""
     sample: int | None = None
     """At most this many positions are built and trained on, with the held-out share on top (None: all of
     them); the positions made since the previous fit first, the rest a uniform sample of the others."""
@@ -104,6 +109,10 @@ class FitConfig:
             raise BudgetError(f"sample {self.sample!r} must be a whole number >= {MIN_EXAMPLES}, or None for all")
         if isinstance(self.min_selections, bool) or not isinstance(self.min_selections, int) or self.min_selections < 0:
             raise BudgetError(f"min_selections {self.min_selections!r} must be a whole number >= 0 (0: every position)")
+        rate = self.learning_rate
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < 1:
+            raise BudgetError(f"learning_rate {rate!r} must be a number between 0 and 1 (Adam's step size; "
+                              f"the default is {LEARNING_RATE})")
         for name, share in (("outcome", self.outcome), ("root_value", self.root_value)):
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
                 raise BudgetError(f"{name} {share!r} must be a share between 0 and 1 "
@@ -205,7 +214,7 @@ def fit(
     train, test = data.take(np.flatnonzero(train_mask)), data.take(np.flatnonzero(held_mask))
     train_aug = augment(train, rules)
     start = warm_start if warm_start is not None and _fits(warm_start, rules, hidden) else None
-    regressor = _train(train_aug, hidden, epochs, patience, seed, progress, start)
+    regressor = _train(train_aug, hidden, epochs, patience, seed, progress, start, cfg.learning_rate)
     model = Model(
         rules.name, str(rules.encoding), tuple(rules.feature_shape), rules.first_move, rules.num_moves,
         tuple(np.asarray(w, dtype=np.float32) for w in regressor.coefs_),
@@ -220,7 +229,7 @@ def fit(
         "symmetries": [s.name for s in rules.symmetries], "min_visits": min_visits, "min_selections": chose,
         "max_depth": max_depth,
         "outcome": cfg.outcome, "root_value": cfg.root_value,
-        "hidden": list(hidden), "epochs": regressor.n_iter_, "seed": seed,
+        "hidden": list(hidden), "epochs": regressor.n_iter_, "learning_rate": cfg.learning_rate, "seed": seed,
         "treelab_version": _version(), "library": f"scikit-learn {_sklearn_version()}",
         "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "metrics": {"train": measure(model, train), "heldout": measure(model, test) if len(test) else None},
@@ -302,12 +311,12 @@ def _targets(data: Dataset) -> npt.NDArray[np.float32]:
 
 
 def _train(data: Dataset, hidden: tuple[int, ...], epochs: int, patience: int, seed: int,
-           progress: FitProgress | None, start: Model | None = None) -> Any:
+           progress: FitProgress | None, start: Model | None = None, learning_rate: float = LEARNING_RATE) -> Any:
     from sklearn.neural_network import MLPRegressor
     from threadpoolctl import threadpool_limits
 
     regressor = MLPRegressor(hidden_layer_sizes=hidden, activation="relu", solver="adam", alpha=1e-4,
-                             batch_size=min(BATCH, len(data)), learning_rate_init=2e-3, random_state=seed)
+                             batch_size=min(BATCH, len(data)), learning_rate_init=learning_rate, random_state=seed)
     x, y = data.features, _targets(data)
     best, stale = float("inf"), 0
     with threadpool_limits(1):  # small matrices: BLAS threads only fight (measured 8x slower on a busy 2-core machine)

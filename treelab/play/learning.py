@@ -98,6 +98,11 @@ by default): a refit after 2,000 games draws on 40,000 positions, the newest fir
 last games, Silver et al. 2017, grown with the run as in Wu's KataGo, 2019)."""
 REPLAY_MAX = 100_000
 """The replay window's largest size."""
+DECAY_AFTER: int | None = REPLAY_MAX // REPLAY_PER_GAME
+"""From this many games logged on (the replay window full), a refit's learning rate is ``fitting.learning_rate``
+times ``sqrt(DECAY_AFTER / games)`` (None: no decay): Adam restarts at it every refit, and a smaller step late in
+the run makes consecutive versions differ less (a step decay in Silver et al. 2017; the inverse square root is
+the usual schedule for a stream of data)."""
 WARM_PASSES = WARM_EPOCHS * LOOP_SAMPLE
 """Examples a warm refit trains on, about (epochs times positions): a larger window trains fewer epochs over
 it, so a refit's time stays about flat as the run grows (:func:`replay_plan`)."""
@@ -107,14 +112,17 @@ def replay_plan(fitting: FitConfig, logged: int, warm: bool) -> FitConfig:
     """The fit a refit after ``logged`` games makes: ``fitting`` with its sample grown to the replay window
     (:data:`REPLAY_PER_GAME` a game, at most :data:`REPLAY_MAX`, never below ``fitting.sample``) and, from a
     previous model (``warm``), at most :data:`WARM_EPOCHS` epochs, fewer over a larger window
-    (:data:`WARM_PASSES`, at least 3)."""
+    (:data:`WARM_PASSES`, at least 3), its learning rate lowered after :data:`DECAY_AFTER` games."""
     sample = fitting.sample
     if sample is not None:
         sample = max(sample, min(REPLAY_MAX, REPLAY_PER_GAME * logged))
     epochs = fitting.epochs
     if warm:
         epochs = min(epochs, WARM_EPOCHS, max(3, round(WARM_PASSES / (sample or LOOP_SAMPLE))))
-    return replace(fitting, sample=sample, epochs=epochs)
+    rate = fitting.learning_rate
+    if DECAY_AFTER is not None and logged > DECAY_AFTER:
+        rate *= (DECAY_AFTER / logged) ** 0.5
+    return replace(fitting, sample=sample, epochs=epochs, learning_rate=rate)
 
 
 def first_search(game: Game) -> dict[str, str]:
