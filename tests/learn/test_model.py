@@ -383,3 +383,24 @@ def test_min_selections_keeps_only_the_positions_a_search_chose_from(trained: tu
     assert_clean_error(run("fit", str(db), "-o", str(tmp_path / "none.npz"), "--min-selections", "1000000000"),
                        "1000000000 selections")
     assert not (tmp_path / "none.npz").exists()
+
+
+def test_the_learning_rate_is_adams_step_recorded_in_the_model_and_checked(trained: tuple[Path, Path],
+                                                                          tmp_path: Path) -> None:
+    db, _ = trained
+    default = treelab.fit(db, None, min_visits=20, hidden=(8,), epochs=2)
+    assert default.info["learning_rate"] == treelab.FitConfig().learning_rate == 2e-3
+    slow = treelab.fit(db, None, min_visits=20, hidden=(8,), epochs=2, learning_rate=1e-5)
+    assert slow.info["learning_rate"] == 1e-5
+    start = treelab.fit(db, None, min_visits=20, hidden=(8,), epochs=1, learning_rate=1e-9)  # barely moves
+    moved = [float(np.abs(a - b).max()) for a, b in zip(default.weights, start.weights)]
+    crept = [float(np.abs(a - b).max()) for a, b in zip(slow.weights, start.weights)]
+    assert max(crept) < max(moved)  # the same seed's start: a smaller step goes less far from it
+    for bad in (0, -0.1, 1.5, True):
+        with pytest.raises(treelab.BudgetError, match=rf"learning_rate {bad!r}"):
+            treelab.FitConfig(learning_rate=bad)
+    out = tmp_path / "rate.npz"
+    result = run("fit", str(db), "-o", str(out), "--learning-rate", "0.01", "--hidden", "8", "--epochs", "2", "--json")
+    assert result.exit_code == 0 and load_model(out).info["learning_rate"] == 0.01
+    assert_clean_error(run("fit", str(db), "-o", str(tmp_path / "none.npz"), "--learning-rate", "0"), "learning_rate 0")
+    assert not (tmp_path / "none.npz").exists()

@@ -82,11 +82,12 @@ def test_train_command_runs_the_loop_and_refuses_bad_combinations(tmp_path: Path
     db, model = tmp_path / "t.db", tmp_path / "m.npz"
     result = run("train", "tictactoe", "--db", str(db), "--games", "10", "--iterations", "30", "--model", str(model),
                  "--refit-every", "10", "--min-visits", "5", "--min-selections", "12", "--root-value", "0.5",
-                 "--outcome", "0.25", "--seed", "2", "-q")
+                 "--outcome", "0.25", "--learning-rate", "0.004", "--seed", "2", "-q")
     assert result.exit_code == 0, result.output
     assert "refit v1 after 10 games" in result.output and model.exists()
     info = treelab.load_model(model).info
     assert (info["min_selections"], info["root_value"], info["outcome"]) == (12, 0.5, 0.25)
+    assert info["learning_rate"] == 0.004  # 10 games: the replay window is not full, no decay yet
     guided = run("train", "tictactoe", "--db", str(db), "--games", "2", "--iterations", "30", "--model", str(model),
                  "-q")  # a fixed model, no refits
     assert guided.exit_code == 0, guided.output
@@ -99,6 +100,8 @@ def test_train_command_runs_the_loop_and_refuses_bad_combinations(tmp_path: Path
     assert_clean_error(loose, "--min-selections is for the learning loop")
     loose = run("train", "tictactoe", "--db", str(db), "--games", "2", "--outcome", "0.5")
     assert_clean_error(loose, "--outcome is for the learning loop")
+    loose = run("train", "tictactoe", "--db", str(db), "--games", "2", "--learning-rate", "0.01")
+    assert_clean_error(loose, "--learning-rate is for the learning loop")
     share = run("train", "tictactoe", "--db", str(db), "--games", "2", "--model", str(model), "--refit-every", "5",
                 "--root-value", "1.5")
     assert_clean_error(share, "1.5")

@@ -13,7 +13,7 @@ from cli_helpers import run
 import treelab
 import treelab.store.persistence as persistence
 from treelab.learn.fitting import FitConfig
-from treelab.play.learning import LOOP_SAMPLE, REPLAY_MAX, REPLAY_PER_GAME, WARM_EPOCHS, replay_plan
+from treelab.play.learning import DECAY_AFTER, LOOP_SAMPLE, REPLAY_MAX, REPLAY_PER_GAME, WARM_EPOCHS, replay_plan
 
 SMALL = FitConfig(min_visits=5, hidden=(16,), epochs=5, sample=200)
 """A fit of a second: the loop's mechanics are under test here, not the model's strength."""
@@ -75,6 +75,15 @@ def test_the_replay_window_grows_with_the_games_and_a_refit_trains_fewer_epochs_
     assert grown.epochs < WARM_EPOCHS and grown.epochs * grown.sample <= WARM_EPOCHS * LOOP_SAMPLE * 1.1
     assert replay_plan(base, 10**7, warm=True).sample == REPLAY_MAX
     assert replay_plan(base, 2_000, warm=False).epochs == base.epochs  # the first fit trains from scratch
+
+
+def test_the_refits_learning_rate_falls_as_the_inverse_square_root_of_the_games_once_the_window_is_full() -> None:
+    base = FitConfig(sample=LOOP_SAMPLE, learning_rate=4e-3)
+    assert DECAY_AFTER is not None and DECAY_AFTER * REPLAY_PER_GAME == REPLAY_MAX
+    assert replay_plan(base, 100, warm=True).learning_rate == 4e-3
+    assert replay_plan(base, DECAY_AFTER, warm=True).learning_rate == 4e-3
+    assert replay_plan(base, 4 * DECAY_AFTER, warm=True).learning_rate == pytest.approx(2e-3)
+    assert replay_plan(base, 100 * DECAY_AFTER, warm=True).learning_rate == pytest.approx(4e-4)
 
 
 def test_train_minutes_stops_cleanly_between_games_and_the_same_command_resumes(tmp_path: Path) -> None:

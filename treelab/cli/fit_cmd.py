@@ -44,6 +44,8 @@ def _layers(text: str) -> tuple[int, ...]:
 @option("--root-value", type=finite(min=0.0, max=1.0), default=0.0,
         help="Share of the logged searches' values in the value target where a game searched (0: the position's "
              "mean alone).")
+@option("--learning-rate", type=finite(min=0.0, max=1.0), default=2e-3,
+        help="Adam's step size.")
 @option("--seed", type=int, default=0, help="Seed of the split and of the network's initial weights.")
 @json_option
 @library_errors

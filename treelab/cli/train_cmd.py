@@ -70,6 +70,9 @@ from .options import (
 @option("--outcome", "outcome", type=finite(min=0.0, max=1.0), default=None, show_default="0",
         help="With --refit-every: the share of the logged games' outcomes in the value target at the positions they "
              "passed (0.5: outcome and mean averaged, 'z + q'); 0: the position's mean alone.")
+@option("--learning-rate", "learning_rate", type=finite(min=0.0, max=1.0), default=None, show_default="0.002",
+        help="With --refit-every: Adam's step size in the refits, lowered as the inverse square root of the games "
+             "logged once the replay window is full (5,000 games).")
 @option("--root-value", "root_value", type=finite(min=0.0, max=1.0), default=None, show_default="0",
         help="With --refit-every: the share of the value each game's search found at a position (logged per move "
              "in games.root_values) in the value target there; 0: the position's mean alone.")
@@ -135,7 +138,7 @@ def train(game: Game, db: str, games: int | None, minutes: float | None, quiet: 
         from ..play.learning import LOOP_ITERATIONS
 
         options["iterations"] = LOOP_ITERATIONS if refit_every is not None else 400
-    fitting = {name: value for name in ("min_visits", "min_selections", "outcome", "root_value")
+    fitting = {name: value for name in ("min_visits", "min_selections", "outcome", "root_value", "learning_rate")
                if (value := options.pop(name)) is not None}
     training = TrainingConfig(progress=not quiet, ray=None if ray is None else True if ray == "local" else ray,
                               workers=workers, **options)
