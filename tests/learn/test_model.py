@@ -393,8 +393,8 @@ def test_the_learning_rate_is_adams_step_recorded_in_the_model_and_checked(train
     slow = treelab.fit(db, None, min_visits=20, hidden=(8,), epochs=2, learning_rate=1e-5)
     assert slow.info["learning_rate"] == 1e-5
     start = treelab.fit(db, None, min_visits=20, hidden=(8,), epochs=1, learning_rate=1e-9)  # barely moves
-    moved = [float(np.abs(a - b).max()) for a, b in zip(default.weights, start.weights)]
-    crept = [float(np.abs(a - b).max()) for a, b in zip(slow.weights, start.weights)]
+    moved = [float(np.abs(a - b).max()) for a, b in zip(default.weights, start.weights, strict=True)]
+    crept = [float(np.abs(a - b).max()) for a, b in zip(slow.weights, start.weights, strict=True)]
     assert max(crept) < max(moved)  # the same seed's start: a smaller step goes less far from it
     for bad in (0, -0.1, 1.5, True):
         with pytest.raises(treelab.BudgetError, match=rf"learning_rate {bad!r}"):
