@@ -130,8 +130,9 @@ def split_halves(positions: list[JudgedPosition]) -> list[JudgedPosition]:
 
 def generate(seed: int, per_class: int, max_games: int, max_nodes: int, min_played: int, minutes: float,
              per_stage: tuple[int, ...], kinds: tuple[str, ...] = KINDS,
-             noises: tuple[float, ...] = NOISES) -> tuple[list[JudgedPosition], dict]:
-    """The positions (at most ``per_class`` a class, first come first kept) and what it took."""
+             noises: tuple[float, ...] = NOISES, half: str | None = None) -> tuple[list[JudgedPosition], dict]:
+    """The positions (at most ``per_class`` a class, first come first kept; only those of ``half`` when it is
+    given, the others left unjudged) and what it took."""
     weak = oracle_for(GAME, max_nodes=max_nodes)
     strong = oracle_for(GAME, score=True, max_nodes=max_nodes)
     kept: dict[str, list[JudgedPosition]] = {name: [] for name in PONS_CLASSES}
@@ -152,6 +153,9 @@ def generate(seed: int, per_class: int, max_games: int, max_nodes: int, min_play
                 stats["duplicates"] += 1
                 continue
             seen.add(key)
+            if half is not None and split_of(GAME.notation(moves[:ply])) != half:
+                stats["other_half"] += 1  # not judged: the solve is the cost, and this half is not wanted
+                continue
             try:
                 position = judge_position(moves[:ply], oracles=(weak, strong))
             except BudgetError:
@@ -209,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the players drawn from")
     parser.add_argument("--noises", type=float, nargs="+", default=list(NOISES),
                         help="the random-move shares drawn from")
+    parser.add_argument("--half", choices=("dev", "test"), default=None,
+                        help="judge and keep only positions of this half (a larger dev half for choosing recipes "
+                             "costs half the solves); merge the file into the main one with a larger --per-class")
     parser.add_argument("--minutes", type=float, default=float("inf"),
                         help="stop after this long (the games played are printed: --max-games replays the same)")
     parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="FILE",
@@ -221,12 +228,14 @@ def main(argv: list[str] | None = None) -> int:
         stats = {"files": len(args.merge)}
     else:
         positions, stats = generate(args.seed, args.per_class, args.max_games, args.max_nodes, args.min_played,
-                                    args.minutes, tuple(args.per_stage), tuple(args.kinds), tuple(args.noises))
+                                    args.minutes, tuple(args.per_stage), tuple(args.kinds), tuple(args.noises),
+                                    args.half)
         made = [f"# made by: benchmarks/mistake_positions.py --seed {args.seed} --per-class {args.per_class} "
                 f"--max-games {stats['games']} --max-nodes {args.max_nodes} --min-played {args.min_played} "
                 f"--per-stage {' '.join(map(str, args.per_stage))}"
                 + (f" --kinds {' '.join(args.kinds)}" if tuple(args.kinds) != KINDS else "")
-                + (f" --noises {' '.join(map(str, args.noises))}" if tuple(args.noises) != NOISES else ""),
+                + (f" --noises {' '.join(map(str, args.noises))}" if tuple(args.noises) != NOISES else "")
+                + (f" --half {args.half}" if args.half else ""),
                 "# " + ", ".join(f"{k} {v}" for k, v in stats.items())]
     counts = Counter((p.name, p.split) for p in positions)
     undecided = Counter(p.name for p in positions if not p.decisive)
