@@ -289,17 +289,8 @@ class Game(ABC):
         if moves is None:
             return ()
         if isinstance(moves, str):
-            text = moves.strip()
-            if text.lower() in ("", "root", "/", "/root"):
-                return ()
-            path = text.startswith("/")
-            if path:  # "/root/4/4" or "/4/4": a node's path
-                text = text.strip("/")
-                text = text[4:] if text.startswith("root") else text
-            glued = self.glued and not path and not _SEPARATOR.search(text)
-            parts = list(text) if glued else _SEPARATOR.split(text)
             try:
-                return tuple(self.parse_move(p) for p in parts if p)
+                return tuple(self.parse_move(p) for p in self.notation_parts(moves))
             except NotationError as exc:
                 also = f" or {','.join(self.example)!r}" if self.glued else ""
                 raise NotationError(
@@ -311,6 +302,20 @@ class Game(ABC):
                 f"write it as a string ({self.example!r}) or a list of {self.move_word}s"
             )
         return tuple(self.parse_move(m) for m in moves)
+
+    def notation_parts(self, moves: str) -> list[str]:
+        """The labels a written move sequence is made of (:meth:`parse` reads each with :meth:`parse_move`):
+        ``"4453"`` is ``["4", "4", "5", "3"]`` when :attr:`glued`; separators (commas, slashes, spaces) and a
+        node's path (``"/root/4/4"``) split it otherwise."""
+        text = moves.strip()
+        if text.lower() in ("", "root", "/", "/root"):
+            return []
+        path = text.startswith("/")
+        if path:  # "/root/4/4" or "/4/4": a node's path
+            text = text.strip("/")
+            text = text[4:] if text.startswith("root") else text
+        glued = self.glued and not path and not _SEPARATOR.search(text)
+        return [p for p in (list(text) if glued else _SEPARATOR.split(text)) if p]
 
     def replay(self, moves: str | Iterable[str | int] | None) -> State:
         """The position reached by ``moves`` from the start, checking every move."""

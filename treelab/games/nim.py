@@ -150,15 +150,18 @@ class Nim(Game):
     def parse(self, moves: str | Iterable[str | int] | None) -> tuple[int, ...]:
         """``"d7,c5"``, ``"d7 c5"``, ``"/root/d7/c5"`` or a list of labels."""
         if isinstance(moves, str):
-            text = moves.strip().strip("/")
-            if text.startswith("root"):
-                text = text[4:]
-            parts = [p for p in text.replace("/", " ").replace(",", " ").split() if p]
             try:
-                return tuple(self.parse_move(p) for p in parts)
+                return tuple(self.parse_move(p) for p in self.notation_parts(moves))
             except NotationError as exc:
                 raise NotationError(f"{moves!r} is not a nim position ({exc}), e.g. {self.example!r}") from None
         return super().parse(moves)
+
+    def notation_parts(self, moves: str) -> list[str]:
+        """``"d7,c5"``, ``"d7 c5"``, ``"root/d7/c5"`` are ``["d7", "c5"]``."""
+        text = moves.strip().strip("/")
+        if text.startswith("root"):
+            text = text[4:]
+        return [p for p in text.replace("/", " ").replace(",", " ").split() if p]
 
     def notation(self, moves: Iterable[int]) -> str:
         return ",".join(self.label(m) for m in moves)

@@ -28,12 +28,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import DamagedDatabaseError, NoEncodingError
+from ..errors import DamagedDatabaseError, NoEncodingError, NotationError
 from ..games import Game, State
 from ..nodes import mean_reward
 from ..store.rows import FitRows
@@ -101,27 +102,35 @@ def candidates(fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
 def game_outcomes(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]:
     """For each node of ``fit_rows`` that logged games passed through: ``(games, player one's score summed)``
     (a game scores 1 won, 1/2 drawn, 0 lost). A game is followed while its nodes are among the rows read."""
-    found: dict[int, tuple[int, float]] = {}
-    for (_, winner, _), path in zip(fit_rows.games, _game_paths(game, fit_rows), strict=True):
-        score = 0.5 if winner not in (1, 2) else float(winner == 1)
-        for nid in path:
-            count, total = found.get(nid, (0, 0.0))
-            found[nid] = (count + 1, total + score)
-    return found
+    nodes, games, _ = _game_paths(game, fit_rows)
+    scores = np.array([0.5 if winner not in (1, 2) else float(winner == 1) for _, winner, _ in fit_rows.games])
+    return _summed(nodes, scores[games])
 
 
 def logged_values(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]:
     """For each node of ``fit_rows`` where a logged game's search left its value (``games.root_values``:
     :func:`treelab.mcts.summary.search_value`, for the player to move): ``(searches, their values summed)``."""
-    found: dict[int, tuple[int, float]] = {}
-    for (_, _, text), path in zip(fit_rows.games, _game_paths(game, fit_rows), strict=True):
-        if not text:
-            continue
-        for nid, value in zip(path, _values(text), strict=False):
-            if value is not None:
-                count, total = found.get(nid, (0, 0.0))
-                found[nid] = (count + 1, total + float(value))
-    return found
+    values: list[float] = []  # every game's values one after the other (NaN: none), from ``start[game]``
+    start, length = np.zeros(len(fit_rows.games), np.int64), np.zeros(len(fit_rows.games), np.int64)
+    for index, (_, _, text) in enumerate(fit_rows.games):
+        if text:
+            found = _values(text)
+            start[index], length[index] = len(values), len(found)
+            values += [np.nan if v is None else float(v) for v in found]
+    nodes, games, depths = _game_paths(game, fit_rows)
+    at = depths < length[games]  # the value searched at the node ``depths`` moves into the game, if logged
+    value = np.asarray(values, np.float64)[start[games[at]] + depths[at]] if values else np.zeros(0)
+    kept = ~np.isnan(value)
+    return _summed(nodes[at][kept], value[kept])
+
+
+def _summed(nodes: npt.NDArray[np.int64], figures: npt.NDArray[np.float64]) -> dict[int, tuple[int, float]]:
+    """``{node: (how often it comes in nodes, its figures summed)}``, summed in the order given."""
+    if not len(nodes):
+        return {}
+    unique, which = np.unique(nodes, return_inverse=True)
+    counts, sums = np.bincount(which), np.bincount(which, weights=figures)
+    return dict(zip(unique.tolist(), zip(counts.tolist(), sums.tolist(), strict=True), strict=True))
 
 
 def _values(text: str) -> list[float | None]:
@@ -137,28 +146,63 @@ def _values(text: str) -> list[float | None]:
                                "the file is damaged; fit with --root-value 0 to leave them out")
 
 
-def _game_paths(game: Game, fit_rows: FitRows) -> list[list[int]]:
-    """Each logged game's node ids from the root, as far as its nodes are among the rows read."""
-    codes: dict[str, int] = {}  # each label parsed once (a tree holds a few labels many times)
+class _Labels(dict[str, int]):
+    """A game's moves by label, each parsed (:meth:`~treelab.games.Game.parse_move`) when first asked for."""
 
-    def code(label: str) -> int:
-        found = codes.get(label)
-        if found is None:
-            found = codes[label] = game.parse_move(label)
+    def __init__(self, game: Game) -> None:
+        super().__init__()
+        self.game = game
+
+    def __missing__(self, label: str) -> int:
+        found = self[label] = self.game.parse_move(label)
         return found
 
-    child = {(r[1], code(r[2])): r[0] for r in fit_rows.rows if r[1] is not None}
-    root = next((r[0] for r in fit_rows.rows if r[1] is None), None)
-    paths: list[list[int]] = []
-    for moves, _, _ in fit_rows.games:
-        nid, path = root, list[int]()
-        for move in [None, *game.parse(moves)]:
-            nid = nid if move is None else child.get((nid, move))
-            if nid is None:
-                break
-            path.append(nid)
-        paths.append(path)
-    return paths
+
+def _game_paths(game: Game, fit_rows: FitRows) -> tuple[npt.NDArray[np.int64], ...]:
+    """The nodes of every logged game's path from the root, as far as its nodes are among the rows read:
+    ``(nodes, games, depths)``, each node with the index of its game in ``fit_rows.games`` and its depth, a
+    depth at a time (the root's first), games in order within a depth. Every game goes down together, a move a
+    step: its child is found by a sorted search of ``parent * width + move`` over the rows (the last row of a
+    repeated key, as a dictionary of them would keep)."""
+    code = _Labels(game).__getitem__  # each label parsed once (a tree holds a few labels many times)
+    rows, logged = fit_rows.rows, fit_rows.games
+    empty = np.zeros(0, np.int64)
+    root = next((r[0] for r in rows if r[1] is None), None)
+    if root is None or not logged:
+        return empty, empty, empty
+    kids = [r for r in rows if r[1] is not None]
+    ids, parents = (np.fromiter(map(itemgetter(at), kids), np.int64, len(kids)) for at in (0, 1))
+    moves = np.fromiter(map(code, map(itemgetter(2), kids)), np.int64, len(kids))
+    width = int(moves.max()) + 1 if len(kids) else 1
+    order = np.argsort(parents * width + moves, kind="stable")
+    keys, children = (parents * width + moves)[order], ids[order]
+    played: list[int] = []  # every game's moves one after the other, from ``start[game]``
+    start, length = np.zeros(len(logged), np.int64), np.zeros(len(logged), np.int64)
+    for index, (text, _, _) in enumerate(logged):
+        try:
+            line = list(map(code, game.notation_parts(text)))
+        except NotationError:
+            line = list(game.parse(text))  # raises the sequence's own message
+        start[index], length[index] = len(played), len(line)
+        played += line
+    every = np.asarray(played, np.int64)
+    games = np.arange(len(logged))
+    at = np.full(len(logged), root, np.int64)
+    found_nodes, found_games, found_depths = [at], [games], [np.zeros(len(logged), np.int64)]
+    depth = 0
+    while len(games):
+        on = length[games] > depth  # the games with a move at this depth
+        games, at = games[on], at[on]
+        move = every[start[games] + depth]
+        key = at * width + move
+        place = np.searchsorted(keys, key, side="right") - 1
+        hit = (move >= 0) & (move < width) & (place >= 0)
+        hit[hit] = keys[place[hit]] == key[hit]
+        games, at, depth = games[hit], children[place[hit]], depth + 1
+        found_nodes.append(at)
+        found_games.append(games)
+        found_depths.append(np.full(len(games), depth, np.int64))
+    return np.concatenate(found_nodes), np.concatenate(found_games), np.concatenate(found_depths)
 
 
 def build_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
