@@ -7,7 +7,9 @@ moves ``"d7,c5"``), the files real SQLite files; sampled reads leave nodes out, 
 
 from __future__ import annotations
 
-import json
+import importlib.util
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,32 +18,16 @@ import numpy as np
 import pytest
 
 import treelab
-from treelab.games import Game
 from treelab.learn.dataset import game_outcomes, logged_values
 from treelab.learn.fitting import _pick
 from treelab.store.rows import FitRows, read_fit_rows
 
-
-def _walked(game: Game, rows: FitRows) -> tuple[dict[int, tuple[int, float]], dict[int, tuple[int, float]]]:
-    """Both figures the plain way: each game from the root, a dictionary lookup a move, sums in game order."""
-    child = {(r[1], game.parse_move(r[2])): r[0] for r in rows.rows if r[1] is not None}
-    root = next((r[0] for r in rows.rows if r[1] is None), None)
-    outcomes: dict[int, tuple[int, float]] = {}
-    values: dict[int, tuple[int, float]] = {}
-    for moves, winner, text in rows.games:
-        score = 0.5 if winner not in (1, 2) else float(winner == 1)
-        logged = json.loads(text) if text else []
-        nid, depth = root, 0
-        while nid is not None:
-            count, total = outcomes.get(nid, (0, 0.0))
-            outcomes[nid] = (count + 1, total + score)
-            if depth < len(logged) and logged[depth] is not None:
-                count, total = values.get(nid, (0, 0.0))
-                values[nid] = (count + 1, total + float(logged[depth]))
-            played = game.parse(moves)
-            nid = child.get((nid, played[depth])) if depth < len(played) else None
-            depth += 1
-    return outcomes, values
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("game_paths_benchmark", ROOT / "benchmarks" / "game_paths.py")
+assert _spec is not None and _spec.loader is not None
+BENCHMARK = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(BENCHMARK)
+walked = BENCHMARK.walked  # the plain walk: each game from the root, a dictionary lookup a move
 
 
 def _sampled(share: int, seed: int) -> Callable[[list[tuple[int, int | None]]], list[int]]:
@@ -66,7 +52,7 @@ def test_every_game_followed_at_once_gives_each_game_followed_alone(tmp_path: Pa
     game = treelab.find_game(name)
     for pick in (None, _sampled(3, 1), _sampled(10, 2)):
         rows = read_fit_rows(db, min_visits=1, max_depth=None, pick=pick)
-        outcomes, values = _walked(game, rows)
+        outcomes, values = walked(game, rows, "outcomes"), walked(game, rows, "values")
         assert game_outcomes(game, rows) == outcomes
         assert logged_values(game, rows) == values
         root = next(r[0] for r in rows.rows if r[1] is None)
@@ -83,3 +69,13 @@ def test_no_root_read_or_no_game_logged_gives_nothing(tmp_path: Path) -> None:
     assert game_outcomes(game, FitRows(rows.game, [r for r in rows.rows if r[1] is not None], rows.nodes,
                                        rows.simulations, rows.games)) == {}
     assert logged_values(game, FitRows(rows.game, rows.rows, rows.nodes, rows.simulations, [])) == {}
+
+
+def test_the_benchmark_checks_both_ways_agree_and_prints_the_ratio(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    treelab.train("connect4", db, 6, iterations=40, seed=3, progress=False)
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "game_paths.py"), "--db", str(db),
+                           "--sample", "50", "--rounds", "2"], capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith(", 6 games") and [line.split()[0] for line in lines[1:]] == ["outcomes", "values"]
+    assert all("reference / treelab" in line for line in lines[1:])
