@@ -186,8 +186,9 @@ def merge(paths: list[Path], per_class: int) -> tuple[list[JudgedPosition], list
     taken: Counter[str] = Counter()
     made: list[str] = []
     for path in paths:
-        made += [line for line in path.read_text(encoding="utf-8").splitlines()
-                 if line.startswith("# made by") or line.startswith("# judged")]
+        lines = path.read_text(encoding="utf-8").splitlines()  # each run's line and the counts line after it
+        made += [line for before, line in zip(["", *lines], lines, strict=False)
+                 if line.startswith("# made by") or (before.startswith("# made by") and line.startswith("# "))]
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip() or line.startswith("#"):
                 continue
