@@ -78,15 +78,16 @@ games are what the model learns from."""
 LOOP_SAMPLE = 10_000
 """Positions a refit builds and trains on at most (``FitConfig.sample``) unless ``fitting`` says otherwise:
 about a hundred Connect Four games' worth of new positions at 200 simulations a move, the rest replayed."""
-LOOP_OUTCOME = 0.0
-"""The share of the logged games' outcomes in the loop's value targets (``FitConfig.outcome``; 0.5 would be
-AlphaZero's ``z`` averaged with the stored mean ``q`` at the positions the games passed, "z + q"). Measured in
-session 19 (``docs/notes/learning-loop.md``, dev half): the hour with 0.5 learned more per game (beginning-hard
-61 and 59 mistakes against 90 and 86 at v60-v82, three versions pooled), but its refits then read every
-well-visited row (the games' paths) and took half as long again, so it played 19,000 games in the hour against
-24,231 and ended level (beginning-medium, middle-medium and beginning-hard together 207 mistakes against 202 over
-the last five versions). A sampled refit now reads the outcomes with its sample (18 s without, 19-22 s with),
-and the same half hour on it was still level with 0 at beginning-hard and behind at middle-medium: 0 stays."""
+LOOP_OUTCOME = 0.5
+"""The share of the logged games' outcomes in the loop's value targets (``FitConfig.outcome``): 0.5 is
+AlphaZero's ``z`` averaged with the stored mean ``q`` at the positions the games passed, "z + q" (0 was the
+default until session 21). Chosen on the dev half grown fivefold in session 21 (``docs/notes/learning-loop.md``:
+1,100-2,200 positions a class; 600 simulations, the last five versions of four 60-minute hours): beginning-medium,
+middle-medium and beginning-hard together, z + q with the learning-rate decay made 808 mistakes, the decay alone
+(then the default) 849, neither 804, z + q alone 811; z + q made about a tenth fewer at beginning-hard in both
+pairs (445 against 499, 434 against 478: the class with the most mistakes, furthest from the peer's) and a fifth
+more at middle-medium (170 against 140, 184 against 159). Its refit reads the games' paths with its sample and
+follows them all at once (``dataset.game_outcomes``)."""
 LOOP_FITTING = FitConfig(sample=LOOP_SAMPLE, outcome=LOOP_OUTCOME)
 """What the loop's refits learn from and how, unless ``fitting`` (or ``train``'s options) say otherwise: the
 command line's loop and :func:`learning_loop` alike; :func:`replay_plan` grows its sample with the games."""
