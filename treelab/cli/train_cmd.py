@@ -67,7 +67,7 @@ from .options import (
         show_default="0: every position",
         help="With --refit-every: learn only from positions whose moves were chosen at least this often in all "
              "(the positions the games searched from).")
-@option("--outcome", "outcome", type=finite(min=0.0, max=1.0), default=None, show_default="0",
+@option("--outcome", "outcome", type=finite(min=0.0, max=1.0), default=None, show_default="0.5",
         help="With --refit-every: the share of the logged games' outcomes in the value target at the positions they "
              "passed (0.5: outcome and mean averaged, 'z + q'); 0: the position's mean alone.")
 @option("--learning-rate", "learning_rate", type=finite(min=0.0, max=1.0), default=None, show_default="0.002",
