@@ -252,3 +252,22 @@ def test_the_benchmark_prints_a_table_and_json(tmp_path: Path, positions: list[J
 
 def test_the_default_file_is_the_shipped_one() -> None:
     assert DEFAULT_POSITIONS == ROOT / "data" / "connect4" / "mistakes" / "positions.txt"
+
+
+def test_the_generator_judges_one_half_only_and_the_merge_keeps_each_runs_counts(tmp_path: Path) -> None:
+    script = str(ROOT / "benchmarks" / "mistake_positions.py")
+    part = tmp_path / "part.txt"
+    subprocess.run([sys.executable, script, "--seed", "5", "--max-games", "4", "--per-stage", "0", "2", "2",
+                    "--kinds", "random", "heuristic", "--half", "dev", "--out", str(part)],
+                   capture_output=True, text=True, timeout=300, check=True)
+    header = [line for line in part.read_text().splitlines() if line.startswith("#")]
+    assert header[1].startswith("# made by:") and header[1].endswith("--half dev")
+    counts = dict(item.rsplit(" ", 1) for item in header[2][2:].split(", "))
+    kept = read_positions(part)
+    assert kept and all(p.split == "dev" for p in kept)  # the test half's positions were not judged...
+    assert int(counts["other_half"]) > 0 and int(counts["judged"]) == len(kept)  # ...but counted
+    merged = tmp_path / "merged.txt"
+    subprocess.run([sys.executable, script, "--per-class", "100", "--merge", str(part), str(part), "--out",
+                    str(merged)], capture_output=True, text=True, timeout=120, check=True)
+    assert read_positions(merged) == kept  # the same positions once (repeats dropped), in the rule's halves
+    assert [line for line in merged.read_text().splitlines() if line.startswith("#")][1:5] == header[1:3] * 2
