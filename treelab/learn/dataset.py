@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from functools import cache
 from operator import itemgetter
 from typing import Any
 
@@ -42,6 +43,9 @@ from .bulk import bulk_arrays
 
 __all__ = ["Dataset", "augment", "build_dataset", "bulk_dataset", "candidates", "game_outcomes", "logged_values",
            "reference_dataset", "selections"]
+
+Paths = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+"""Every logged game's path down the rows read: ``(nodes, games, depths)`` (see :func:`_game_paths`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,17 +103,19 @@ def candidates(fit_rows: FitRows, *, min_visits: int, max_depth: int | None,
             if r[4] >= min_visits and r[3] <= deepest and chosen.get(r[0], -1) >= min_selections]
 
 
-def game_outcomes(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]:
+def game_outcomes(game: Game, fit_rows: FitRows, paths: Paths | None = None) -> dict[int, tuple[int, float]]:
     """For each node of ``fit_rows`` that logged games passed through: ``(games, player one's score summed)``
-    (a game scores 1 won, 1/2 drawn, 0 lost). A game is followed while its nodes are among the rows read."""
-    nodes, games, _ = _game_paths(game, fit_rows)
+    (a game scores 1 won, 1/2 drawn, 0 lost). A game is followed while its nodes are among the rows read
+    (``paths``: the games' paths already followed, as :func:`logged_values` may share them)."""
+    nodes, games, _ = _game_paths(game, fit_rows) if paths is None else paths
     scores = np.array([0.5 if winner not in (1, 2) else float(winner == 1) for _, winner, _ in fit_rows.games])
     return _summed(nodes, scores[games])
 
 
-def logged_values(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]:
+def logged_values(game: Game, fit_rows: FitRows, paths: Paths | None = None) -> dict[int, tuple[int, float]]:
     """For each node of ``fit_rows`` where a logged game's search left its value (``games.root_values``:
-    :func:`treelab.mcts.summary.search_value`, for the player to move): ``(searches, their values summed)``."""
+    :func:`treelab.mcts.summary.search_value`, for the player to move): ``(searches, their values summed)``
+    (``paths``: as :func:`game_outcomes`)."""
     values: list[float] = []  # every game's values one after the other (NaN: none), from ``start[game]``
     start, length = np.zeros(len(fit_rows.games), np.int64), np.zeros(len(fit_rows.games), np.int64)
     for index, (_, _, text) in enumerate(fit_rows.games):
@@ -117,7 +123,7 @@ def logged_values(game: Game, fit_rows: FitRows) -> dict[int, tuple[int, float]]
             found = _values(text)
             start[index], length[index] = len(values), len(found)
             values += [np.nan if v is None else float(v) for v in found]
-    nodes, games, depths = _game_paths(game, fit_rows)
+    nodes, games, depths = _game_paths(game, fit_rows) if paths is None else paths
     at = depths < length[games]  # the value searched at the node ``depths`` moves into the game, if logged
     value = np.asarray(values, np.float64)[start[games[at]] + depths[at]] if values else np.zeros(0)
     kept = ~np.isnan(value)
@@ -158,7 +164,7 @@ class _Labels(dict[str, int]):
         return found
 
 
-def _game_paths(game: Game, fit_rows: FitRows) -> tuple[npt.NDArray[np.int64], ...]:
+def _game_paths(game: Game, fit_rows: FitRows) -> Paths:
     """The nodes of every logged game's path from the root, as far as its nodes are among the rows read:
     ``(nodes, games, depths)``, each node with the index of its game in ``fit_rows.games`` and its depth, a
     depth at a time (the root's first), games in order within a depth. Every game goes down together, a move a
@@ -234,9 +240,10 @@ def bulk_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_depth: i
     know or rows it does not expect (then :func:`reference_dataset` gives the answer)."""
     if game.encoding is None:
         return None
+    paths = cache(lambda: _game_paths(game, fit_rows))  # one walk of the games for the outcomes and the values
     fields = bulk_arrays(game, fit_rows, min_visits=min_visits, max_depth=max_depth, only=only, outcome=outcome,
-                         outcomes=lambda: game_outcomes(game, fit_rows), root_value=root_value,
-                         searched=lambda: logged_values(game, fit_rows))
+                         outcomes=lambda: game_outcomes(game, fit_rows, paths()), root_value=root_value,
+                         searched=lambda: logged_values(game, fit_rows, paths()))
     return None if fields is None else Dataset(*fields)
 
 
@@ -279,8 +286,9 @@ def reference_dataset(game: Game, fit_rows: FitRows, *, min_visits: int, max_dep
     node_ids: list[int] = []
     proven_count = selected_count = 0
     group_of: dict[object, int] = {}
-    outcomes = game_outcomes(game, fit_rows) if outcome > 0 else {}
-    searched = logged_values(game, fit_rows) if root_value > 0 else {}
+    paths = _game_paths(game, fit_rows) if outcome > 0 or root_value > 0 else None
+    outcomes = game_outcomes(game, fit_rows, paths) if outcome > 0 else {}
+    searched = logged_values(game, fit_rows, paths) if root_value > 0 else {}
     for nid, pid, _, depth, visits, wins, draws, proven, _, _, value_sum in rows:
         children = kids.get(nid)
         if visits < min_visits or depth > deepest or not children or (only is not None and nid not in only):
