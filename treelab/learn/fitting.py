@@ -323,8 +323,9 @@ def _train(data: Dataset, hidden: tuple[int, ...], epochs: int, patience: int, s
         for epoch in range(1, epochs + 1):
             if epoch == 1 and start is not None:  # one step builds the network; then the old weights replace it
                 regressor.partial_fit(x[: regressor.batch_size], y[: regressor.batch_size])
-                regressor.coefs_ = [np.array(w, dtype=np.float64) for w in start.weights]
-                regressor.intercepts_ = [np.array(b, dtype=np.float64) for b in start.biases]
+                # in the examples' float32, as a cold fit's: float64 weights would make every product float64
+                regressor.coefs_ = [np.array(w, dtype=x.dtype) for w in start.weights]
+                regressor.intercepts_ = [np.array(b, dtype=x.dtype) for b in start.biases]
                 del regressor._optimizer  # Adam starts afresh on the new weights
             regressor.partial_fit(x, y)
             loss = float(regressor.loss_)
