@@ -303,7 +303,7 @@ def _fits(model: Model, game: Game, hidden: tuple[int, ...]) -> bool:
     """Whether ``model`` can start a fit of ``game`` with these hidden layers (same encoding and shape)."""
     return (model.game == game.name and model.encoding == str(game.encoding)
             and tuple(model.feature_shape) == tuple(game.feature_shape)
-            and [int(w.shape[1]) for w in model.weights[:-1]] == list(hidden))
+            and model.hidden == tuple(hidden))
 
 
 def _targets(data: Dataset) -> npt.NDArray[np.float32]:

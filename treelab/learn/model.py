@@ -79,6 +79,11 @@ class Model:
             arrays = tuple(np.ascontiguousarray(a, dtype=np.float32) for a in getattr(self, name))
             object.__setattr__(self, name, arrays)
 
+    @property
+    def hidden(self) -> tuple[int, ...]:
+        """The hidden layers' sizes (``FitConfig.hidden`` of the fit that made it)."""
+        return tuple(int(w.shape[1]) for w in self.weights[:-1])
+
     def check_game(self, game: Game) -> None:
         """Raise :class:`ModelMismatchError` unless this model reads ``game``'s encoding."""
         where = f"model {self.path!r}" if self.path else "the model"
