@@ -126,7 +126,7 @@ def test_the_loop_without_settings_plays_and_fits_as_train_refit_every_does(tmp_
     does."""
     import sqlite3
 
-    from treelab.play.learning import LOOP_FITTING, LOOP_ITERATIONS, LOOP_OUTCOME
+    from treelab.play.learning import LOOP_FITTING, LOOP_HIDDEN, LOOP_ITERATIONS, LOOP_OUTCOME
 
     db, model = tmp_path / "t.db", tmp_path / "m.npz"
     treelab.learning_loop("tictactoe", db, model, 10, refit_every=10, seed=1, progress=False)
@@ -134,8 +134,27 @@ def test_the_loop_without_settings_plays_and_fits_as_train_refit_every_does(tmp_
         assert {row[0] for row in con.execute("SELECT iterations FROM games")} == {LOOP_ITERATIONS}
     info = treelab.load_model(model).info
     assert (info["outcome"], info["sample"]) == (LOOP_OUTCOME, LOOP_FITTING.sample)
+    assert tuple(info["hidden"]) == LOOP_HIDDEN == treelab.load_model(model).hidden
     other = tmp_path / "o.npz"
     result = run("train", "tictactoe", "--db", str(tmp_path / "o.db"), "--games", "10", "--model", str(other),
                  "--refit-every", "10", "--seed", "1", "-q")
     assert result.exit_code == 0, result.output
     assert treelab.load_model(other).info["outcome"] == LOOP_OUTCOME
+
+
+def test_a_resumed_loop_keeps_its_models_layers(tmp_path: Path) -> None:
+    """A loop begun with other layers than :data:`LOOP_HIDDEN` (an older default, or a fit of one's own) goes on
+    with them when resumed with the default settings: each refit starts from the model it has, never from random
+    weights of another shape."""
+    from treelab.play.learning import LOOP_HIDDEN
+
+    db, model = tmp_path / "t.db", tmp_path / "m.npz"
+    narrow = FitConfig(min_visits=5, hidden=(24, 12), epochs=5)
+    assert narrow.hidden != LOOP_HIDDEN
+    treelab.learning_loop("tictactoe", db, model, 10, refit_every=10, fitting=narrow, iterations=30, seed=1,
+                          progress=False)
+    result = treelab.learning_loop("tictactoe", db, model, 10, refit_every=10, iterations=30, seed=1,
+                                   progress=False)
+    assert result.version == 2
+    again = treelab.load_model(model)
+    assert again.hidden == (24, 12) and again.info["warm_start"] == 1  # warm-started from version 1

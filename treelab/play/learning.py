@@ -58,7 +58,7 @@ from .refits import BesideRefit, Refit, refit_between, versioned
 from .training import TrainSummary, train
 from .training.config import REFIT_PLACES, RefitPlace, TrainingConfig
 
-__all__ = ["LOOP_FITTING", "LOOP_ITERATIONS", "LOOP_MIX", "LOOP_OUTCOME", "LOOP_SAMPLE", "REPLAY_MAX",
+__all__ = ["LOOP_FITTING", "LOOP_HIDDEN", "LOOP_ITERATIONS", "LOOP_MIX", "LOOP_OUTCOME", "LOOP_SAMPLE", "REPLAY_MAX",
            "REPLAY_PER_GAME", "WARM_EPOCHS", "WARM_PASSES", "LoopSummary", "Refit", "first_search", "learning_loop",
            "replay_plan", "versioned"]
 
@@ -88,7 +88,14 @@ middle-medium and beginning-hard together, z + q with the learning-rate decay ma
 pairs (445 against 499, 434 against 478: the class with the most mistakes, furthest from the peer's) and a fifth
 more at middle-medium (170 against 140, 184 against 159). Its refit reads the games' paths with its sample and
 follows them all at once (``dataset.game_outcomes``)."""
-LOOP_FITTING = FitConfig(sample=LOOP_SAMPLE, outcome=LOOP_OUTCOME)
+LOOP_HIDDEN = (128, 64)
+"""The hidden layers of the loop's network (``FitConfig.hidden``, the same as ``treelab fit``'s). Measured against
+256-128 in sessions 13 and 18 (``docs/notes/learning-loop.md``): no better held-out value sign at 40,000 positions;
+cold fits on a 31,300-game tree made fewer middle-medium mistakes with the wider one (3.6% against 6.1%), whose
+refits then cost twice as much (float64; since session 22 they train in float32: 5.5 s against 2.6 s at the end of
+an hour) and whose searches are about a tenth slower. A resumed loop keeps its model's layers
+(:func:`learning_loop`): changing this default never restarts a loop from random weights."""
+LOOP_FITTING = FitConfig(sample=LOOP_SAMPLE, outcome=LOOP_OUTCOME, hidden=LOOP_HIDDEN)
 """What the loop's refits learn from and how, unless ``fitting`` (or ``train``'s options) say otherwise: the
 command line's loop and :func:`learning_loop` alike; :func:`replay_plan` grows its sample with the games."""
 WARM_EPOCHS = 30
@@ -234,7 +241,9 @@ def learning_loop(
             process of their own, the games one version behind, or ``"between"`` them). The first fit, and the
             last of a run of ``games`` games, are made between. Either way a run replays exactly for a seed.
         fitting: what each refit learns from and how long it trains (:class:`FitConfig`; by default
-            :data:`LOOP_FITTING`); a refit from the previous model trains at most :data:`WARM_EPOCHS` epochs.
+            :data:`LOOP_FITTING`); a refit from the previous model trains at most :data:`WARM_EPOCHS` epochs. A
+            resumed loop whose model has other layers than :data:`LOOP_HIDDEN` keeps them while ``fitting`` asks
+            for the default ones (other layers asked for start the next version from random weights).
         on_refit: called after each refit.
         options: fields of ``search`` or ``training`` as keywords (``iterations=200, workers=2``);
             ``mix`` (default :data:`LOOP_MIX`) applies once a model exists.
@@ -268,6 +277,8 @@ def learning_loop(
     current = load_model(path, the_game) if path.exists() else None  # another game's model: refused now
     logged = _games_logged(db, the_game)  # another game's tree: refused now, before any game
     fitting = fitting or LOOP_FITTING
+    if current is not None and fitting.hidden == LOOP_HIDDEN and current.hidden != LOOP_HIDDEN:
+        fitting = replace(fitting, hidden=current.hidden)  # a resumed loop keeps its network's layers
     if search is None and "algorithm" not in options and "evaluator" not in options:
         options = {**first_search(the_game), **options}
     if training is None:  # the loop's own default, as train --refit-every's
