@@ -93,8 +93,10 @@ LOOP_HIDDEN = (128, 64)
 256-128 in sessions 13 and 18 (``docs/notes/learning-loop.md``): no better held-out value sign at 40,000 positions;
 cold fits on a 31,300-game tree made fewer middle-medium mistakes with the wider one (3.6% against 6.1%), whose
 refits then cost twice as much (float64; since session 22 they train in float32: 5.5 s against 2.6 s at the end of
-an hour) and whose searches are about a tenth slower. A resumed loop keeps its model's layers
-(:func:`learning_loop`): changing this default never restarts a loop from random weights."""
+an hour) and whose searches are about a tenth slower; a 30-minute loop with it (session 22) reached a better
+held-out value sign and played worse: 608 mistakes at beginning-medium, middle-medium and beginning-hard on the
+dev half (three versions) against 511 at the same games and 513 at the same minutes. A resumed loop keeps its
+model's layers (:func:`learning_loop`): changing this default never restarts a loop from random weights."""
 LOOP_FITTING = FitConfig(sample=LOOP_SAMPLE, outcome=LOOP_OUTCOME, hidden=LOOP_HIDDEN)
 """What the loop's refits learn from and how, unless ``fitting`` (or ``train``'s options) say otherwise: the
 command line's loop and :func:`learning_loop` alike; :func:`replay_plan` grows its sample with the games."""
