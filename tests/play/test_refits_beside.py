@@ -57,7 +57,11 @@ def test_a_refit_beside_the_games_learns_from_the_file_as_the_step_left_it(tmp_p
         assert info["warm_start"] == version - 1 and info["since"] == info["games_logged"] - 10
     assert treelab.load_model(model).info["version"] == 4
     assert all(r.waited <= r.seconds + 1.0 for r in result.refits if r.beside)
-    assert "refitting beside the games" in result.describe() and 0 <= result.wait_share <= result.refit_share + 0.1
+    assert "refitting beside the games" in result.describe()
+    # the games wait for the fits, and a refit beside them for its child's start too (a second at most, as above;
+    # with fits of a tenth of a second that start can outweigh them on a loaded machine)
+    beside = sum(r.beside for r in result.refits)
+    assert 0 <= result.wait_share * result.seconds <= result.refit_share * result.seconds + 1.0 * beside + 1e-6
 
 
 def test_a_run_with_refits_beside_replays_exactly_for_a_seed(tmp_path: Path) -> None:
