@@ -58,22 +58,22 @@ def main() -> None:
     for spec in args.hidden:
         hidden = tuple(int(n) for n in spec.split(","))
         warm = start if start.hidden == hidden else None
-        medians: dict[str, list[float]] = {"float32": [], "float64": []}
+        seconds: dict[str, list[float]] = {"float32": [], "float64": []}
         models: dict[str, Model] = {}
         for _ in range(args.rounds):
             for kind in ("float32", "float64"):
                 examples = train if kind == "float32" else replace(train, features=train.features.astype(np.float64))
                 t = time.perf_counter()
                 regressor = _train(examples, hidden, plan.epochs, plan.patience, 0, None, warm, plan.learning_rate)
-                medians[kind].append(time.perf_counter() - t)
+                seconds[kind].append(time.perf_counter() - t)
                 models[kind] = Model(game.name, str(game.encoding), tuple(game.feature_shape), game.first_move,
                                      game.num_moves, tuple(regressor.coefs_), tuple(regressor.intercepts_))
-        for kind, times in medians.items():
+        for kind, times in seconds.items():
             metrics = measure(models[kind], test)
             print(f"{spec:>9} {kind:>8} {' '.join(f'{s:6.2f}' for s in times):>28} {statistics.median(times):7.2f} "
                   f"{metrics['value_sign_accuracy']:>10.1%} {metrics['policy_top1']:>6.1%}"
                   + ("" if warm is not None else "  (cold: the model has other layers)"))
-        ratio = statistics.median(medians["float64"]) / statistics.median(medians["float32"])
+        ratio = statistics.median(seconds["float64"]) / statistics.median(seconds["float32"])
         print(f"{spec:>9} float64 / float32: {ratio:.2f}x")
 
 
